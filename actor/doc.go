@@ -1,0 +1,10 @@
+// Package actor is the user API of fraktor-go: the System, Props, PIDs, the
+// actor Context, futures and requests, lifecycle messages, supervision, the
+// EventStream and dead letters.
+//
+// An actor is a value that implements Receive(Context). The system runs it on
+// a mailbox scheduled by the scheduler package: one message at a time, never
+// on two goroutines at once, with system messages (stop, watch, supervision
+// directives) ahead of user messages. A panic in Receive is a failure handled
+// by the parent's supervisor strategy, never a crashed process.
+package actor

@@ -1,0 +1,52 @@
+package actor
+
+import "sync/atomic"
+
+// LocalAddress is the address of PIDs in a system without a remote
+// transport. With remote installed, local PIDs carry the advertised address.
+const LocalAddress = "local"
+
+// PID identifies a process (an actor, a future, a remote proxy). A PID is a
+// small immutable value shared by pointer; after the first send it caches the
+// process it resolved to, so later sends skip the registry.
+//
+// Two PIDs are the same process when Address and ID are equal (see Equal).
+type PID struct {
+	Address string
+	ID      string
+
+	proc atomic.Pointer[procRef]
+}
+
+type procRef struct{ p Process }
+
+// NewPID returns a PID for address and id. It resolves lazily.
+func NewPID(address, id string) *PID { return &PID{Address: address, ID: id} }
+
+// String returns "address/id".
+func (p *PID) String() string {
+	if p == nil {
+		return "<nil>"
+	}
+	return p.Address + "/" + p.ID
+}
+
+// Equal reports whether p and o name the same process.
+func (p *PID) Equal(o *PID) bool {
+	if p == nil || o == nil {
+		return p == o
+	}
+	return p.ID == o.ID && p.Address == o.Address
+}
+
+// Key returns a string that identifies the process, for use as a map key.
+func (p *PID) Key() string { return p.Address + "/" + p.ID }
+
+func (p *PID) cached() Process {
+	if r := p.proc.Load(); r != nil {
+		return r.p
+	}
+	return nil
+}
+
+func (p *PID) cache(proc Process) { p.proc.Store(&procRef{p: proc}) }

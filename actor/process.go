@@ -1,0 +1,17 @@
+package actor
+
+// Process is anything a PID can resolve to: a local actor, a future, a remote
+// proxy, the dead-letter process. Implementations must be safe for concurrent
+// use and must not block.
+//
+// SendUser delivers a user message (sender may be nil); SendSystem delivers a
+// system message; Stop stops the process at once.
+type Process interface {
+	SendUser(pid *PID, msg any, sender *PID)
+	SendSystem(pid *PID, msg SystemMessage)
+	Stop(pid *PID)
+}
+
+// SystemMessage marks messages of the runtime's own protocol (stop, watch,
+// supervision). They overtake user messages in a mailbox.
+type SystemMessage interface{ systemMessage() }

@@ -1,0 +1,284 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// ErrStopped is returned by executors used after Shutdown.
+var ErrStopped = errors.New("scheduler: stopped")
+
+// Config configures a Coordinator.
+type Config struct {
+	// Name labels the pool in diagnostics.
+	Name string
+	// Workers is the size of the worker pool; 0 means GOMAXPROCS.
+	Workers int
+	// Throughput is the throughput hint handed to InvokeBatch: the most user
+	// messages one invocation processes before it yields. 0 means 300.
+	Throughput int
+	// MaxBatch is the most runnables a worker takes from the ready queue in
+	// one cycle (S9). 0 means 32.
+	MaxBatch int
+	// Clock drives resume timers; nil means the system clock.
+	Clock Clock
+	// OnFailed observes Failed results; may be nil.
+	OnFailed FailureHook
+}
+
+// DefaultThroughput is the throughput hint when Config leaves it zero.
+const DefaultThroughput = 300
+
+func (c Config) withDefaults() Config {
+	if c.Workers <= 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	if c.Throughput <= 0 {
+		c.Throughput = DefaultThroughput
+	}
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = 32
+	}
+	if c.Clock == nil {
+		c.Clock = SystemClock{}
+	}
+	return c
+}
+
+// maxStreak bounds how many runnables in a row a worker takes from its
+// run-next slot while others wait in the ready queue, so that a ping-pong
+// pair cannot starve the rest.
+const maxStreak = 64
+
+// Coordinator is the ready-queue scheduler: a FIFO of runnable mailboxes and a
+// fixed pool of workers that drain it. Idle workers park and a schedule wakes
+// one; there is no goroutine per message or per actor.
+type Coordinator struct {
+	cfg     Config
+	mu      sync.Mutex
+	queue   ring
+	queued  atomic.Int64 // len(queue), readable without the lock
+	idle    []*Worker
+	workers []*Worker
+	closed  bool
+	started bool
+	done    chan struct{}
+	wg      sync.WaitGroup
+	timers  timerSet
+	parked  atomic.Int32
+}
+
+// Worker is one goroutine of a Coordinator's pool. Runnables learn the worker
+// that runs them through Runnable.BindWorker and hand it back in
+// Dispatcher.ScheduleFrom.
+type Worker struct {
+	c      *Coordinator
+	id     int
+	next   Runnable // run-next slot: written only by this worker's goroutine
+	streak int
+	wake   chan struct{}
+	local  []Runnable
+}
+
+// ID returns the worker's index in its pool.
+func (w *Worker) ID() int { return w.id }
+
+// NewCoordinator creates a coordinator; Start launches its workers.
+func NewCoordinator(cfg Config) *Coordinator {
+	cfg = cfg.withDefaults()
+	c := &Coordinator{cfg: cfg, done: make(chan struct{})}
+	for i := range cfg.Workers {
+		c.workers = append(c.workers, &Worker{c: c, id: i, wake: make(chan struct{}, 1), local: make([]Runnable, 0, cfg.MaxBatch)})
+	}
+	return c
+}
+
+// Config returns the effective configuration.
+func (c *Coordinator) Config() Config { return c.cfg }
+
+// Clock returns the coordinator's clock.
+func (c *Coordinator) Clock() Clock { return c.cfg.Clock }
+
+// Start launches the worker goroutines. It is idempotent.
+func (c *Coordinator) Start() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started || c.closed {
+		return
+	}
+	c.started = true
+	for _, w := range c.workers {
+		c.wg.Go(w.loop)
+	}
+}
+
+// Schedule implements Dispatcher. After Shutdown it drops r.
+func (c *Coordinator) Schedule(r Runnable) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.queue.push(r)
+	c.queued.Add(1)
+	var w *Worker
+	if n := len(c.idle); n > 0 {
+		w = c.idle[n-1]
+		c.idle = c.idle[:n-1]
+	}
+	c.mu.Unlock()
+	if w != nil {
+		w.wake <- struct{}{}
+	}
+}
+
+// ScheduleFrom implements Dispatcher: when w is one of this pool's workers,
+// r goes to w's run-next slot and runs as soon as w's current invocation
+// ends, without waking another worker. A runnable already in the slot moves
+// to the ready queue.
+func (c *Coordinator) ScheduleFrom(w *Worker, r Runnable) {
+	if w == nil || w.c != c {
+		c.Schedule(r)
+		return
+	}
+	if prev := w.next; prev != nil {
+		c.Schedule(prev)
+	}
+	w.next = r
+}
+
+// Parked returns the number of parked workers.
+func (c *Coordinator) Parked() int { return int(c.parked.Load()) }
+
+// Workers returns the size of the pool.
+func (c *Coordinator) Workers() int { return len(c.workers) }
+
+// Queued returns the number of runnables in the ready queue.
+func (c *Coordinator) Queued() int { return int(c.queued.Load()) }
+
+// PendingTimers returns the number of resume timers not yet fired.
+func (c *Coordinator) PendingTimers() int { return c.timers.len() }
+
+// Shutdown stops accepting work, lets the workers finish what is queued and
+// waits for them, or for ctx. It stops pending resume timers. It is
+// idempotent; it returns ctx.Err() when ctx ends first.
+func (c *Coordinator) Shutdown(ctx context.Context) error {
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		idle := c.idle
+		c.idle = nil
+		if !c.started {
+			close(c.done)
+		} else {
+			go func() { c.wg.Wait(); close(c.done) }() //nolint: tracked by done
+		}
+		for _, w := range idle {
+			w.wake <- struct{}{}
+		}
+	}
+	c.mu.Unlock()
+	c.timers.close()
+	select {
+	case <-c.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *Coordinator) resume(r Runnable) { c.Schedule(r) }
+
+func (w *Worker) loop() {
+	for {
+		r := w.take()
+		if r == nil {
+			if !w.park() {
+				return
+			}
+			continue
+		}
+		w.run(r)
+	}
+}
+
+// take returns the next runnable: the run-next slot first (bounded by
+// maxStreak while others wait), then the local batch, then a fresh batch from
+// the ready queue.
+func (w *Worker) take() Runnable {
+	c := w.c
+	if r := w.next; r != nil {
+		if w.streak < maxStreak || c.queued.Load() == 0 {
+			w.next = nil
+			w.streak++
+			return r
+		}
+		w.next = nil
+		c.Schedule(r)
+	}
+	w.streak = 0
+	if n := len(w.local); n > 0 {
+		r := w.local[0]
+		copy(w.local, w.local[1:])
+		w.local[n-1] = nil
+		w.local = w.local[:n-1]
+		return r
+	}
+	if c.queued.Load() == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	// Take a fair share so that other workers find work too.
+	n := min(c.cfg.MaxBatch, (c.queue.len()+len(c.workers)-1)/len(c.workers))
+	var first Runnable
+	for i := 0; i < n; i++ {
+		r := c.queue.pop()
+		if first == nil {
+			first = r
+		} else {
+			w.local = append(w.local, r)
+		}
+	}
+	c.queued.Add(int64(-n))
+	c.mu.Unlock()
+	return first
+}
+
+// park blocks until a schedule wakes the worker; false means shut down.
+func (w *Worker) park() bool {
+	c := w.c
+	c.mu.Lock()
+	if c.queue.len() > 0 {
+		c.mu.Unlock()
+		return true
+	}
+	if c.closed {
+		c.mu.Unlock()
+		return false
+	}
+	c.idle = append(c.idle, w)
+	c.parked.Add(1)
+	c.mu.Unlock()
+	<-w.wake
+	c.parked.Add(-1)
+	return true
+}
+
+func (w *Worker) run(r Runnable) {
+	c := w.c
+	for {
+		r.BindWorker(w)
+		res := r.InvokeBatch(c.cfg.Throughput)
+		if settle(r, res, c.cfg.Clock, c.resume, c.cfg.OnFailed, &c.timers) != actRequeue {
+			return
+		}
+		// Run it again at once only when nobody else is waiting.
+		if w.next != nil || len(w.local) > 0 || c.queued.Load() > 0 {
+			c.Schedule(r)
+			return
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package scheduler
+
+import (
+	"sync"
+	"time"
+)
+
+// Manual is a deterministic executor: nothing runs until the test calls
+// RunOnce or RunUntilIdle, runnables run in the order they were scheduled,
+// and resume timers use a ManualClock that moves only on Advance. It is the
+// driver the testkit's deterministic mode is built on.
+type Manual struct {
+	mu         sync.Mutex
+	queue      ring
+	clock      *ManualClock
+	throughput int
+	onFailed   FailureHook
+	timers     timerSet
+	trace      func(r Runnable, res InvokeResult)
+}
+
+// ManualConfig configures a Manual executor.
+type ManualConfig struct {
+	// Clock is the virtual clock; nil means a new clock at the Unix epoch.
+	Clock *ManualClock
+	// Throughput is the hint handed to InvokeBatch; 0 means DefaultThroughput.
+	Throughput int
+	// OnFailed observes Failed results; may be nil.
+	OnFailed FailureHook
+	// Trace, when set, is called after every invocation with its result.
+	Trace func(r Runnable, res InvokeResult)
+}
+
+// NewManual returns a manual executor.
+func NewManual(cfg ManualConfig) *Manual {
+	if cfg.Clock == nil {
+		cfg.Clock = NewManualClock(time.Unix(0, 0).UTC())
+	}
+	if cfg.Throughput <= 0 {
+		cfg.Throughput = DefaultThroughput
+	}
+	return &Manual{clock: cfg.Clock, throughput: cfg.Throughput, onFailed: cfg.OnFailed, trace: cfg.Trace}
+}
+
+// Clock returns the executor's virtual clock.
+func (m *Manual) Clock() *ManualClock { return m.clock }
+
+// Schedule implements Dispatcher.
+func (m *Manual) Schedule(r Runnable) {
+	m.mu.Lock()
+	m.queue.push(r)
+	m.mu.Unlock()
+}
+
+// ScheduleFrom implements Dispatcher; a manual executor has no workers, so it
+// is Schedule.
+func (m *Manual) ScheduleFrom(_ *Worker, r Runnable) { m.Schedule(r) }
+
+// Pending returns the number of runnables waiting to run.
+func (m *Manual) Pending() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.queue.len()
+}
+
+// RunOnce runs one invocation of the runnable at the head of the queue and
+// acts on its result. It reports false when nothing was ready.
+func (m *Manual) RunOnce() bool {
+	m.mu.Lock()
+	r := m.queue.pop()
+	m.mu.Unlock()
+	if r == nil {
+		return false
+	}
+	r.BindWorker(nil)
+	res := r.InvokeBatch(m.throughput)
+	if m.trace != nil {
+		m.trace(r, res)
+	}
+	if settle(r, res, m.clock, m.Schedule, m.onFailed, &m.timers) == actRequeue {
+		m.Schedule(r)
+	}
+	return true
+}
+
+// RunUntilIdle runs invocations until nothing is ready and returns how many
+// ran. Timers do not fire: advance the clock for that.
+func (m *Manual) RunUntilIdle() int {
+	n := 0
+	for m.RunOnce() {
+		n++
+	}
+	return n
+}
+
+// Advance moves the virtual clock by d, firing due timers (which may schedule
+// runnables), then runs until idle. It returns the invocations run.
+func (m *Manual) Advance(d time.Duration) int {
+	m.clock.Advance(d)
+	return m.RunUntilIdle()
+}
+
+// PendingTimers returns the number of resume timers not yet fired.
+func (m *Manual) PendingTimers() int { return m.timers.len() }
+
+// Shutdown stops pending resume timers. Queued runnables are left as they
+// are. It is idempotent.
+func (m *Manual) Shutdown() { m.timers.close() }
