@@ -1,0 +1,68 @@
+package mailbox
+
+import "sync"
+
+// Bounded is a fixed-capacity FIFO with an overflow policy. It takes a
+// mutex per operation: bounded mailboxes trade the lock-free path for a hard
+// memory limit.
+type Bounded[T any] struct {
+	mu     sync.Mutex
+	buf    []T
+	head   int
+	size   int
+	policy Overflow
+}
+
+// NewBounded returns a bounded queue; capacity below 1 is raised to 1.
+func NewBounded[T any](capacity int, policy Overflow) *Bounded[T] {
+	return &Bounded[T]{buf: make([]T, max(capacity, 1)), policy: policy}
+}
+
+// Push implements Queue.
+func (q *Bounded[T]) Push(v T) (dropped T, didDrop bool, err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.size == len(q.buf) {
+		switch q.policy {
+		case Reject:
+			return dropped, false, ErrFull
+		case DropNewest:
+			return v, true, nil
+		case DropOldest:
+			dropped = q.buf[q.head]
+			var zero T
+			q.buf[q.head] = zero
+			q.head = (q.head + 1) % len(q.buf)
+			q.size--
+			didDrop = true
+		}
+	}
+	q.buf[(q.head+q.size)%len(q.buf)] = v
+	q.size++
+	return dropped, didDrop, nil
+}
+
+// Pop implements Queue.
+func (q *Bounded[T]) Pop() (T, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var zero T
+	if q.size == 0 {
+		return zero, false
+	}
+	v := q.buf[q.head]
+	q.buf[q.head] = zero
+	q.head = (q.head + 1) % len(q.buf)
+	q.size--
+	return v, true
+}
+
+// Empty implements Queue.
+func (q *Bounded[T]) Empty() bool { return q.Len() == 0 }
+
+// Len implements Queue.
+func (q *Bounded[T]) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.size
+}

@@ -1,0 +1,188 @@
+package mailbox
+
+import (
+	"sync/atomic"
+
+	"github.com/fraktor-go/fraktor/scheduler"
+)
+
+// Mailbox status values.
+const (
+	statusIdle      uint32 = iota // no work, not in any ready queue
+	statusScheduled               // handed to the dispatcher, or running
+	statusClosed                  // the owner stopped; posts go to the sink
+	statusDraining                // someone is moving posts to the sink
+)
+
+// Mailbox pairs a system queue with a user queue and keeps the scheduling
+// status: the post that moves it from idle to scheduled hands it to the
+// dispatcher, so a mailbox is in a ready queue at most once and has at most
+// one consumer at a time. System messages are processed first and are
+// delivered even while the mailbox is suspended.
+//
+// The consumer (the invoker, while the mailbox is scheduled) calls PopSystem,
+// PopUser, Suspend, Resume and Close; the executor calls SetIdle; anyone calls
+// PostUser and PostSystem.
+type Mailbox[T any] struct {
+	status     atomic.Uint32
+	suspended  atomic.Bool
+	sys        MPSC[T]
+	user       MPSC[T]
+	custom     Queue[T]
+	onDrop     func(T)
+	sink       func(T)
+	dispatcher scheduler.Dispatcher
+	runnable   scheduler.Runnable
+}
+
+// New returns a mailbox whose user queue is custom, or the lock-free
+// unbounded MPSC queue when custom is nil. onDrop receives values a bounded
+// queue dropped (may be nil).
+func New[T any](custom Queue[T], onDrop func(T)) *Mailbox[T] {
+	return &Mailbox[T]{custom: custom, onDrop: onDrop}
+}
+
+// Attach sets where the mailbox schedules itself and what it schedules. It
+// must be called before the first post.
+func (m *Mailbox[T]) Attach(d scheduler.Dispatcher, r scheduler.Runnable) {
+	m.dispatcher, m.runnable = d, r
+}
+
+// PostUser enqueues a user message; w is the worker the caller runs on, or
+// nil. It returns ErrFull when a bounded queue with the Reject policy is full.
+func (m *Mailbox[T]) PostUser(w *scheduler.Worker, v T) error {
+	if m.custom == nil {
+		m.user.Push(v)
+	} else {
+		dropped, did, err := m.custom.Push(v)
+		if err != nil {
+			return err
+		}
+		if did && m.onDrop != nil {
+			m.onDrop(dropped)
+		}
+	}
+	m.afterPost(w, false)
+	return nil
+}
+
+// PostSystem enqueues a system message; it is delivered even while the
+// mailbox is suspended.
+func (m *Mailbox[T]) PostSystem(w *scheduler.Worker, v T) {
+	m.sys.Push(v)
+	m.afterPost(w, true)
+}
+
+func (m *Mailbox[T]) afterPost(w *scheduler.Worker, system bool) {
+	switch m.status.Load() {
+	case statusIdle:
+		if (system || !m.suspended.Load()) && m.status.CompareAndSwap(statusIdle, statusScheduled) {
+			m.dispatcher.ScheduleFrom(w, m.runnable)
+		}
+	case statusClosed:
+		if m.status.CompareAndSwap(statusClosed, statusDraining) {
+			m.drain()
+		}
+	}
+}
+
+// PopSystem dequeues a system message. Consumer only.
+func (m *Mailbox[T]) PopSystem() (T, bool) { return m.sys.Pop() }
+
+// PopUser dequeues a user message. Consumer only.
+func (m *Mailbox[T]) PopUser() (T, bool) {
+	if m.custom != nil {
+		return m.custom.Pop()
+	}
+	return m.user.Pop()
+}
+
+// HasSystem reports whether a system message is waiting. Consumer only.
+func (m *Mailbox[T]) HasSystem() bool { return !m.sys.Empty() }
+
+// HasUser reports whether a user message is waiting. Consumer only.
+func (m *Mailbox[T]) HasUser() bool {
+	if m.custom != nil {
+		return !m.custom.Empty()
+	}
+	return !m.user.Empty()
+}
+
+// UserLen returns the number of queued user messages (for metrics). Consumer
+// only for the default queue; any goroutine for custom queues.
+func (m *Mailbox[T]) UserLen() int {
+	if m.custom != nil {
+		return m.custom.Len()
+	}
+	return m.user.Len()
+}
+
+// Suspend stops user messages from being scheduled; system messages still
+// are. Consumer only.
+func (m *Mailbox[T]) Suspend() { m.suspended.Store(true) }
+
+// Resume lets user messages run again.
+func (m *Mailbox[T]) Resume() { m.suspended.Store(false) }
+
+// Suspended reports whether the mailbox is suspended.
+func (m *Mailbox[T]) Suspended() bool { return m.suspended.Load() }
+
+// Scheduled reports whether the mailbox is scheduled or running.
+func (m *Mailbox[T]) Scheduled() bool { return m.status.Load() == statusScheduled }
+
+// SetIdle implements the executor side of scheduler.Runnable: it marks the
+// mailbox idle and, when work arrived meanwhile, re-claims it and reports
+// true. Called by the executor right after an invocation, which is when the
+// caller still owns the consumer role; the re-check after the status change
+// reads only atomics.
+func (m *Mailbox[T]) SetIdle() bool {
+	sm, um := m.sys.Mark(), m.user.Mark()
+	m.status.Store(statusIdle)
+	return m.pending(sm, um) && m.status.CompareAndSwap(statusIdle, statusScheduled)
+}
+
+func (m *Mailbox[T]) pending(sm, um Mark[T]) bool {
+	if m.sys.PublishedAfter(sm) {
+		return true
+	}
+	if m.suspended.Load() {
+		return false
+	}
+	if m.custom != nil {
+		return !m.custom.Empty()
+	}
+	return m.user.PublishedAfter(um)
+}
+
+// Close ends the mailbox: everything queued, and everything posted from now
+// on, goes to sink (dead letters) instead. Consumer only; call it once, from
+// the final invocation. After Close the mailbox is never scheduled again.
+func (m *Mailbox[T]) Close(sink func(T)) {
+	m.sink = sink
+	m.suspended.Store(false)
+	m.drain()
+}
+
+// drain moves every queued message to the sink; the caller holds the
+// consumer role (scheduled or draining status).
+func (m *Mailbox[T]) drain() {
+	for {
+		for v, ok := m.sys.Pop(); ok; v, ok = m.sys.Pop() {
+			m.sink(v)
+		}
+		for v, ok := m.PopUser(); ok; v, ok = m.PopUser() {
+			m.sink(v)
+		}
+		sm, um := m.sys.Mark(), m.user.Mark()
+		m.status.Store(statusClosed)
+		if !m.pending(sm, um) || !m.status.CompareAndSwap(statusClosed, statusDraining) {
+			return
+		}
+	}
+}
+
+// Closed reports whether Close has been called.
+func (m *Mailbox[T]) Closed() bool {
+	s := m.status.Load()
+	return s == statusClosed || s == statusDraining
+}

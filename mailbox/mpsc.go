@@ -1,0 +1,178 @@
+package mailbox
+
+import "sync/atomic"
+
+// Segment sizes: the first segment is small so an actor that received few
+// messages holds little memory; later ones double up to maxSegment.
+const (
+	firstSegment = 8
+	maxSegment   = 128
+)
+
+type slot[T any] struct {
+	val   T
+	ready atomic.Uint32
+}
+
+type segment[T any] struct {
+	claim atomic.Uint64 // slots handed out to producers (may exceed len(slots))
+	_     [56]byte      // keep producers' counter off the consumer's line
+	next  atomic.Pointer[segment[T]]
+	slots []slot[T]
+}
+
+func newSegment[T any](n int) *segment[T] { return &segment[T]{slots: make([]slot[T], n)} }
+
+// MPSC is an unbounded lock-free multi-producer single-consumer FIFO.
+//
+// Values live in linked segments of slots; a producer claims a slot with one
+// atomic add, writes the value and publishes it with one atomic store, so a
+// push allocates nothing except, once per segment (up to 128 values), the
+// next segment. Consumed segments are left to the garbage collector and never
+// reused, which keeps the queue free of ABA hazards.
+//
+// Push may be called from any goroutine. Pop, Empty and Len must be called by
+// one consumer at a time (the mailbox's scheduled status guarantees it). A
+// value whose producer has claimed its slot but not yet published it is not
+// visible: Pop reports empty until it is, and the producer then schedules the
+// mailbox itself.
+type MPSC[T any] struct {
+	tail  atomic.Pointer[segment[T]]
+	first atomic.Pointer[segment[T]]
+	_     [48]byte
+	head  *segment[T] // consumer only
+	hidx  int         // consumer only
+}
+
+// Push enqueues v. It never blocks and never fails.
+func (q *MPSC[T]) Push(v T) {
+	seg := q.tail.Load()
+	if seg == nil {
+		seg = q.init()
+	}
+	for {
+		i := seg.claim.Add(1) - 1
+		if i < uint64(len(seg.slots)) {
+			s := &seg.slots[i]
+			s.val = v
+			s.ready.Store(1)
+			return
+		}
+		next := seg.next.Load()
+		if next == nil {
+			n := newSegment[T](min(2*len(seg.slots), maxSegment))
+			if seg.next.CompareAndSwap(nil, n) {
+				next = n
+			} else {
+				next = seg.next.Load()
+			}
+		}
+		q.tail.CompareAndSwap(seg, next)
+		seg = q.tail.Load()
+	}
+}
+
+// init installs the first segment. The producer that wins publishes it for
+// the consumer before it pushes its own value, so a value pushed meanwhile by
+// another producer is found no later than the winner's own.
+func (q *MPSC[T]) init() *segment[T] {
+	s := newSegment[T](firstSegment)
+	if q.tail.CompareAndSwap(nil, s) {
+		q.first.Store(s)
+		return s
+	}
+	return q.tail.Load()
+}
+
+// Pop dequeues the oldest published value.
+func (q *MPSC[T]) Pop() (T, bool) {
+	var zero T
+	seg := q.head
+	if seg == nil {
+		if seg = q.first.Load(); seg == nil {
+			return zero, false
+		}
+		q.head = seg
+	}
+	if q.hidx == len(seg.slots) {
+		next := seg.next.Load()
+		if next == nil {
+			return zero, false
+		}
+		q.head, q.hidx, seg = next, 0, next
+	}
+	s := &seg.slots[q.hidx]
+	if s.ready.Load() == 0 {
+		return zero, false
+	}
+	v := s.val
+	s.val = zero
+	q.hidx++
+	return v, true
+}
+
+// Empty reports whether Pop would find nothing now.
+func (q *MPSC[T]) Empty() bool {
+	seg := q.head
+	if seg == nil {
+		if seg = q.first.Load(); seg == nil {
+			return true
+		}
+		q.head = seg
+	}
+	i := q.hidx
+	if i == len(seg.slots) {
+		if seg = seg.next.Load(); seg == nil {
+			return true
+		}
+		i = 0
+	}
+	return seg.slots[i].ready.Load() == 0
+}
+
+// Len returns the number of values claimed and not yet consumed. It walks the
+// segments, so it is for metrics, not the message path. Consumer only.
+func (q *MPSC[T]) Len() int {
+	seg := q.head
+	if seg == nil {
+		if seg = q.first.Load(); seg == nil {
+			return 0
+		}
+	}
+	n := -q.hidx
+	for seg != nil {
+		n += int(min(seg.claim.Load(), uint64(len(seg.slots))))
+		seg = seg.next.Load()
+	}
+	return max(n, 0)
+}
+
+// Mark is a consumer position taken by the consumer while it owns the queue.
+type Mark[T any] struct {
+	seg *segment[T]
+	idx int
+}
+
+// Mark returns the consumer's current position. Consumer only.
+func (q *MPSC[T]) Mark() Mark[T] { return Mark[T]{seg: q.head, idx: q.hidx} }
+
+// PublishedAfter reports whether a value has been published at or beyond m.
+// It reads only atomics and segments that are never reused, so it is safe
+// from any goroutine, even after the caller gave up the consumer role; that
+// is what lets a mailbox re-check for work after marking itself idle.
+func (q *MPSC[T]) PublishedAfter(m Mark[T]) bool {
+	seg, i := m.seg, m.idx
+	if seg == nil {
+		if seg = q.first.Load(); seg == nil {
+			return false
+		}
+		i = 0
+	}
+	if i == len(seg.slots) {
+		if seg = seg.next.Load(); seg == nil {
+			return false
+		}
+		i = 0
+	}
+	return seg.slots[i].ready.Load() != 0
+}

@@ -1,0 +1,67 @@
+package mailbox
+
+import "sync"
+
+// Priority is an unbounded queue with a fixed number of priority levels;
+// Pop returns the oldest value of the highest non-empty level. The level of
+// a value comes from the function given to NewPriority and is clamped to
+// [0, levels).
+type Priority[T any] struct {
+	mu     sync.Mutex
+	levels []fifo[T]
+	size   int
+	prio   func(T) int
+}
+
+type fifo[T any] struct {
+	buf  []T
+	head int
+}
+
+// NewPriority returns a priority queue with the given number of levels
+// (at least 1); higher levels come out first.
+func NewPriority[T any](levels int, prio func(T) int) *Priority[T] {
+	return &Priority[T]{levels: make([]fifo[T], max(levels, 1)), prio: prio}
+}
+
+// Push implements Queue; it never drops.
+func (q *Priority[T]) Push(v T) (dropped T, didDrop bool, err error) {
+	l := min(max(q.prio(v), 0), len(q.levels)-1)
+	q.mu.Lock()
+	f := &q.levels[l]
+	if f.head > 0 && f.head == len(f.buf) {
+		f.buf, f.head = f.buf[:0], 0
+	}
+	f.buf = append(f.buf, v)
+	q.size++
+	q.mu.Unlock()
+	return dropped, false, nil
+}
+
+// Pop implements Queue.
+func (q *Priority[T]) Pop() (T, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var zero T
+	for l := len(q.levels) - 1; l >= 0; l-- {
+		f := &q.levels[l]
+		if f.head < len(f.buf) {
+			v := f.buf[f.head]
+			f.buf[f.head] = zero
+			f.head++
+			q.size--
+			return v, true
+		}
+	}
+	return zero, false
+}
+
+// Empty implements Queue.
+func (q *Priority[T]) Empty() bool { return q.Len() == 0 }
+
+// Len implements Queue.
+func (q *Priority[T]) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.size
+}
