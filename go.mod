@@ -2,4 +2,15 @@ module github.com/fraktor-go/fraktor
 
 go 1.25.0
 
-require github.com/cespare/xxhash/v2 v2.3.0
+require (
+	github.com/cespare/xxhash/v2 v2.3.0
+	github.com/stretchr/testify v1.12.1
+	go.opentelemetry.io/otel/metric v1.46.0
+	go.uber.org/goleak v1.3.0
+	golang.org/x/time v0.15.0
+)
+
+require (
+	go.opentelemetry.io/otel v1.46.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)

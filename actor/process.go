@@ -5,11 +5,11 @@ package actor
 // use and must not block.
 //
 // SendUser delivers a user message (sender may be nil); SendSystem delivers a
-// system message; Stop stops the process at once.
+// system message; StopProcess stops the process at once.
 type Process interface {
 	SendUser(pid *PID, msg any, sender *PID)
 	SendSystem(pid *PID, msg SystemMessage)
-	Stop(pid *PID)
+	StopProcess(pid *PID)
 }
 
 // SystemMessage marks messages of the runtime's own protocol (stop, watch,

@@ -67,7 +67,7 @@ type Coordinator struct {
 	started bool
 	done    chan struct{}
 	wg      sync.WaitGroup
-	timers  timerSet
+	timers  TimerSet
 	parked  atomic.Int32
 }
 
@@ -160,7 +160,7 @@ func (c *Coordinator) Workers() int { return len(c.workers) }
 func (c *Coordinator) Queued() int { return int(c.queued.Load()) }
 
 // PendingTimers returns the number of resume timers not yet fired.
-func (c *Coordinator) PendingTimers() int { return c.timers.len() }
+func (c *Coordinator) PendingTimers() int { return c.timers.Len() }
 
 // Shutdown stops accepting work, lets the workers finish what is queued and
 // waits for them, or for ctx. It stops pending resume timers. It is
@@ -181,7 +181,7 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 		}
 	}
 	c.mu.Unlock()
-	c.timers.close()
+	c.timers.Close()
 	select {
 	case <-c.done:
 		return nil

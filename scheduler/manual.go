@@ -15,7 +15,7 @@ type Manual struct {
 	clock      *ManualClock
 	throughput int
 	onFailed   FailureHook
-	timers     timerSet
+	timers     TimerSet
 	trace      func(r Runnable, res InvokeResult)
 }
 
@@ -101,8 +101,8 @@ func (m *Manual) Advance(d time.Duration) int {
 }
 
 // PendingTimers returns the number of resume timers not yet fired.
-func (m *Manual) PendingTimers() int { return m.timers.len() }
+func (m *Manual) PendingTimers() int { return m.timers.Len() }
 
 // Shutdown stops pending resume timers. Queued runnables are left as they
 // are. It is idempotent.
-func (m *Manual) Shutdown() { m.timers.close() }
+func (m *Manual) Shutdown() { m.timers.Close() }

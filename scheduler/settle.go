@@ -15,7 +15,7 @@ const (
 
 // settle applies S9 to one result; it is shared by the Coordinator and the
 // Manual executor so both act alike.
-func settle(r Runnable, res InvokeResult, clock Clock, resume func(Runnable), hook FailureHook, timers *timerSet) action {
+func settle(r Runnable, res InvokeResult, clock Clock, resume func(Runnable), hook FailureHook, timers *TimerSet) action {
 	switch res.Kind {
 	case ResultYielded:
 		return actRequeue

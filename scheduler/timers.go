@@ -5,29 +5,35 @@ import (
 	"time"
 )
 
-// timerSet tracks the resume timers of an executor so that Shutdown can stop
-// them and wait for those already firing.
-type timerSet struct {
+// TimerSet tracks timers set on a Clock so that their owner can stop them all
+// at shutdown and wait for callbacks already running. The zero value is ready.
+type TimerSet struct {
 	mu      sync.Mutex
-	pending map[*resumeTimer]struct{}
+	pending map[*setTimer]struct{}
 	closed  bool
 	firing  sync.WaitGroup
 }
 
-type resumeTimer struct {
+type setTimer struct {
 	stop func() bool
 }
 
-func (s *timerSet) after(clock Clock, d time.Duration, r Runnable, resume func(Runnable)) {
+func (s *TimerSet) after(clock Clock, d time.Duration, r Runnable, resume func(Runnable)) {
+	s.After(clock, d, func() { resume(r) })
+}
+
+// After calls f after d on clock unless the set is closed first. The returned
+// cancel function stops the timer and reports whether it did.
+func (s *TimerSet) After(clock Clock, d time.Duration, f func()) (cancel func() bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return
+		return func() bool { return false }
 	}
 	if s.pending == nil {
-		s.pending = make(map[*resumeTimer]struct{})
+		s.pending = make(map[*setTimer]struct{})
 	}
-	t := &resumeTimer{}
+	t := &setTimer{}
 	s.pending[t] = struct{}{}
 	s.firing.Add(1)
 	t.stop = clock.AfterFunc(d, func() {
@@ -38,20 +44,31 @@ func (s *timerSet) after(clock Clock, d time.Duration, r Runnable, resume func(R
 		closed := s.closed
 		s.mu.Unlock()
 		if ok && !closed {
-			resume(r)
+			f()
 		}
 	})
+	return func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if _, ok := s.pending[t]; !ok || !t.stop() {
+			return false
+		}
+		delete(s.pending, t)
+		s.firing.Done()
+		return true
+	}
 }
 
-// len returns the number of timers not yet fired.
-func (s *timerSet) len() int {
+// Len returns the number of timers not yet fired.
+func (s *TimerSet) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.pending)
 }
 
-// close stops every pending timer and waits for callbacks already running.
-func (s *timerSet) close() {
+// Close stops every pending timer and waits for callbacks already running.
+// Later calls to After do nothing. It is idempotent.
+func (s *TimerSet) Close() {
 	s.mu.Lock()
 	s.closed = true
 	for t := range s.pending {

@@ -1,0 +1,147 @@
+package actor
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/fraktor-go/fraktor/mailbox"
+	"github.com/fraktor-go/fraktor/scheduler"
+)
+
+// envelope is what a mailbox slot holds: the message and its sender, by
+// value, so that a send allocates nothing beyond the message.
+type envelope struct {
+	msg    any
+	sender *PID
+}
+
+type cellState uint8
+
+const (
+	stateAlive cellState = iota
+	stateRestarting
+	stateStopping
+	stateStopped
+)
+
+// cell is a local actor: its mailbox, its instance and everything the
+// runtime keeps for it. It is the actor's Process, its Context and its
+// scheduler.Runnable. Apart from mu-guarded children and the mailbox, its
+// fields are touched only by the invocation that owns the mailbox.
+type cell struct {
+	mb     *mailbox.Mailbox[envelope]
+	sys    *System
+	props  *Props
+	self   *PID
+	parent *PID
+	idx    scheduler.MailboxIndex
+	worker *scheduler.Worker
+
+	actor     Actor
+	state     cellState
+	msg       any
+	sender    *PID
+	processed int
+	behaviour []ReceiveFunc
+	stash     []envelope
+	pending   []envelope // unstashed, processed before the mailbox
+	failures  int        // consecutive failures
+	stats     RestartStats
+	escalate  *Failure
+	logger    *slog.Logger
+
+	mu       sync.Mutex // guards children: guardians get spawns from outside
+	children map[string]*PID
+	watchers map[string]*PID
+	watching map[string]*PID
+
+	recvTimeout   time.Duration
+	timeoutGen    uint64
+	lastActivity  time.Time
+	cancelTimeout func() bool
+
+	mw   *scheduler.CompositeMiddleware
+	ictx scheduler.InvokeContext
+
+	onStopped func() // guardians: signal shutdown progress
+}
+
+var _ scheduler.Runnable = (*cell)(nil)
+var _ Process = (*cell)(nil)
+var _ Context = (*cell)(nil)
+
+// SendUser implements Process.
+func (c *cell) SendUser(_ *PID, msg any, sender *PID) { c.postUser(nil, msg, sender) }
+
+func (c *cell) postUser(w *scheduler.Worker, msg any, sender *PID) {
+	if err := c.mb.PostUser(w, envelope{msg: msg, sender: sender}); err != nil {
+		c.sys.deadLetter(c.self, msg, sender, ErrMailboxFull)
+	}
+}
+
+// SendSystem implements Process.
+func (c *cell) SendSystem(_ *PID, m SystemMessage) { c.mb.PostSystem(nil, envelope{msg: m}) }
+
+// StopProcess implements Process.
+func (c *cell) StopProcess(_ *PID) { c.mb.PostSystem(nil, envelope{msg: stopSys}) }
+
+// MailboxIndex implements scheduler.MessageInvoker.
+func (c *cell) MailboxIndex() scheduler.MailboxIndex { return c.idx }
+
+// AddMiddleware implements scheduler.MessageInvoker.
+func (c *cell) AddMiddleware(m scheduler.Middleware) {
+	if c.mw == nil {
+		c.mw = scheduler.NewComposite()
+	}
+	c.mw.Add(m)
+}
+
+// BindWorker implements scheduler.Runnable.
+func (c *cell) BindWorker(w *scheduler.Worker) { c.worker = w }
+
+// SetIdle implements scheduler.Runnable.
+func (c *cell) SetIdle() bool { return c.mb.SetIdle() }
+
+// sink takes what reaches the mailbox after the actor stopped.
+func (c *cell) sink(e envelope) {
+	switch m := e.msg.(type) {
+	case *Watch:
+		c.sys.sendSystem(nil, m.Watcher, &TerminatedSystem{Terminated{Who: c.self, Why: TerminatedStopped}})
+	case SystemMessage:
+	default:
+		c.sys.deadLetter(c.self, e.msg, e.sender, nil)
+	}
+}
+
+func (c *cell) addChild(pid *PID) {
+	c.mu.Lock()
+	if c.children == nil {
+		c.children = make(map[string]*PID)
+	}
+	c.children[pid.ID] = pid
+	c.mu.Unlock()
+}
+
+func (c *cell) removeChild(pid *PID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.children[pid.ID]; !ok {
+		return false
+	}
+	delete(c.children, pid.ID)
+	return true
+}
+
+func (c *cell) childCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.children)
+}
+
+func (c *cell) isChild(pid *PID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.children[pid.ID]
+	return ok
+}

@@ -1,0 +1,262 @@
+package actor
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Context is what an actor sees while it handles a message. It is valid only
+// inside Receive, on the goroutine that called Receive; do not keep it.
+type Context interface {
+	// Self is this actor's PID; Parent its parent's (nil for guardians).
+	Self() *PID
+	Parent() *PID
+	// Message is the message being handled; Sender its sender, or nil.
+	Message() any
+	Sender() *PID
+	// Children returns this actor's live children.
+	Children() []*PID
+	// System returns the actor system.
+	System() *System
+	// Logger returns the system logger with this actor's PID attached.
+	Logger() *slog.Logger
+
+	// Send delivers msg to pid with no sender.
+	Send(pid *PID, msg any)
+	// Request delivers msg to pid with this actor as the sender, so the
+	// receiver can Respond.
+	Request(pid *PID, msg any)
+	// RequestFuture delivers msg to pid with a future as the sender; the
+	// future fails with ErrTimeout after timeout (none when timeout ≤ 0).
+	RequestFuture(pid *PID, msg any, timeout time.Duration) *Future
+	// Respond sends msg to the sender of the current message (a dead letter
+	// when there is none).
+	Respond(msg any)
+	// Forward sends the current message to pid, keeping its sender.
+	Forward(pid *PID)
+
+	// Spawn starts a child with a generated name.
+	Spawn(props *Props) *PID
+	// SpawnPrefix starts a child whose generated name starts with prefix.
+	SpawnPrefix(props *Props, prefix string) *PID
+	// SpawnNamed starts a child with the given name, or fails with
+	// ErrNameExists.
+	SpawnNamed(props *Props, name string) (*PID, error)
+
+	// Stop stops pid after the message it is handling; queued messages
+	// become dead letters. Poison stops it after the messages already queued.
+	Stop(pid *PID)
+	Poison(pid *PID)
+	// Watch asks for a Terminated message when pid ends; Unwatch cancels.
+	Watch(pid *PID)
+	Unwatch(pid *PID)
+
+	// SetReceiveTimeout delivers ReceiveTimeout after d without messages
+	// (d ≤ 0 turns it off). ReceiveTimeout returns the current setting.
+	SetReceiveTimeout(d time.Duration)
+	ReceiveTimeout() time.Duration
+
+	// Stash keeps the current message aside; UnstashAll puts stashed
+	// messages back ahead of the mailbox, in the order they were stashed.
+	Stash()
+	UnstashAll()
+
+	// Become replaces the behaviour; BecomeStacked pushes one that
+	// UnbecomeStacked pops. With no behaviour set, Receive of the actor runs.
+	Become(r ReceiveFunc)
+	BecomeStacked(r ReceiveFunc)
+	UnbecomeStacked()
+}
+
+func (c *cell) Self() *PID       { return c.self }
+func (c *cell) Parent() *PID     { return c.parent }
+func (c *cell) Message() any     { return c.msg }
+func (c *cell) Sender() *PID     { return c.sender }
+func (c *cell) System() *System  { return c.sys }
+func (c *cell) Children() []*PID { return c.childList() }
+
+func (c *cell) childList() []*PID {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*PID, 0, len(c.children))
+	for _, p := range c.children {
+		out = append(out, p)
+	}
+	return out
+}
+
+func (c *cell) Logger() *slog.Logger {
+	if c.logger == nil {
+		c.logger = c.sys.logger.With("pid", c.self.String())
+	}
+	return c.logger
+}
+
+func (c *cell) Send(pid *PID, msg any) { c.send(pid, msg, nil) }
+
+func (c *cell) Request(pid *PID, msg any) { c.send(pid, msg, c.self) }
+
+func (c *cell) send(pid *PID, msg any, sender *PID) {
+	if f := c.props.sendFunc; f != nil {
+		f(c, pid, msg, sender)
+		return
+	}
+	c.sys.send(c.worker, pid, msg, sender)
+}
+
+// rawSend is the innermost SendFunc.
+func rawSend(ctx Context, target *PID, msg any, sender *PID) {
+	c := ctx.(*cell)
+	c.sys.send(c.worker, target, msg, sender)
+}
+
+func (c *cell) RequestFuture(pid *PID, msg any, timeout time.Duration) *Future {
+	f := c.sys.newFuture(timeout)
+	c.send(pid, msg, f.pid)
+	return f
+}
+
+func (c *cell) Respond(msg any) {
+	if c.sender == nil {
+		c.sys.deadLetter(nil, msg, c.self, nil)
+		return
+	}
+	c.send(c.sender, msg, c.self)
+}
+
+func (c *cell) Forward(pid *PID) { c.send(pid, c.msg, c.sender) }
+
+func (c *cell) Spawn(props *Props) *PID {
+	pid, _ := c.sys.spawn(c, c.worker, props, "", "")
+	return pid
+}
+
+func (c *cell) SpawnPrefix(props *Props, prefix string) *PID {
+	pid, _ := c.sys.spawn(c, c.worker, props, "", prefix)
+	return pid
+}
+
+func (c *cell) SpawnNamed(props *Props, name string) (*PID, error) {
+	return c.sys.spawn(c, c.worker, props, name, "")
+}
+
+func (c *cell) Stop(pid *PID)   { c.sys.sendSystem(c.worker, pid, stopSys) }
+func (c *cell) Poison(pid *PID) { c.sys.send(c.worker, pid, &PoisonPill{}, nil) }
+
+func (c *cell) Watch(pid *PID) {
+	if c.watching == nil {
+		c.watching = make(map[string]*PID)
+	}
+	c.watching[pid.Key()] = pid
+	c.sys.sendSystem(c.worker, pid, &Watch{Watcher: c.self})
+}
+
+func (c *cell) Unwatch(pid *PID) {
+	delete(c.watching, pid.Key())
+	c.sys.sendSystem(c.worker, pid, &Unwatch{Watcher: c.self})
+}
+
+func (c *cell) Stash() {
+	if c.msg != nil {
+		c.stash = append(c.stash, envelope{msg: c.msg, sender: c.sender})
+	}
+}
+
+func (c *cell) UnstashAll() {
+	if len(c.stash) == 0 {
+		return
+	}
+	c.pending = append(c.stash, c.pending...)
+	c.stash = nil
+}
+
+func (c *cell) Become(r ReceiveFunc) { c.behaviour = append(c.behaviour[:0], r) }
+
+func (c *cell) BecomeStacked(r ReceiveFunc) { c.behaviour = append(c.behaviour, r) }
+
+func (c *cell) UnbecomeStacked() {
+	if n := len(c.behaviour); n > 0 {
+		c.behaviour[n-1] = nil
+		c.behaviour = c.behaviour[:n-1]
+	}
+}
+
+// Supervisor implementation: the parent acts on its children.
+
+func (c *cell) ResumeChildren(pids ...*PID) {
+	for _, p := range pids {
+		c.sys.sendSystem(c.worker, p, resumeSys)
+	}
+}
+
+func (c *cell) RestartChildren(pids ...*PID) {
+	for _, p := range pids {
+		c.sys.sendSystem(c.worker, p, restartSys)
+	}
+}
+
+func (c *cell) RestartChildrenAfter(d time.Duration, pids ...*PID) {
+	sys := c.sys
+	sys.timers.After(sys.clock, d, func() {
+		for _, p := range pids {
+			sys.sendSystem(nil, p, restartSys)
+		}
+	})
+}
+
+func (c *cell) StopChildren(pids ...*PID) {
+	for _, p := range pids {
+		c.sys.sendSystem(c.worker, p, stopSys)
+	}
+}
+
+func (c *cell) Escalate(f Failure) { c.escalate = &f }
+
+func (c *cell) Now() time.Time { return c.sys.clock.Now() }
+
+// Receive timeout: one timer at a time; messages only record their time,
+// and the timer re-arms itself for the remainder when it fires early.
+
+func (c *cell) SetReceiveTimeout(d time.Duration) {
+	c.cancelReceiveTimeout()
+	if d <= 0 {
+		c.recvTimeout = 0
+		return
+	}
+	c.recvTimeout = d
+	c.lastActivity = c.sys.clock.Now()
+	c.armTimeout(d)
+}
+
+func (c *cell) ReceiveTimeout() time.Duration { return c.recvTimeout }
+
+func (c *cell) armTimeout(d time.Duration) {
+	c.timeoutGen++
+	tick := &timeoutMsg{gen: c.timeoutGen}
+	c.cancelTimeout = c.sys.timers.After(c.sys.clock, d, func() {
+		_ = c.mb.PostUser(nil, envelope{msg: tick})
+	})
+}
+
+func (c *cell) cancelReceiveTimeout() {
+	if c.cancelTimeout != nil {
+		c.cancelTimeout()
+		c.cancelTimeout = nil
+	}
+	c.timeoutGen++
+}
+
+func (c *cell) onTimeoutTick(m *timeoutMsg) {
+	if m.gen != c.timeoutGen || c.recvTimeout <= 0 {
+		return
+	}
+	c.cancelTimeout = nil
+	idle := c.sys.clock.Now().Sub(c.lastActivity)
+	if idle < c.recvTimeout {
+		c.armTimeout(c.recvTimeout - idle)
+		return
+	}
+	c.lastActivity = c.sys.clock.Now()
+	c.armTimeout(c.recvTimeout)
+	c.deliver(receiveTimeoutMsg)
+}

@@ -1,0 +1,74 @@
+package actor
+
+import (
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// DeadLetterEvent is published on the EventStream for every message that
+// could not be delivered. Reason is nil for a target that does not exist,
+// or says why (for example ErrMailboxFull).
+type DeadLetterEvent struct {
+	PID     *PID
+	Message any
+	Sender  *PID
+	Reason  error
+}
+
+// deadLetters is the process of PIDs that resolve to nothing.
+type deadLetters struct {
+	sys        *System
+	count      atomic.Uint64
+	suppressed atomic.Uint64
+	limiter    *rate.Limiter
+}
+
+func newDeadLetters(s *System, every time.Duration) *deadLetters {
+	if every <= 0 {
+		every = time.Second
+	}
+	return &deadLetters{sys: s, limiter: rate.NewLimiter(rate.Every(every), 1)}
+}
+
+func (d *deadLetters) SendUser(pid *PID, msg any, sender *PID) {
+	d.sys.deadLetter(pid, msg, sender, nil)
+}
+
+func (d *deadLetters) SendSystem(pid *PID, m SystemMessage) {
+	if w, ok := m.(*Watch); ok {
+		d.sys.sendSystem(nil, w.Watcher, &TerminatedSystem{Terminated{Who: pid, Why: TerminatedNotFound}})
+	}
+}
+
+func (d *deadLetters) StopProcess(*PID) {}
+
+// deadLetter records an undeliverable message: counted, published, logged
+// at most once per interval (with the number suppressed), and answered with
+// DeadLetterResponse when the sender is a future, so the request fails fast.
+func (s *System) deadLetter(pid *PID, msg any, sender *PID, reason error) {
+	d := s.deadLetters
+	d.count.Add(1)
+	s.metrics.deadLetter()
+	if sender != nil {
+		if f, ok := sender.cached().(*Future); ok {
+			if reason != nil {
+				f.complete(nil, reason)
+			} else {
+				f.complete(&DeadLetterResponse{Target: pid}, nil)
+			}
+		}
+	}
+	if s.events.Len() > 0 {
+		s.events.Publish(&DeadLetterEvent{PID: pid, Message: msg, Sender: sender, Reason: reason})
+	}
+	if d.limiter.Allow() {
+		s.logger.Info("dead letter", "pid", pid.String(), "type", typeName(msg), "reason", reason, "suppressed", d.suppressed.Swap(0))
+	} else {
+		d.suppressed.Add(1)
+	}
+}
+
+// DeadLetters returns the number of dead letters so far.
+func (s *System) DeadLetters() uint64 { return s.deadLetters.count.Load() }

@@ -1,0 +1,53 @@
+package actor
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+)
+
+var (
+	// ErrTimeout: a request or future got no answer in time.
+	ErrTimeout = errors.New("actor: timeout")
+	// ErrDeadLetter: the target of a request does not exist (any more).
+	ErrDeadLetter = errors.New("actor: dead letter")
+	// ErrNameExists: SpawnNamed found the name taken.
+	ErrNameExists = errors.New("actor: name already exists")
+	// ErrSystemStopped: the system has shut down.
+	ErrSystemStopped = errors.New("actor: system stopped")
+	// ErrMailboxFull: a bounded mailbox with the Reject policy refused a message.
+	ErrMailboxFull = errors.New("actor: mailbox full")
+	// ErrInvalidConfig: SystemConfig.Validate failed.
+	ErrInvalidConfig = errors.New("actor: invalid config")
+	// ErrNilPID: a nil PID was given where a target is required.
+	ErrNilPID = errors.New("actor: nil PID")
+	// ErrFutureStopped: the future's process was stopped before it completed.
+	ErrFutureStopped = errors.New("actor: future stopped")
+)
+
+// TypeMismatchError is returned by Request when the reply is not of the
+// requested type. It carries the reply.
+type TypeMismatchError struct {
+	Want reflect.Type
+	Got  any
+}
+
+func (e *TypeMismatchError) Error() string {
+	return fmt.Sprintf("actor: reply type mismatch: want %v, got %T (%v)", e.Want, e.Got, e.Got)
+}
+
+// PanicError wraps a value recovered from a panic in an actor's Receive.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("actor: panic in Receive: %v", e.Value) }
+
+// Unwrap returns the panic value when it is an error.
+func (e *PanicError) Unwrap() error {
+	if err, ok := e.Value.(error); ok {
+		return err
+	}
+	return nil
+}

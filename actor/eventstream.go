@@ -1,0 +1,151 @@
+package actor
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// DefaultSubscriptionBuffer is the number of events a subscription holds
+// before it starts dropping.
+const DefaultSubscriptionBuffer = 1024
+
+// EventStream is the system's publish/subscribe bus for runtime events
+// (dead letters, extension status, cluster events) and user events.
+//
+// Publish never blocks: each subscription has a bounded buffer and its own
+// delivery goroutine; when the buffer is full the event is dropped for that
+// subscriber and counted (Subscription.Dropped). A subscriber's function runs
+// on its delivery goroutine, one event at a time, in publish order.
+type EventStream struct {
+	mu     sync.Mutex
+	subs   atomic.Pointer[[]*Subscription]
+	wg     sync.WaitGroup
+	closed bool
+	buffer int
+}
+
+// Subscription is one subscriber of an EventStream.
+type Subscription struct {
+	es      *EventStream
+	fn      func(any)
+	pred    func(any) bool
+	ch      chan any
+	mu      sync.RWMutex
+	closed  bool
+	dropped atomic.Uint64
+}
+
+func newEventStream(buffer int) *EventStream {
+	if buffer <= 0 {
+		buffer = DefaultSubscriptionBuffer
+	}
+	es := &EventStream{buffer: buffer}
+	es.subs.Store(&[]*Subscription{})
+	return es
+}
+
+// Subscribe calls fn for every event published from now on.
+func (es *EventStream) Subscribe(fn func(event any)) *Subscription {
+	return es.SubscribeWithPredicate(fn, nil)
+}
+
+// SubscribeWithPredicate calls fn for every event for which pred is true
+// (pred runs on the publisher's goroutine and must be cheap).
+func (es *EventStream) SubscribeWithPredicate(fn func(event any), pred func(event any) bool) *Subscription {
+	s := &Subscription{es: es, fn: fn, pred: pred, ch: make(chan any, es.buffer)}
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if es.closed {
+		s.closed = true
+		close(s.ch)
+		return s
+	}
+	old := *es.subs.Load()
+	next := make([]*Subscription, len(old), len(old)+1)
+	copy(next, old)
+	next = append(next, s)
+	es.subs.Store(&next)
+	es.wg.Go(s.deliver)
+	return s
+}
+
+// Subscribe is the typed form: fn receives only events of type T.
+func Subscribe[T any](es *EventStream, fn func(T)) *Subscription {
+	return es.SubscribeWithPredicate(func(e any) { fn(e.(T)) }, func(e any) bool {
+		_, ok := e.(T)
+		return ok
+	})
+}
+
+// Unsubscribe stops deliveries to s; events already buffered are still
+// delivered. It is idempotent.
+func (es *EventStream) Unsubscribe(s *Subscription) {
+	es.mu.Lock()
+	old := *es.subs.Load()
+	next := make([]*Subscription, 0, len(old))
+	for _, o := range old {
+		if o != s {
+			next = append(next, o)
+		}
+	}
+	es.subs.Store(&next)
+	es.mu.Unlock()
+	s.close()
+}
+
+// Publish hands ev to every subscriber whose predicate accepts it.
+func (es *EventStream) Publish(ev any) {
+	for _, s := range *es.subs.Load() {
+		if s.pred != nil && !s.pred(ev) {
+			continue
+		}
+		s.offer(ev)
+	}
+}
+
+// Len returns the number of subscriptions.
+func (es *EventStream) Len() int { return len(*es.subs.Load()) }
+
+// close ends every subscription and waits for their goroutines.
+func (es *EventStream) close() {
+	es.mu.Lock()
+	es.closed = true
+	subs := *es.subs.Load()
+	es.subs.Store(&[]*Subscription{})
+	es.mu.Unlock()
+	for _, s := range subs {
+		s.close()
+	}
+	es.wg.Wait()
+}
+
+func (s *Subscription) offer(ev any) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return
+	}
+	select {
+	case s.ch <- ev:
+	default:
+		s.dropped.Add(1)
+	}
+}
+
+func (s *Subscription) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		close(s.ch)
+	}
+}
+
+func (s *Subscription) deliver() {
+	for ev := range s.ch {
+		s.fn(ev)
+	}
+}
+
+// Dropped returns how many events were dropped because the buffer was full.
+func (s *Subscription) Dropped() uint64 { return s.dropped.Load() }

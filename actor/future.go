@@ -1,0 +1,165 @@
+package actor
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Future is the pending answer to a request. Its PID is the sender of the
+// request, so the receiver's Respond completes it. A Future completes once;
+// later answers are dropped.
+type Future struct {
+	pid    *PID
+	sys    *System
+	done   chan struct{}
+	state  atomic.Uint32
+	result any
+	err    error
+	cancel func() bool
+	mu     sync.Mutex
+	pipes  []*PID
+	reg    bool
+}
+
+func (s *System) newFuture(timeout time.Duration) *Future {
+	f := &Future{sys: s, done: make(chan struct{})}
+	id := "future$" + strconv.FormatUint(s.futureSeq.Add(1), 36)
+	f.pid = &PID{Address: s.Address(), ID: id}
+	f.pid.cache(f)
+	if s.registerFutures.Load() {
+		f.reg = s.registry.add(id, f)
+	}
+	if s.stopped.Load() {
+		f.complete(nil, ErrSystemStopped)
+		return f
+	}
+	if timeout > 0 {
+		f.mu.Lock()
+		f.cancel = s.timers.After(s.clock, timeout, func() { f.complete(nil, ErrTimeout) })
+		f.mu.Unlock()
+	}
+	s.metrics.futureStarted()
+	return f
+}
+
+// PID is the future's address: the sender of its request.
+func (f *Future) PID() *PID { return f.pid }
+
+// Done is closed when the future completes.
+func (f *Future) Done() <-chan struct{} { return f.done }
+
+// Result waits for the answer.
+func (f *Future) Result() (any, error) {
+	<-f.done
+	return f.result, f.err
+}
+
+// Wait waits for completion and returns the error, if any.
+func (f *Future) Wait() error {
+	<-f.done
+	return f.err
+}
+
+// ResultContext waits for the answer or for ctx; on ctx's end the future is
+// failed with ErrTimeout (wrapping ctx's error) and that is returned.
+func (f *Future) ResultContext(ctx context.Context) (any, error) {
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		f.complete(nil, fmt.Errorf("%w: %w", ErrTimeout, ctx.Err()))
+		<-f.done
+	}
+	return f.result, f.err
+}
+
+// PipeTo sends the answer (or the error) to each pid when the future
+// completes, or at once if it has.
+func (f *Future) PipeTo(pids ...*PID) {
+	f.mu.Lock()
+	if f.state.Load() == 0 {
+		f.pipes = append(f.pipes, pids...)
+		f.mu.Unlock()
+		return
+	}
+	f.mu.Unlock()
+	f.pipe(pids)
+}
+
+func (f *Future) pipe(pids []*PID) {
+	v := f.result
+	if f.err != nil {
+		v = f.err
+	}
+	for _, p := range pids {
+		f.sys.send(nil, p, v, nil)
+	}
+}
+
+func (f *Future) complete(v any, err error) {
+	if !f.state.CompareAndSwap(0, 1) {
+		return
+	}
+	if dl, ok := v.(*DeadLetterResponse); ok {
+		v, err = nil, fmt.Errorf("%w: %s", ErrDeadLetter, dl.Target)
+	}
+	f.result, f.err = v, err
+	f.mu.Lock()
+	pipes := f.pipes
+	f.pipes = nil
+	cancel := f.cancel
+	f.mu.Unlock()
+	close(f.done)
+	if cancel != nil {
+		cancel()
+	}
+	if f.reg {
+		f.sys.registry.remove(f.pid.ID)
+	}
+	f.sys.metrics.futureCompleted(err)
+	if len(pipes) > 0 {
+		f.pipe(pipes)
+	}
+}
+
+// SendUser implements Process: the first message completes the future.
+func (f *Future) SendUser(_ *PID, msg any, _ *PID) { f.complete(msg, nil) }
+
+// SendSystem implements Process: a Terminated completes the future with
+// *Terminated (that is how StopFuture learns of the stop); others are ignored.
+func (f *Future) SendSystem(_ *PID, m SystemMessage) {
+	if t, ok := m.(*TerminatedSystem); ok {
+		term := t.Terminated
+		f.complete(&term, nil)
+	}
+}
+
+// StopProcess implements Process: the future fails with ErrFutureStopped.
+func (f *Future) StopProcess(_ *PID) { f.complete(nil, ErrFutureStopped) }
+
+// Requester is anything that can make a request: the root context and actor contexts.
+type Requester interface {
+	RequestFuture(pid *PID, msg any, timeout time.Duration) *Future
+}
+
+// Request sends msg to pid and waits for a reply of type T, for as long as
+// ctx allows (its deadline is the timeout). It returns ErrTimeout (wrapping
+// ctx's error) when ctx ends first, ErrDeadLetter when pid does not exist,
+// and *TypeMismatchError when the reply is not a T.
+func Request[T any](ctx context.Context, r Requester, pid *PID, msg any) (T, error) {
+	var zero T
+	f := r.RequestFuture(pid, msg, 0)
+	v, err := f.ResultContext(ctx)
+	if err != nil {
+		return zero, err
+	}
+	t, ok := v.(T)
+	if !ok {
+		return zero, &TypeMismatchError{Want: reflect.TypeFor[T](), Got: v}
+	}
+	return t, nil
+}

@@ -1,0 +1,299 @@
+package actor
+
+import (
+	"runtime/debug"
+
+	"github.com/fraktor-go/fraktor/scheduler"
+)
+
+// MetaBatchLimit is an InvokeContext metadata key (int): a middleware that
+// sets it in BeforeInvoke caps the user messages of this invocation.
+const MetaBatchLimit = "fraktor.batch_limit"
+
+// InvokeBatch implements scheduler.MessageInvoker (S3): before-middleware in
+// registration order, system messages, the actor state check, up to
+// throughputHint user messages, after-middleware in reverse order on every
+// path.
+func (c *cell) InvokeBatch(throughputHint int) scheduler.InvokeResult {
+	if c.mw == nil {
+		return c.run(throughputHint)
+	}
+	c.ictx.Reset(c.idx, throughputHint, c.sys.clock.Now())
+	if c.mw.BeforeInvoke(&c.ictx) == scheduler.Break {
+		res := scheduler.Suspended(scheduler.ReasonRateLimit, scheduler.ResumeAfter(c.ictx.ResumeAfter()))
+		c.mw.AfterInvoke(&c.ictx, res)
+		return res
+	}
+	if v, ok := c.ictx.Get(MetaBatchLimit); ok {
+		if n, ok := v.(int); ok && n >= 0 && n < throughputHint {
+			throughputHint = n
+		}
+	}
+	res := c.run(throughputHint)
+	c.ictx.Processed = c.processed
+	c.mw.AfterInvoke(&c.ictx, res)
+	return res
+}
+
+// run processes one batch; a panic anywhere in it is the actor's failure.
+func (c *cell) run(hint int) (res scheduler.InvokeResult) {
+	c.processed = 0
+	defer func() {
+		if r := recover(); r != nil {
+			msg := c.msg
+			c.msg, c.sender = nil, nil
+			res = c.fail(&PanicError{Value: r, Stack: debug.Stack()}, msg)
+		}
+	}()
+	if res, done := c.drainSystem(); done {
+		return res
+	}
+	for c.processed < hint {
+		var env envelope
+		if len(c.pending) > 0 {
+			env = c.pending[0]
+			c.pending[0] = envelope{}
+			c.pending = c.pending[1:]
+		} else {
+			var ok bool
+			if env, ok = c.mb.PopUser(); !ok {
+				return scheduler.Completed(c.mb.HasSystem())
+			}
+		}
+		c.processed++
+		c.invokeUser(env)
+		if c.failures != 0 {
+			c.failures = 0
+		}
+		if c.state != stateAlive || c.mb.HasSystem() {
+			if res, done := c.drainSystem(); done {
+				return res
+			}
+		}
+	}
+	return scheduler.Yielded()
+}
+
+// drainSystem handles every queued system message, then checks the actor's
+// state; done means the batch ends with res.
+func (c *cell) drainSystem() (res scheduler.InvokeResult, done bool) {
+	for {
+		env, ok := c.mb.PopSystem()
+		if !ok {
+			break
+		}
+		c.handleSystem(env.msg)
+		if c.state == stateStopped {
+			return scheduler.Stopped(), true
+		}
+		if f := c.escalate; f != nil {
+			c.escalate = nil
+			return c.fail(f.Err, f.Message), true
+		}
+	}
+	if c.state == stateStopped {
+		return scheduler.Stopped(), true
+	}
+	if c.mb.Suspended() {
+		return scheduler.Suspended(scheduler.ReasonActor, scheduler.ResumeExternal()), true
+	}
+	return res, false
+}
+
+func (c *cell) invokeUser(env envelope) {
+	switch m := env.msg.(type) {
+	case *PoisonPill:
+		c.beginStop()
+		return
+	case *timeoutMsg:
+		c.onTimeoutTick(m)
+		return
+	}
+	if c.recvTimeout > 0 {
+		c.lastActivity = c.sys.clock.Now()
+	}
+	c.msg, c.sender = env.msg, env.sender
+	c.props.receiveFunc(c)
+	c.msg, c.sender = nil, nil
+}
+
+// deliver hands a runtime message (lifecycle, Terminated) to Receive.
+func (c *cell) deliver(msg any) {
+	c.msg, c.sender = msg, nil
+	c.props.receiveFunc(c)
+	c.msg = nil
+}
+
+// deliverSafely is deliver for the stop path: a panic there is logged, not
+// supervised, because the actor is going away anyway.
+func (c *cell) deliverSafely(msg any) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.msg, c.sender = nil, nil
+			c.sys.logger.Warn("actor panicked while stopping", "pid", c.self.String(), "panic", r)
+		}
+	}()
+	c.deliver(msg)
+}
+
+func deliverToBehaviour(ctx Context) {
+	c := ctx.(*cell)
+	if n := len(c.behaviour); n > 0 {
+		c.behaviour[n-1](c)
+		return
+	}
+	c.actor.Receive(c)
+}
+
+func (c *cell) handleSystem(msg any) {
+	switch m := msg.(type) {
+	case *startMsg:
+		c.deliver(startedMsg)
+	case *Stop:
+		c.beginStop()
+	case *Watch:
+		if c.watchers == nil {
+			c.watchers = make(map[string]*PID)
+		}
+		c.watchers[m.Watcher.Key()] = m.Watcher
+	case *Unwatch:
+		delete(c.watchers, m.Watcher.Key())
+	case *TerminatedSystem:
+		c.onTerminated(m.Terminated)
+	case *failureMsg:
+		c.onChildFailure(m)
+	case *resumeMsg:
+		if c.state == stateAlive {
+			c.mb.Resume()
+		}
+	case *restartMsg:
+		c.beginRestart()
+	}
+}
+
+func (c *cell) onTerminated(t Terminated) {
+	wasChild := c.removeChild(t.Who)
+	if _, watched := c.watching[t.Who.Key()]; watched {
+		delete(c.watching, t.Who.Key())
+		if c.state == stateAlive {
+			c.deliver(&t)
+		}
+	}
+	if wasChild && c.state != stateAlive {
+		c.tryComplete()
+	}
+}
+
+func (c *cell) beginStop() {
+	if c.state == stateStopping || c.state == stateStopped {
+		return
+	}
+	c.state = stateStopping
+	c.mb.Suspend()
+	c.cancelReceiveTimeout()
+	c.deliverSafely(stoppingMsg)
+	c.stopChildren()
+	c.tryComplete()
+}
+
+func (c *cell) beginRestart() {
+	if c.state != stateAlive {
+		return
+	}
+	c.state = stateRestarting
+	c.mb.Suspend()
+	c.cancelReceiveTimeout()
+	c.deliverSafely(restartingMsg)
+	c.stopChildren()
+	c.tryComplete()
+}
+
+func (c *cell) stopChildren() {
+	c.mu.Lock()
+	kids := make([]*PID, 0, len(c.children))
+	for _, pid := range c.children {
+		kids = append(kids, pid)
+	}
+	c.mu.Unlock()
+	for _, pid := range kids {
+		c.sys.sendSystem(c.worker, pid, stopSys)
+	}
+}
+
+// tryComplete finishes a stop or restart once the children are gone.
+func (c *cell) tryComplete() {
+	if c.childCount() > 0 {
+		return
+	}
+	switch c.state {
+	case stateStopping:
+		c.finalize()
+	case stateRestarting:
+		c.state = stateAlive
+		c.actor = c.props.producer()
+		c.behaviour = nil
+		if len(c.stash) > 0 {
+			c.pending = append(c.stash, c.pending...)
+			c.stash = nil
+		}
+		c.mb.Resume()
+		c.sys.metrics.restarted(c)
+		c.deliver(startedMsg)
+	}
+}
+
+func (c *cell) finalize() {
+	c.deliverSafely(stoppedMsg)
+	c.state = stateStopped
+	c.behaviour, c.stash, c.actor = nil, nil, nil
+	for _, e := range c.pending {
+		c.sys.deadLetter(c.self, e.msg, e.sender, nil)
+	}
+	c.pending = nil
+	c.sys.registry.remove(c.self.ID)
+	c.mb.Close(c.sink)
+	t := Terminated{Who: c.self, Why: TerminatedStopped}
+	for _, w := range c.watchers {
+		c.sys.sendSystem(c.worker, w, &TerminatedSystem{t})
+	}
+	c.watchers = nil
+	for _, w := range c.watching {
+		c.sys.sendSystem(c.worker, w, &Unwatch{Watcher: c.self})
+	}
+	c.watching = nil
+	if c.parent != nil {
+		c.sys.sendSystem(c.worker, c.parent, &TerminatedSystem{t})
+	}
+	c.sys.metrics.stopped(c)
+	if c.onStopped != nil {
+		c.onStopped()
+	}
+}
+
+// fail suspends the actor and tells its supervisor (S6).
+func (c *cell) fail(err error, msg any) scheduler.InvokeResult {
+	c.failures++
+	retry := scheduler.Backoff(c.failures - 1)
+	c.mb.Suspend()
+	c.sys.metrics.failed(c)
+	if c.parent == nil {
+		c.sys.logger.Error("guardian failed; stopping it", "pid", c.self.String(), "err", err)
+		c.beginStop()
+		if c.state == stateStopped {
+			return scheduler.Stopped()
+		}
+		return scheduler.Failed(err, retry)
+	}
+	c.sys.sendSystem(c.worker, c.parent, &failureMsg{child: c.self, err: err, message: msg, failures: c.failures, retry: retry, stats: &c.stats})
+	return scheduler.Failed(err, retry)
+}
+
+func (c *cell) onChildFailure(m *failureMsg) {
+	if !c.isChild(m.child) {
+		return
+	}
+	c.props.supervisorStrategy().HandleFailure(c, Failure{
+		Child: m.child, Err: m.err, Message: m.message,
+		Consecutive: m.failures, RetryAfter: m.retry, Stats: m.stats,
+	})
+}

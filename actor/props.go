@@ -1,0 +1,149 @@
+package actor
+
+import (
+	"github.com/fraktor-go/fraktor/mailbox"
+	"github.com/fraktor-go/fraktor/scheduler"
+)
+
+// Actor is the behaviour of an actor: Receive handles one message at a time,
+// never concurrently, with the message and its sender in c.
+type Actor interface {
+	Receive(c Context)
+}
+
+// ReceiveFunc adapts a function to Actor.
+type ReceiveFunc func(c Context)
+
+// Receive implements Actor.
+func (f ReceiveFunc) Receive(c Context) { f(c) }
+
+// Producer makes a fresh actor instance: at spawn and at every restart.
+type Producer func() Actor
+
+// ReceiveMiddleware wraps the delivery of every message to Receive.
+type ReceiveMiddleware func(next ReceiveFunc) ReceiveFunc
+
+// SendFunc sends msg to target with sender (may be nil) on behalf of c.
+type SendFunc func(c Context, target *PID, msg any, sender *PID)
+
+// SendMiddleware wraps every Send, Request and Forward an actor makes.
+type SendMiddleware func(next SendFunc) SendFunc
+
+// Props says how to make an actor: its producer, mailbox, supervisor
+// strategy for its children, middleware and dispatcher. Props are immutable
+// and may be shared by any number of spawns.
+type Props struct {
+	producer    Producer
+	supervisor  SupervisorStrategy
+	receiveMW   []ReceiveMiddleware
+	sendMW      []SendMiddleware
+	invokeMW    []func() scheduler.Middleware
+	newQueue    func() mailbox.Queue[envelope]
+	dispatcher  scheduler.Dispatcher
+	blocking    bool
+	receiveFunc ReceiveFunc // receive chain minus the behaviour, built once
+	sendFunc    SendFunc
+}
+
+// PropsOption configures Props.
+type PropsOption func(*Props)
+
+// PropsFromProducer returns Props that make actors with p.
+func PropsFromProducer(p Producer, opts ...PropsOption) *Props {
+	props := &Props{producer: p}
+	for _, o := range opts {
+		o(props)
+	}
+	props.build()
+	return props
+}
+
+// PropsFromFunc returns Props for an actor that is just a function.
+func PropsFromFunc(f ReceiveFunc, opts ...PropsOption) *Props {
+	return PropsFromProducer(func() Actor { return f }, opts...)
+}
+
+// WithSupervisor sets the strategy this actor applies to its failed children.
+func WithSupervisor(s SupervisorStrategy) PropsOption {
+	return func(p *Props) { p.supervisor = s }
+}
+
+// WithReceiveMiddleware wraps every message delivery; the first middleware
+// is the outermost.
+func WithReceiveMiddleware(mw ...ReceiveMiddleware) PropsOption {
+	return func(p *Props) { p.receiveMW = append(p.receiveMW, mw...) }
+}
+
+// WithSendMiddleware wraps every send the actor makes; the first middleware
+// is the outermost.
+func WithSendMiddleware(mw ...SendMiddleware) PropsOption {
+	return func(p *Props) { p.sendMW = append(p.sendMW, mw...) }
+}
+
+// WithInvokeMiddleware adds scheduler middleware around every invocation of
+// the actor's mailbox (S3, S8). The factory is called once per spawned actor,
+// so a middleware may keep per-actor state.
+func WithInvokeMiddleware(factory func() scheduler.Middleware) PropsOption {
+	return func(p *Props) { p.invokeMW = append(p.invokeMW, factory) }
+}
+
+// WithBoundedMailbox gives the actor a mailbox of at most capacity user
+// messages with the given overflow policy. Dropped messages become dead
+// letters; with mailbox.Reject a request fails with ErrMailboxFull.
+func WithBoundedMailbox(capacity int, policy mailbox.Overflow) PropsOption {
+	return func(p *Props) {
+		p.newQueue = func() mailbox.Queue[envelope] { return mailbox.NewBounded[envelope](capacity, policy) }
+	}
+}
+
+// Prioritized is implemented by messages that choose their priority level in
+// a priority mailbox; others get level 0.
+type Prioritized interface{ Priority() int }
+
+// WithPriorityMailbox gives the actor a priority mailbox with the given
+// number of levels; a message's level is its Priority() (higher first).
+func WithPriorityMailbox(levels int) PropsOption {
+	return func(p *Props) {
+		p.newQueue = func() mailbox.Queue[envelope] {
+			return mailbox.NewPriority(levels, func(e envelope) int {
+				if pm, ok := e.msg.(Prioritized); ok {
+					return pm.Priority()
+				}
+				return 0
+			})
+		}
+	}
+}
+
+// WithDispatcher runs the actor on d instead of the system's worker pool.
+func WithDispatcher(d scheduler.Dispatcher) PropsOption {
+	return func(p *Props) { p.dispatcher = d }
+}
+
+// WithBlocking runs the actor on the system's dedicated pool for actors that
+// block (I/O, cgo), so they never starve the shared workers.
+func WithBlocking() PropsOption { return func(p *Props) { p.blocking = true } }
+
+func (p *Props) build() {
+	var recv ReceiveFunc = deliverToBehaviour
+	for i := len(p.receiveMW) - 1; i >= 0; i-- {
+		recv = p.receiveMW[i](recv)
+	}
+	p.receiveFunc = recv
+	if len(p.sendMW) > 0 {
+		var send SendFunc = rawSend
+		for i := len(p.sendMW) - 1; i >= 0; i-- {
+			send = p.sendMW[i](send)
+		}
+		p.sendFunc = send
+	}
+}
+
+func (p *Props) supervisorStrategy() SupervisorStrategy {
+	if p.supervisor != nil {
+		return p.supervisor
+	}
+	return defaultStrategy
+}
+
+var defaultStrategy = DefaultStrategy()

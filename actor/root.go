@@ -1,0 +1,68 @@
+package actor
+
+import "time"
+
+// RootContext sends, requests and spawns from outside any actor. Actors it
+// spawns are children of the user guardian. It is safe for concurrent use.
+type RootContext struct {
+	sys *System
+}
+
+// System returns the actor system.
+func (r *RootContext) System() *System { return r.sys }
+
+// Send delivers msg to pid with no sender.
+func (r *RootContext) Send(pid *PID, msg any) { r.sys.send(nil, pid, msg, nil) }
+
+// SendWithSender delivers msg to pid with the given sender.
+func (r *RootContext) SendWithSender(pid *PID, msg any, sender *PID) {
+	r.sys.send(nil, pid, msg, sender)
+}
+
+// RequestFuture delivers msg to pid with a future as the sender; the future
+// fails with ErrTimeout after timeout (never, when timeout ≤ 0).
+func (r *RootContext) RequestFuture(pid *PID, msg any, timeout time.Duration) *Future {
+	f := r.sys.newFuture(timeout)
+	r.sys.send(nil, pid, msg, f.pid)
+	return f
+}
+
+// Spawn starts a top-level actor with a generated name.
+func (r *RootContext) Spawn(props *Props) *PID {
+	pid, _ := r.sys.spawn(r.sys.userGuardian, nil, props, "", "")
+	return pid
+}
+
+// SpawnPrefix starts a top-level actor whose generated name starts with prefix.
+func (r *RootContext) SpawnPrefix(props *Props, prefix string) *PID {
+	pid, _ := r.sys.spawn(r.sys.userGuardian, nil, props, "", prefix)
+	return pid
+}
+
+// SpawnNamed starts a top-level actor named name; ErrNameExists if taken,
+// ErrSystemStopped after Shutdown.
+func (r *RootContext) SpawnNamed(props *Props, name string) (*PID, error) {
+	return r.sys.spawn(r.sys.userGuardian, nil, props, name, "")
+}
+
+// Stop stops pid after the message it is handling.
+func (r *RootContext) Stop(pid *PID) { r.sys.sendSystem(nil, pid, stopSys) }
+
+// Poison stops pid after the messages already in its mailbox.
+func (r *RootContext) Poison(pid *PID) { r.sys.send(nil, pid, &PoisonPill{}, nil) }
+
+// StopFuture stops pid and returns a future completed when it has stopped.
+func (r *RootContext) StopFuture(pid *PID) *Future {
+	f := r.sys.newFuture(0)
+	r.sys.sendSystem(nil, pid, &Watch{Watcher: f.pid})
+	r.Stop(pid)
+	return f
+}
+
+// PoisonFuture poisons pid and returns a future completed when it has stopped.
+func (r *RootContext) PoisonFuture(pid *PID) *Future {
+	f := r.sys.newFuture(0)
+	r.sys.sendSystem(nil, pid, &Watch{Watcher: f.pid})
+	r.Poison(pid)
+	return f
+}

@@ -1,0 +1,429 @@
+package actor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/fraktor-go/fraktor/mailbox"
+	"github.com/fraktor-go/fraktor/scheduler"
+)
+
+// SystemConfig configures an actor system. The zero value of every field
+// has a sensible default; Validate reports what cannot work.
+type SystemConfig struct {
+	// Name names the system (for logs and remote handshakes). Default "fraktor".
+	Name string
+	// Workers is the size of the shared worker pool; 0 means GOMAXPROCS.
+	Workers int
+	// Throughput is the most user messages an actor handles before it
+	// yields its worker; 0 means scheduler.DefaultThroughput.
+	Throughput int
+	// BlockingWorkers is the size of the dedicated pool for actors spawned
+	// WithBlocking; 0 means 16. Its workers start on first use.
+	BlockingWorkers int
+	// Dispatcher replaces the system's own worker pool (for example the
+	// testkit's manual executor). The system does not start or stop it.
+	Dispatcher scheduler.Dispatcher
+	// Clock drives timers (receive timeouts, future timeouts, backoff);
+	// nil means the system clock.
+	Clock scheduler.Clock
+	// Logger receives lifecycle records at Debug and operator-relevant
+	// records at Info and above. Nil means no logging at all.
+	Logger *slog.Logger
+	// MeterProvider receives the system's OpenTelemetry instruments; nil
+	// means a no-op provider. No global provider is used.
+	MeterProvider metric.MeterProvider
+	// GuardianStrategy supervises top-level actors; nil means DefaultStrategy().
+	GuardianStrategy SupervisorStrategy
+	// EventBuffer is each EventStream subscription's buffer; 0 means 1024.
+	EventBuffer int
+	// DeadLetterLogInterval throttles dead-letter logging; 0 means 1 s.
+	DeadLetterLogInterval time.Duration
+	// Extensions are installed by NewSystem, in dependency order.
+	Extensions []ExtensionInstaller
+}
+
+// Validate reports configuration errors; they wrap ErrInvalidConfig.
+func (c SystemConfig) Validate() error {
+	var errs []error
+	if c.Workers < 0 {
+		errs = append(errs, fmt.Errorf("Workers must be ≥ 0, got %d", c.Workers))
+	}
+	if c.Throughput < 0 {
+		errs = append(errs, fmt.Errorf("Throughput must be ≥ 0, got %d", c.Throughput))
+	}
+	if c.BlockingWorkers < 0 {
+		errs = append(errs, fmt.Errorf("BlockingWorkers must be ≥ 0, got %d", c.BlockingWorkers))
+	}
+	if c.EventBuffer < 0 {
+		errs = append(errs, fmt.Errorf("EventBuffer must be ≥ 0, got %d", c.EventBuffer))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))
+	}
+	return nil
+}
+
+// System is an actor system: its worker pool, its process registry, its
+// guardians, its EventStream and its extensions.
+type System struct {
+	cfg         SystemConfig
+	name        string
+	address     atomic.Pointer[string]
+	registry    *registry
+	dispatcher  scheduler.Dispatcher
+	coord       *scheduler.Coordinator // owned pool, nil with an external dispatcher
+	blockingMu  sync.Mutex
+	blocking    *scheduler.Coordinator
+	clock       scheduler.Clock
+	logger      *slog.Logger
+	metrics     *metrics
+	events      *EventStream
+	deadLetters *deadLetters
+	timers      scheduler.TimerSet
+	root        *RootContext
+
+	rootGuardian, userGuardian, systemGuardian *cell
+	guardiansDone                              chan struct{}
+
+	idSeq, futureSeq, mailboxSeq atomic.Uint64
+	registerFutures              atomic.Bool
+	remote                       atomic.Pointer[RemoteHandler]
+	stopped                      atomic.Bool
+	shutdownOnce                 sync.Once
+	shutdownDone                 chan struct{}
+	shutdownErr                  error
+	exts                         *extensions
+}
+
+// NewSystem starts an actor system and installs its extensions. On an error
+// nothing is left running.
+func NewSystem(cfg SystemConfig) (*System, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Name == "" {
+		cfg.Name = "fraktor"
+	}
+	if cfg.BlockingWorkers == 0 {
+		cfg.BlockingWorkers = 16
+	}
+	s := &System{cfg: cfg, name: cfg.Name, registry: newRegistry(), shutdownDone: make(chan struct{})}
+	addr := LocalAddress
+	s.address.Store(&addr)
+	s.clock = cfg.Clock
+	if s.clock == nil {
+		s.clock = scheduler.SystemClock{}
+	}
+	s.logger = cfg.Logger
+	if s.logger == nil {
+		s.logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 100}))
+	}
+	s.events = newEventStream(cfg.EventBuffer)
+	s.deadLetters = newDeadLetters(s, cfg.DeadLetterLogInterval)
+	m, err := newMetrics(cfg.MeterProvider, s)
+	if err != nil {
+		return nil, fmt.Errorf("actor: metrics: %w", err)
+	}
+	s.metrics = m
+	if cfg.Dispatcher != nil {
+		s.dispatcher = cfg.Dispatcher
+	} else {
+		s.coord = scheduler.NewCoordinator(scheduler.Config{Name: cfg.Name, Workers: cfg.Workers, Throughput: cfg.Throughput, Clock: s.clock})
+		s.coord.Start()
+		s.dispatcher = s.coord
+	}
+	s.root = &RootContext{sys: s}
+	s.startGuardians()
+	s.exts = newExtensions(s)
+	if err := s.exts.install(cfg.Extensions); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+		return nil, err
+	}
+	s.logger.Debug("actor system started", "name", s.name, "address", s.Address())
+	return s, nil
+}
+
+// Name returns the system's name.
+func (s *System) Name() string { return s.name }
+
+// Address returns the address of local PIDs: LocalAddress, or the remote
+// transport's advertised address once remote is installed.
+func (s *System) Address() string { return *s.address.Load() }
+
+// SetAddress changes the address of PIDs created from now on. It is for the
+// remote extension, which calls it during installation, before any user
+// actor exists.
+func (s *System) SetAddress(addr string) { s.address.Store(&addr) }
+
+// Root returns the context for code outside actors.
+func (s *System) Root() *RootContext { return s.root }
+
+// EventStream returns the system's event bus.
+func (s *System) EventStream() *EventStream { return s.events }
+
+// Logger returns the system's logger.
+func (s *System) Logger() *slog.Logger { return s.logger }
+
+// Clock returns the system's clock.
+func (s *System) Clock() scheduler.Clock { return s.clock }
+
+// Dispatcher returns the system's shared dispatcher.
+func (s *System) Dispatcher() scheduler.Dispatcher { return s.dispatcher }
+
+// ProcessCount returns the number of registered local processes.
+func (s *System) ProcessCount() int { return s.registry.len() }
+
+// Stopped reports whether Shutdown has begun.
+func (s *System) Stopped() bool { return s.stopped.Load() }
+
+func (s *System) startGuardians() {
+	s.guardiansDone = make(chan struct{})
+	s.rootGuardian = s.newCell(nil, PropsFromFunc(func(Context) {}, WithSupervisor(stopOnFailure{})), "root", nil)
+	s.rootGuardian.onStopped = func() { close(s.guardiansDone) }
+	gs := s.cfg.GuardianStrategy
+	if gs == nil {
+		gs = DefaultStrategy()
+	}
+	s.userGuardian = s.newCell(s.rootGuardian, PropsFromFunc(func(Context) {}, WithSupervisor(gs)), "user", nil)
+	s.systemGuardian = s.newCell(s.rootGuardian, PropsFromFunc(func(Context) {}, WithSupervisor(DefaultStrategy())), "system", nil)
+}
+
+// stopOnFailure is the root guardian's strategy: a failed guardian is stopped.
+type stopOnFailure struct{}
+
+func (stopOnFailure) HandleFailure(sup Supervisor, f Failure) {
+	sup.StopChildren(f.Child)
+}
+
+// newCell creates, registers and starts a cell. parent nil makes a root.
+func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Worker) *cell {
+	c := &cell{sys: s, props: props, idx: scheduler.MailboxIndex(s.mailboxSeq.Add(1))}
+	var q mailbox.Queue[envelope]
+	if props.newQueue != nil {
+		q = props.newQueue()
+	}
+	c.mb = mailbox.New(q, func(e envelope) { s.deadLetter(c.self, e.msg, e.sender, ErrMailboxFull) })
+	c.self = &PID{Address: s.Address(), ID: id}
+	c.self.cache(c)
+	if parent != nil {
+		c.parent = parent.self
+	}
+	c.actor = props.producer()
+	for _, f := range props.invokeMW {
+		c.AddMiddleware(f())
+	}
+	c.mb.Attach(s.dispatcherFor(props), c)
+	return c
+}
+
+func (s *System) dispatcherFor(p *Props) scheduler.Dispatcher {
+	switch {
+	case p.dispatcher != nil:
+		return p.dispatcher
+	case p.blocking && s.coord != nil:
+		s.blockingMu.Lock()
+		defer s.blockingMu.Unlock()
+		if s.blocking == nil {
+			s.blocking = scheduler.NewCoordinator(scheduler.Config{Name: s.name + "-blocking", Workers: s.cfg.BlockingWorkers, Throughput: s.cfg.Throughput, Clock: s.clock})
+			s.blocking.Start()
+		}
+		return s.blocking
+	}
+	return s.dispatcher
+}
+
+// spawn creates a child of parent. name "" generates one (with prefix).
+func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, prefix string) (*PID, error) {
+	if props == nil {
+		return nil, errors.New("actor: nil props")
+	}
+	var id string
+	switch {
+	case name != "":
+		id = name
+	default:
+		id = prefix + "$" + strconv.FormatUint(s.idSeq.Add(1), 36)
+	}
+	if parent != s.userGuardian && parent != s.systemGuardian && parent != s.rootGuardian {
+		id = parent.self.ID + "/" + id
+	}
+	if s.stopped.Load() {
+		return &PID{Address: s.Address(), ID: id}, ErrSystemStopped
+	}
+	c := s.newCell(parent, props, id, w)
+	if !s.registry.add(id, c) {
+		return nil, fmt.Errorf("%w: %q", ErrNameExists, id)
+	}
+	parent.addChild(c.self)
+	s.metrics.spawnedOne()
+	c.mb.PostSystem(w, envelope{msg: startSys})
+	return c.self, nil
+}
+
+// SpawnSystem starts a system actor: a child of the system guardian, for
+// extensions (remote endpoints, cluster placement).
+func (s *System) SpawnSystem(props *Props, name string) (*PID, error) {
+	return s.spawn(s.systemGuardian, nil, props, name, "")
+}
+
+// resolve finds the process of a PID and caches it in the PID.
+func (s *System) resolve(pid *PID) Process {
+	if p := pid.cached(); p != nil {
+		return p
+	}
+	if pid.Address == s.Address() || pid.Address == LocalAddress {
+		if p, ok := s.registry.get(pid.ID); ok {
+			pid.cache(p)
+			return p
+		}
+		return s.deadLetters
+	}
+	if h := s.remote.Load(); h != nil {
+		if p := (*h)(pid); p != nil {
+			pid.cache(p)
+			return p
+		}
+	}
+	return s.deadLetters
+}
+
+// RemoteHandler resolves PIDs of other addresses to their proxy process.
+type RemoteHandler func(pid *PID) Process
+
+// SetRemoteHandler installs the resolver for non-local PIDs and makes
+// futures reachable by ID (remote answers look them up). For the remote
+// extension.
+func (s *System) SetRemoteHandler(h RemoteHandler) {
+	s.remote.Store(&h)
+	s.registerFutures.Store(true)
+}
+
+// Lookup returns the local process registered under id.
+func (s *System) Lookup(id string) (Process, bool) { return s.registry.get(id) }
+
+// send delivers a user message; w is the worker of the sending actor.
+func (s *System) send(w *scheduler.Worker, pid *PID, msg any, sender *PID) {
+	if pid == nil {
+		s.deadLetter(nil, msg, sender, ErrNilPID)
+		return
+	}
+	p := pid.cached()
+	if p == nil {
+		p = s.resolve(pid)
+	}
+	if c, ok := p.(*cell); ok {
+		c.postUser(w, msg, sender)
+		return
+	}
+	p.SendUser(pid, msg, sender)
+}
+
+func (s *System) sendSystem(w *scheduler.Worker, pid *PID, m SystemMessage) {
+	if pid == nil {
+		return
+	}
+	p := pid.cached()
+	if p == nil {
+		p = s.resolve(pid)
+	}
+	if c, ok := p.(*cell); ok {
+		c.mb.PostSystem(w, envelope{msg: m})
+		return
+	}
+	p.SendSystem(pid, m)
+}
+
+// Shutdown stops every actor, children first (user actors, then system
+// actors), shuts down the extensions in reverse install order, stops the
+// worker pools and waits for all of it, or for ctx. It is idempotent: later
+// calls wait for the first and return its result.
+func (s *System) Shutdown(ctx context.Context) error {
+	first := false
+	s.shutdownOnce.Do(func() { first = true })
+	if !first {
+		select {
+		case <-s.shutdownDone:
+			return s.shutdownErr
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	s.shutdownErr = s.shutdown(ctx)
+	close(s.shutdownDone)
+	return s.shutdownErr
+}
+
+func (s *System) shutdown(ctx context.Context) error {
+	var errs []error
+	s.logger.Debug("actor system shutting down", "name", s.name)
+	if s.exts != nil {
+		errs = append(errs, s.exts.shutdown(ctx))
+	}
+	s.stopped.Store(true)
+	userDone := make(chan struct{})
+	s.userGuardian.onStopped = func() { close(userDone) }
+	s.sendSystem(nil, s.userGuardian.self, stopSys)
+	if err := s.await(ctx, userDone); err != nil {
+		errs = append(errs, fmt.Errorf("actor: stopping user actors: %w", err))
+	} else {
+		s.sendSystem(nil, s.rootGuardian.self, stopSys)
+		if err := s.await(ctx, s.guardiansDone); err != nil {
+			errs = append(errs, fmt.Errorf("actor: stopping system actors: %w", err))
+		}
+	}
+	s.timers.Close()
+	if s.coord != nil {
+		errs = append(errs, s.coord.Shutdown(ctx))
+	}
+	s.blockingMu.Lock()
+	b := s.blocking
+	s.blockingMu.Unlock()
+	if b != nil {
+		errs = append(errs, b.Shutdown(ctx))
+	}
+	s.events.close()
+	s.metrics.close()
+	return errors.Join(errs...)
+}
+
+// stepper is a dispatcher that the caller drives (the manual executor).
+type stepper interface{ RunUntilIdle() int }
+
+// await waits for done; with a dispatcher that must be driven, it drives it.
+func (s *System) await(ctx context.Context, done <-chan struct{}) error {
+	if st, ok := s.dispatcher.(stepper); ok && s.coord == nil {
+		for {
+			select {
+			case <-done:
+				return nil
+			default:
+			}
+			if st.RunUntilIdle() == 0 {
+				select {
+				case <-done:
+					return nil
+				default:
+					return errors.New("actor: shutdown stalled: the manual dispatcher has nothing to run")
+				}
+			}
+		}
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
