@@ -30,7 +30,8 @@ const (
 // scheduler.Runnable. Apart from mu-guarded children and the mailbox, its
 // fields are touched only by the invocation that owns the mailbox.
 type cell struct {
-	mb     *mailbox.Mailbox[envelope]
+	mb     mailbox.Mailbox[envelope]
+	ref    procRef // what the PID caches: no allocation per spawn
 	sys    *System
 	props  *Props
 	self   *PID
@@ -53,8 +54,8 @@ type cell struct {
 
 	mu       sync.Mutex // guards children: guardians get spawns from outside
 	children map[string]*PID
-	watchers map[string]*PID
-	watching map[string]*PID
+	watchers []*PID // few: a slice beats a map
+	watching []*PID
 
 	recvTimeout   time.Duration
 	timeoutGen    uint64
@@ -144,4 +145,24 @@ func (c *cell) isChild(pid *PID) bool {
 	defer c.mu.Unlock()
 	_, ok := c.children[pid.ID]
 	return ok
+}
+
+func indexPID(list []*PID, p *PID) int {
+	for i, q := range list {
+		if q.Equal(p) {
+			return i
+		}
+	}
+	return -1
+}
+
+func removePID(list []*PID, p *PID) ([]*PID, bool) {
+	i := indexPID(list, p)
+	if i < 0 {
+		return list, false
+	}
+	last := len(list) - 1
+	list[i] = list[last]
+	list[last] = nil
+	return list[:last], true
 }

@@ -144,15 +144,14 @@ func (c *cell) Stop(pid *PID)   { c.sys.sendSystem(c.worker, pid, stopSys) }
 func (c *cell) Poison(pid *PID) { c.sys.send(c.worker, pid, &PoisonPill{}, nil) }
 
 func (c *cell) Watch(pid *PID) {
-	if c.watching == nil {
-		c.watching = make(map[string]*PID)
+	if indexPID(c.watching, pid) < 0 {
+		c.watching = append(c.watching, pid)
 	}
-	c.watching[pid.Key()] = pid
 	c.sys.sendSystem(c.worker, pid, &Watch{Watcher: c.self})
 }
 
 func (c *cell) Unwatch(pid *PID) {
-	delete(c.watching, pid.Key())
+	c.watching, _ = removePID(c.watching, pid)
 	c.sys.sendSystem(c.worker, pid, &Unwatch{Watcher: c.self})
 }
 

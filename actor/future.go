@@ -24,13 +24,15 @@ type Future struct {
 	mu     sync.Mutex
 	pipes  []*PID
 	reg    bool
+	ref    procRef
 }
 
 func (s *System) newFuture(timeout time.Duration) *Future {
 	f := &Future{sys: s, done: make(chan struct{})}
 	id := "future$" + strconv.FormatUint(s.futureSeq.Add(1), 36)
 	f.pid = &PID{Address: s.Address(), ID: id}
-	f.pid.cache(f)
+	f.ref.p = f
+	f.pid.cacheRef(&f.ref)
 	if s.registerFutures.Load() {
 		f.reg = s.registry.add(id, f)
 	}

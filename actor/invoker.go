@@ -152,12 +152,11 @@ func (c *cell) handleSystem(msg any) {
 	case *Stop:
 		c.beginStop()
 	case *Watch:
-		if c.watchers == nil {
-			c.watchers = make(map[string]*PID)
+		if indexPID(c.watchers, m.Watcher) < 0 {
+			c.watchers = append(c.watchers, m.Watcher)
 		}
-		c.watchers[m.Watcher.Key()] = m.Watcher
 	case *Unwatch:
-		delete(c.watchers, m.Watcher.Key())
+		c.watchers, _ = removePID(c.watchers, m.Watcher)
 	case *TerminatedSystem:
 		c.onTerminated(m.Terminated)
 	case *failureMsg:
@@ -173,8 +172,8 @@ func (c *cell) handleSystem(msg any) {
 
 func (c *cell) onTerminated(t Terminated) {
 	wasChild := c.removeChild(t.Who)
-	if _, watched := c.watching[t.Who.Key()]; watched {
-		delete(c.watching, t.Who.Key())
+	var watched bool
+	if c.watching, watched = removePID(c.watching, t.Who); watched {
 		if c.state == stateAlive {
 			c.deliver(&t)
 		}

@@ -50,3 +50,6 @@ func (p *PID) cached() Process {
 }
 
 func (p *PID) cache(proc Process) { p.proc.Store(&procRef{p: proc}) }
+
+// cacheRef caches a procRef owned by the process itself (no allocation).
+func (p *PID) cacheRef(r *procRef) { p.proc.Store(r) }

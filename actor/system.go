@@ -214,9 +214,14 @@ func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Wor
 	if props.newQueue != nil {
 		q = props.newQueue()
 	}
-	c.mb = mailbox.New(q, func(e envelope) { s.deadLetter(c.self, e.msg, e.sender, ErrMailboxFull) })
+	var onDrop func(envelope)
+	if q != nil {
+		onDrop = func(e envelope) { s.deadLetter(c.self, e.msg, e.sender, ErrMailboxFull) }
+	}
+	c.mb.Init(q, onDrop)
 	c.self = &PID{Address: s.Address(), ID: id}
-	c.self.cache(c)
+	c.ref.p = c
+	c.self.cacheRef(&c.ref)
 	if parent != nil {
 		c.parent = parent.self
 	}

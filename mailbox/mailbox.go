@@ -39,7 +39,15 @@ type Mailbox[T any] struct {
 // unbounded MPSC queue when custom is nil. onDrop receives values a bounded
 // queue dropped (may be nil).
 func New[T any](custom Queue[T], onDrop func(T)) *Mailbox[T] {
-	return &Mailbox[T]{custom: custom, onDrop: onDrop}
+	m := &Mailbox[T]{}
+	m.Init(custom, onDrop)
+	return m
+}
+
+// Init prepares a zero Mailbox embedded in a larger struct, as New does.
+func (m *Mailbox[T]) Init(custom Queue[T], onDrop func(T)) {
+	m.custom, m.onDrop = custom, onDrop
+	m.sys.SetFirstSegment(2)
 }
 
 // Attach sets where the mailbox schedules itself and what it schedules. It

@@ -37,12 +37,17 @@ func newSegment[T any](n int) *segment[T] { return &segment[T]{slots: make([]slo
 // visible: Pop reports empty until it is, and the producer then schedules the
 // mailbox itself.
 type MPSC[T any] struct {
-	tail  atomic.Pointer[segment[T]]
-	first atomic.Pointer[segment[T]]
-	_     [48]byte
-	head  *segment[T] // consumer only
-	hidx  int         // consumer only
+	tail   atomic.Pointer[segment[T]]
+	first  atomic.Pointer[segment[T]]
+	_      [48]byte
+	head   *segment[T] // consumer only
+	hidx   int         // consumer only
+	first0 int         // size of the first segment; 0 means firstSegment
 }
+
+// SetFirstSegment sets the size of the first segment (for queues that
+// usually hold one or two values). Call it before the first Push.
+func (q *MPSC[T]) SetFirstSegment(n int) { q.first0 = n }
 
 // Push enqueues v. It never blocks and never fails.
 func (q *MPSC[T]) Push(v T) {
@@ -76,7 +81,11 @@ func (q *MPSC[T]) Push(v T) {
 // the consumer before it pushes its own value, so a value pushed meanwhile by
 // another producer is found no later than the winner's own.
 func (q *MPSC[T]) init() *segment[T] {
-	s := newSegment[T](firstSegment)
+	n := q.first0
+	if n <= 0 {
+		n = firstSegment
+	}
+	s := newSegment[T](n)
 	if q.tail.CompareAndSwap(nil, s) {
 		q.first.Store(s)
 		return s

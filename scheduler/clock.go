@@ -34,10 +34,10 @@ func (SystemClock) AfterFunc(d time.Duration, f func()) func() bool {
 // due timers fire synchronously inside Advance, in deadline order (ties in
 // the order they were set). It is safe for concurrent use.
 type ManualClock struct {
-	mu   sync.Mutex
-	now  time.Time
-	seq  uint64
-	due  timerHeap
+	mu  sync.Mutex
+	now time.Time
+	seq uint64
+	due timerHeap
 }
 
 // NewManualClock returns a clock standing at start.

@@ -69,6 +69,7 @@ type Coordinator struct {
 	wg      sync.WaitGroup
 	timers  TimerSet
 	parked  atomic.Int32
+	resumeF func(Runnable) // c.Schedule, bound once: a method value allocates
 }
 
 // Worker is one goroutine of a Coordinator's pool. Runnables learn the worker
@@ -90,6 +91,7 @@ func (w *Worker) ID() int { return w.id }
 func NewCoordinator(cfg Config) *Coordinator {
 	cfg = cfg.withDefaults()
 	c := &Coordinator{cfg: cfg, done: make(chan struct{})}
+	c.resumeF = c.Schedule
 	for i := range cfg.Workers {
 		c.workers = append(c.workers, &Worker{c: c, id: i, wake: make(chan struct{}, 1), local: make([]Runnable, 0, cfg.MaxBatch)})
 	}
@@ -190,8 +192,6 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 	}
 }
 
-func (c *Coordinator) resume(r Runnable) { c.Schedule(r) }
-
 func (w *Worker) loop() {
 	for {
 		r := w.take()
@@ -272,7 +272,7 @@ func (w *Worker) run(r Runnable) {
 	for {
 		r.BindWorker(w)
 		res := r.InvokeBatch(c.cfg.Throughput)
-		if settle(r, res, c.cfg.Clock, c.resume, c.cfg.OnFailed, &c.timers) != actRequeue {
+		if settle(r, res, c.cfg.Clock, c.resumeF, c.cfg.OnFailed, &c.timers) != actRequeue {
 			return
 		}
 		// Run it again at once only when nobody else is waiting.

@@ -17,6 +17,7 @@ type Manual struct {
 	onFailed   FailureHook
 	timers     TimerSet
 	trace      func(r Runnable, res InvokeResult)
+	resumeF    func(Runnable)
 }
 
 // ManualConfig configures a Manual executor.
@@ -39,7 +40,9 @@ func NewManual(cfg ManualConfig) *Manual {
 	if cfg.Throughput <= 0 {
 		cfg.Throughput = DefaultThroughput
 	}
-	return &Manual{clock: cfg.Clock, throughput: cfg.Throughput, onFailed: cfg.OnFailed, trace: cfg.Trace}
+	m := &Manual{clock: cfg.Clock, throughput: cfg.Throughput, onFailed: cfg.OnFailed, trace: cfg.Trace}
+	m.resumeF = m.Schedule
+	return m
 }
 
 // Clock returns the executor's virtual clock.
@@ -77,7 +80,7 @@ func (m *Manual) RunOnce() bool {
 	if m.trace != nil {
 		m.trace(r, res)
 	}
-	if settle(r, res, m.clock, m.Schedule, m.onFailed, &m.timers) == actRequeue {
+	if settle(r, res, m.clock, m.resumeF, m.onFailed, &m.timers) == actRequeue {
 		m.Schedule(r)
 	}
 	return true

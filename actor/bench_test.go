@@ -1,0 +1,109 @@
+package actor_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/fraktor-go/fraktor/actor"
+)
+
+func newBenchSystem(b *testing.B) *actor.System {
+	b.Helper()
+	sys, err := actor.NewSystem(actor.SystemConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = sys.Shutdown(context.Background()) })
+	return sys
+}
+
+type countDone struct{ wg *sync.WaitGroup }
+
+// BenchmarkTell: one-way tell from outside to one actor (1→1).
+func BenchmarkTell(b *testing.B) {
+	sys := newBenchSystem(b)
+	var wg sync.WaitGroup
+	n := 0
+	target := b.N
+	wg.Add(1)
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(*ping); ok {
+			n++
+			if n == target {
+				wg.Done()
+			}
+		}
+	}))
+	msg := &ping{}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sys.Root().Send(pid, msg)
+	}
+	wg.Wait()
+}
+
+// BenchmarkPingPong: actor↔actor round trip.
+func BenchmarkPingPong(b *testing.B) {
+	sys := newBenchSystem(b)
+	done := make(chan struct{})
+	echo := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if m, ok := c.Message().(*ping); ok {
+			c.Respond(m)
+		}
+	}))
+	target := b.N
+	msg := &ping{}
+	n := 0
+	pinger := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch c.Message().(type) {
+		case *pong:
+			c.Request(echo, msg)
+		case *ping:
+			n++
+			if n == target {
+				close(done)
+				return
+			}
+			c.Request(echo, msg)
+		}
+	}))
+	b.ReportAllocs()
+	b.ResetTimer()
+	sys.Root().Send(pinger, &pong{})
+	<-done
+}
+
+// BenchmarkRequest: request/response from outside the system.
+func BenchmarkRequest(b *testing.B) {
+	sys := newBenchSystem(b)
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if m, ok := c.Message().(*ping); ok {
+			c.Respond(m)
+		}
+	}))
+	ctx := context.Background()
+	msg := &ping{}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := actor.Request[*ping](ctx, sys.Root(), pid, msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSpawnStop: spawn an actor and stop it, waiting for both.
+func BenchmarkSpawnStop(b *testing.B) {
+	sys := newBenchSystem(b)
+	props := actor.PropsFromFunc(func(c actor.Context) {})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		pid := sys.Root().Spawn(props)
+		if err := sys.Root().StopFuture(pid).Wait(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
