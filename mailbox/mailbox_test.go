@@ -1,0 +1,142 @@
+package mailbox_test
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/mailbox"
+	"github.com/fraktor-go/fraktor/scheduler"
+)
+
+// countingDispatcher records schedules; the test plays the executor.
+type countingDispatcher struct {
+	n     atomic.Int64
+	ready chan scheduler.Runnable
+}
+
+func (d *countingDispatcher) Schedule(r scheduler.Runnable) {
+	d.n.Add(1)
+	d.ready <- r
+}
+func (d *countingDispatcher) ScheduleFrom(_ *scheduler.Worker, r scheduler.Runnable) { d.Schedule(r) }
+
+type nopRunnable struct{ mb *mailbox.Mailbox[int] }
+
+func (nopRunnable) InvokeBatch(int) scheduler.InvokeResult { return scheduler.Completed(false) }
+func (nopRunnable) MailboxIndex() scheduler.MailboxIndex   { return 0 }
+func (nopRunnable) AddMiddleware(scheduler.Middleware)     {}
+func (nopRunnable) BindWorker(*scheduler.Worker)           {}
+func (r nopRunnable) SetIdle() bool                        { return r.mb.SetIdle() }
+
+func newMailbox(q mailbox.Queue[int]) (*mailbox.Mailbox[int], *countingDispatcher) {
+	d := &countingDispatcher{ready: make(chan scheduler.Runnable, 1<<16)}
+	mb := mailbox.New[int](q, nil)
+	mb.Attach(d, nopRunnable{mb})
+	return mb, d
+}
+
+// One schedule per idle → scheduled transition, however many posts.
+func TestMailboxSchedulesOnce(t *testing.T) {
+	mb, d := newMailbox(nil)
+	for i := 0; i < 100; i++ {
+		require.NoError(t, mb.PostUser(nil, i))
+	}
+	require.Equal(t, int64(1), d.n.Load())
+	for i := 0; i < 100; i++ {
+		v, ok := mb.PopUser()
+		require.True(t, ok)
+		require.Equal(t, i, v)
+	}
+	require.False(t, mb.SetIdle())
+	require.NoError(t, mb.PostUser(nil, 1))
+	require.Equal(t, int64(2), d.n.Load())
+}
+
+// System messages schedule even when suspended; user messages do not, and
+// resume lets them run.
+func TestMailboxSuspend(t *testing.T) {
+	mb, d := newMailbox(nil)
+	mb.Suspend()
+	require.NoError(t, mb.PostUser(nil, 1))
+	require.Equal(t, int64(0), d.n.Load())
+	mb.PostSystem(nil, 2)
+	require.Equal(t, int64(1), d.n.Load())
+	v, ok := mb.PopSystem()
+	require.True(t, ok)
+	require.Equal(t, 2, v)
+	require.False(t, mb.SetIdle(), "suspended: the user message does not re-claim")
+	mb.Resume()
+	mb.PostSystem(nil, 3) // e.g. the resume directive itself
+	require.Equal(t, int64(2), d.n.Load())
+	_, _ = mb.PopSystem()
+	v, ok = mb.PopUser()
+	require.True(t, ok)
+	require.Equal(t, 1, v)
+}
+
+// The idle re-check closes the race with a concurrent post: under many
+// posters and a consumer that goes idle as often as it can, every value is
+// consumed and the mailbox is never scheduled twice at once.
+func TestMailboxNoLostWakeups(t *testing.T) {
+	mb, d := newMailbox(nil)
+	const posters, each = 4, 5000
+	var wg sync.WaitGroup
+	for p := 0; p < posters; p++ {
+		wg.Go(func() {
+			for i := 0; i < each; i++ {
+				_ = mb.PostUser(nil, i)
+			}
+		})
+	}
+	got := 0
+	for got < posters*each {
+		<-d.ready // exactly one consumer at a time
+		for {
+			if _, ok := mb.PopUser(); !ok {
+				break
+			}
+			got++
+		}
+		if mb.SetIdle() {
+			d.ready <- nil // re-claimed: run again
+		}
+	}
+	wg.Wait()
+	assert.Equal(t, posters*each, got)
+	assert.Empty(t, d.ready)
+}
+
+// After Close, queued and later posts go to the sink; nothing is lost.
+func TestMailboxCloseDrainsToSink(t *testing.T) {
+	mb, _ := newMailbox(nil)
+	for i := 0; i < 10; i++ {
+		_ = mb.PostUser(nil, i)
+	}
+	var mu sync.Mutex
+	var sunk []int
+	mb.Close(func(v int) { mu.Lock(); sunk = append(sunk, v); mu.Unlock() })
+	require.True(t, mb.Closed())
+	var wg sync.WaitGroup
+	for p := 0; p < 4; p++ {
+		wg.Go(func() {
+			for i := 0; i < 1000; i++ {
+				_ = mb.PostUser(nil, 100)
+			}
+		})
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Len(t, sunk, 10+4000)
+}
+
+func TestMailboxBoundedReject(t *testing.T) {
+	mb, _ := newMailbox(mailbox.NewBounded[int](1, mailbox.Reject))
+	require.NoError(t, mb.PostUser(nil, 1))
+	require.ErrorIs(t, mb.PostUser(nil, 2), mailbox.ErrFull)
+	require.Equal(t, 1, mb.UserLen())
+}

@@ -1,0 +1,155 @@
+package mailbox_test
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/mailbox"
+)
+
+func TestMPSCFIFOAcrossSegments(t *testing.T) {
+	var q mailbox.MPSC[int]
+	require.True(t, q.Empty())
+	_, ok := q.Pop()
+	require.False(t, ok)
+	for i := 0; i < 1000; i++ {
+		q.Push(i)
+	}
+	require.Equal(t, 1000, q.Len())
+	for i := 0; i < 1000; i++ {
+		v, ok := q.Pop()
+		require.True(t, ok)
+		require.Equal(t, i, v)
+	}
+	require.True(t, q.Empty())
+	require.Equal(t, 0, q.Len())
+}
+
+type item struct{ producer, seq int }
+
+// Many producers, one consumer: nothing lost, nothing duplicated, and each
+// producer's values arrive in the order it pushed them.
+func TestMPSCConcurrentProducersKeepOrder(t *testing.T) {
+	var q mailbox.MPSC[item]
+	const producers, each = 8, 20000
+	var wg sync.WaitGroup
+	for p := 0; p < producers; p++ {
+		wg.Go(func() {
+			for i := 0; i < each; i++ {
+				q.Push(item{p, i})
+			}
+		})
+	}
+	next := make([]int, producers)
+	got := 0
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	finished := false
+	for got < producers*each {
+		v, ok := q.Pop()
+		if !ok {
+			if finished {
+				// all pushed and still empty: lost values
+				require.Failf(t, "lost values", "got %d of %d", got, producers*each)
+			}
+			select {
+			case <-done:
+				finished = true
+			default:
+			}
+			continue
+		}
+		require.Equal(t, next[v.producer], v.seq, "producer %d out of order", v.producer)
+		next[v.producer]++
+		got++
+	}
+	<-done
+	_, ok := q.Pop()
+	assert.False(t, ok, "no extra values")
+}
+
+func TestMPSCMarkSeesLaterPublish(t *testing.T) {
+	var q mailbox.MPSC[int]
+	m := q.Mark()
+	require.False(t, q.PublishedAfter(m))
+	q.Push(1)
+	require.True(t, q.PublishedAfter(m))
+	_, _ = q.Pop()
+	m = q.Mark()
+	require.False(t, q.PublishedAfter(m))
+	for i := 0; i < 7; i++ { // fill the first segment exactly
+		q.Push(i)
+		_, _ = q.Pop()
+	}
+	m = q.Mark()
+	require.False(t, q.PublishedAfter(m))
+	q.Push(42) // lands in the next segment
+	require.True(t, q.PublishedAfter(m))
+}
+
+func TestBoundedPolicies(t *testing.T) {
+	t.Run("DropNewest", func(t *testing.T) {
+		q := mailbox.NewBounded[int](2, mailbox.DropNewest)
+		for i := 1; i <= 2; i++ {
+			_, did, err := q.Push(i)
+			require.NoError(t, err)
+			require.False(t, did)
+		}
+		dropped, did, err := q.Push(3)
+		require.NoError(t, err)
+		require.True(t, did)
+		require.Equal(t, 3, dropped)
+		requirePops(t, q, 1, 2)
+	})
+	t.Run("DropOldest", func(t *testing.T) {
+		q := mailbox.NewBounded[int](2, mailbox.DropOldest)
+		q.Push(1)
+		q.Push(2)
+		dropped, did, err := q.Push(3)
+		require.NoError(t, err)
+		require.True(t, did)
+		require.Equal(t, 1, dropped)
+		requirePops(t, q, 2, 3)
+	})
+	t.Run("Reject", func(t *testing.T) {
+		q := mailbox.NewBounded[int](1, mailbox.Reject)
+		q.Push(1)
+		_, did, err := q.Push(2)
+		require.ErrorIs(t, err, mailbox.ErrFull)
+		require.False(t, did)
+		requirePops(t, q, 1)
+	})
+}
+
+func TestPriorityQueue(t *testing.T) {
+	q := mailbox.NewPriority(3, func(v int) int { return v / 10 })
+	for _, v := range []int{1, 21, 2, 11, 22, 99, -5} {
+		q.Push(v)
+	}
+	require.Equal(t, 7, q.Len())
+	requirePops(t, q, 21, 22, 99, 11, 1, 2, -5)
+	require.True(t, q.Empty())
+}
+
+func requirePops(t *testing.T, q mailbox.Queue[int], want ...int) {
+	t.Helper()
+	for _, w := range want {
+		v, ok := q.Pop()
+		require.True(t, ok)
+		require.Equal(t, w, v)
+	}
+	_, ok := q.Pop()
+	require.False(t, ok)
+}
+
+func BenchmarkMPSCPushPop(b *testing.B) {
+	var q mailbox.MPSC[int]
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		q.Push(i)
+		q.Pop()
+	}
+}

@@ -1,0 +1,5 @@
+package scheduler_test
+
+import "runtime"
+
+func runtimeGosched() { runtime.Gosched() }
