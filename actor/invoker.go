@@ -173,10 +173,11 @@ func (c *cell) handleSystem(msg any) {
 func (c *cell) onTerminated(t Terminated) {
 	wasChild := c.removeChild(t.Who)
 	var watched bool
-	if c.watching, watched = removePID(c.watching, t.Who); watched {
-		if c.state == stateAlive {
-			c.deliver(&t)
-		}
+	if c.watching, watched = removePID(c.watching, t.Who); watched && c.state == stateAlive {
+		// Through the user queue, so that Terminated arrives after every
+		// message the watched actor sent before it stopped.
+		term := t
+		c.postUser(c.worker, &term, nil)
 	}
 	if wasChild && c.state != stateAlive {
 		c.tryComplete()

@@ -96,11 +96,23 @@ func (m *Manual) RunUntilIdle() int {
 	return n
 }
 
-// Advance moves the virtual clock by d, firing due timers (which may schedule
-// runnables), then runs until idle. It returns the invocations run.
+// Advance runs what is ready, then moves the virtual clock forward by d one
+// timer deadline at a time: at each deadline it fires the due timers and
+// runs until idle, so work happens at the virtual time it is due. It returns
+// the invocations run.
 func (m *Manual) Advance(d time.Duration) int {
-	m.clock.Advance(d)
-	return m.RunUntilIdle()
+	n := m.RunUntilIdle()
+	target := m.clock.Now().Add(d)
+	for {
+		next, ok := m.clock.NextDeadline()
+		if !ok || next.After(target) {
+			break
+		}
+		m.clock.Advance(max(next.Sub(m.clock.Now()), 0))
+		n += m.RunUntilIdle()
+	}
+	m.clock.Advance(target.Sub(m.clock.Now()))
+	return n + m.RunUntilIdle()
 }
 
 // PendingTimers returns the number of resume timers not yet fired.

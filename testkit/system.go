@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,6 +56,29 @@ type ManualSystem struct {
 	*actor.System
 	Exec  *scheduler.Manual
 	Clock *scheduler.ManualClock
+	trace *traceLog
+}
+
+// TraceEntry is one invocation in deterministic mode: the virtual time, the
+// actor (nil for non-actor runnables) and the result.
+type TraceEntry struct {
+	At     time.Duration // since the clock's start
+	PID    *actor.PID
+	Result scheduler.InvokeResult
+}
+
+// String renders the entry for trace comparison.
+func (e TraceEntry) String() string {
+	who := "<runnable>"
+	if e.PID != nil {
+		who = e.PID.ID
+	}
+	return e.At.String() + " " + who + " " + e.Result.String()
+}
+
+type traceLog struct {
+	mu      sync.Mutex
+	entries []TraceEntry
 }
 
 // NewManualSystem starts a deterministic system for one test, starting the
@@ -62,8 +86,22 @@ type ManualSystem struct {
 // invocation.
 func NewManualSystem(t testing.TB, opts ...Option) *ManualSystem {
 	t.Helper()
-	clock := scheduler.NewManualClock(time.Unix(0, 0).UTC())
-	exec := scheduler.NewManual(scheduler.ManualConfig{Clock: clock})
+	var probe actor.SystemConfig
+	for _, o := range opts {
+		o(&probe)
+	}
+	start := time.Unix(0, 0).UTC()
+	clock := scheduler.NewManualClock(start)
+	tl := &traceLog{}
+	exec := scheduler.NewManual(scheduler.ManualConfig{Clock: clock, Throughput: probe.Throughput, Trace: func(r scheduler.Runnable, res scheduler.InvokeResult) {
+		var pid *actor.PID
+		if s, ok := r.(interface{ Self() *actor.PID }); ok {
+			pid = s.Self()
+		}
+		tl.mu.Lock()
+		tl.entries = append(tl.entries, TraceEntry{At: clock.Now().Sub(start), PID: pid, Result: res})
+		tl.mu.Unlock()
+	}})
 	all := append([]Option{func(c *actor.SystemConfig) {
 		c.Dispatcher = exec
 		c.Clock = clock
@@ -71,7 +109,32 @@ func NewManualSystem(t testing.TB, opts ...Option) *ManualSystem {
 	sys := NewSystem(t, all...)
 	t.Cleanup(exec.Shutdown)
 	exec.RunUntilIdle()
-	return &ManualSystem{System: sys, Exec: exec, Clock: clock}
+	return &ManualSystem{System: sys, Exec: exec, Clock: clock, trace: tl}
+}
+
+// Trace returns every invocation so far, in order.
+func (m *ManualSystem) Trace() []TraceEntry {
+	m.trace.mu.Lock()
+	defer m.trace.mu.Unlock()
+	return append([]TraceEntry(nil), m.trace.entries...)
+}
+
+// ResetTrace forgets the invocations so far.
+func (m *ManualSystem) ResetTrace() {
+	m.trace.mu.Lock()
+	m.trace.entries = nil
+	m.trace.mu.Unlock()
+}
+
+// TraceOf returns the results of pid's invocations, in order.
+func (m *ManualSystem) TraceOf(pid *actor.PID) []scheduler.InvokeResult {
+	var out []scheduler.InvokeResult
+	for _, e := range m.Trace() {
+		if e.PID != nil && e.PID.Equal(pid) {
+			out = append(out, e.Result)
+		}
+	}
+	return out
 }
 
 // Step runs one invocation; false when nothing was ready.
