@@ -1,0 +1,473 @@
+package actor_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/mailbox"
+	"github.com/fraktor-go/fraktor/testkit"
+)
+
+// recorder sends every non-lifecycle message it handles to probe.
+func recorder(probe *testkit.Probe) *actor.Props {
+	return actor.PropsFromFunc(func(c actor.Context) {
+		switch c.Message().(type) {
+		case *actor.Started, *actor.Stopping, *actor.Restarting:
+		case *actor.Stopped:
+			c.Send(probe.PID(), "stopped")
+		default:
+			c.Send(probe.PID(), c.Message())
+		}
+	})
+}
+
+func TestWatchTerminated(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	probe := testkit.NewProbe(t, sys)
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(actor.Context) {}))
+	probe.Watch(pid)
+	sys.Root().Stop(pid)
+	term := probe.ExpectTerminated(pid, 0)
+	assert.Equal(t, actor.TerminatedStopped, term.Why)
+
+	// Watching a PID that does not exist answers NotFound at once.
+	ghost := actor.NewPID(actor.LocalAddress, "no-such-actor")
+	probe.Watch(ghost)
+	term = probe.ExpectTerminated(ghost, 0)
+	assert.Equal(t, actor.TerminatedNotFound, term.Why)
+
+	// Watching an actor that already stopped answers too.
+	probe.Watch(pid)
+	probe.ExpectTerminated(pid, 0)
+}
+
+func TestUnwatch(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	probe := testkit.NewProbe(t, sys)
+	target := sys.Root().Spawn(actor.PropsFromFunc(func(actor.Context) {}))
+	watcher := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch m := c.Message().(type) {
+		case string:
+			if m == "watch" {
+				c.Watch(target)
+			} else {
+				c.Unwatch(target)
+			}
+			c.Respond("ok")
+		case *actor.Terminated:
+			c.Send(probe.PID(), m)
+		}
+	}))
+	_, err := actor.Request[string](t.Context(), sys.Root(), watcher, "watch")
+	require.NoError(t, err)
+	_, err = actor.Request[string](t.Context(), sys.Root(), watcher, "unwatch")
+	require.NoError(t, err)
+	require.NoError(t, sys.Root().StopFuture(target).Wait())
+	probe.ExpectNoMsg(20 * time.Millisecond)
+}
+
+// PoisonPill runs after the messages queued before it; Stop overtakes them
+// and they become dead letters.
+func TestPoisonVersusStop(t *testing.T) {
+	sys := testkit.NewManualSystem(t)
+	probe := testkit.NewManualProbe(t, sys)
+
+	start := sys.DeadLetters()
+	poisoned := sys.Root().Spawn(recorder(probe))
+	for i := 0; i < 3; i++ {
+		sys.Root().Send(poisoned, &msgN{i})
+	}
+	sys.Root().Poison(poisoned)
+	sys.Root().Send(poisoned, &msgN{99})
+	for i := 0; i < 3; i++ {
+		probe.ExpectMsgEqual(&msgN{i}, 0)
+	}
+	probe.ExpectMsgEqual("stopped", 0)
+	probe.ExpectNoMsg(0)
+	assert.Equal(t, start+1, sys.DeadLetters(), "the message after the poison pill")
+
+	before := sys.DeadLetters()
+	stopped := sys.Root().Spawn(recorder(probe))
+	sys.RunUntilIdle()
+	for i := 0; i < 3; i++ {
+		sys.Root().Send(stopped, &msgN{i})
+	}
+	sys.Root().Stop(stopped)
+	probe.ExpectMsgEqual("stopped", 0)
+	probe.ExpectNoMsg(0)
+	assert.Equal(t, before+3, sys.DeadLetters(), "the 3 queued messages")
+}
+
+func TestRequestTimeoutAndDeadLetter(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	silent := sys.Root().Spawn(actor.PropsFromFunc(func(actor.Context) {}))
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	_, err := actor.Request[string](ctx, sys.Root(), silent, "hello")
+	require.ErrorIs(t, err, actor.ErrTimeout)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	_, err = sys.Root().RequestFuture(silent, "hello", 10*time.Millisecond).Result()
+	require.ErrorIs(t, err, actor.ErrTimeout)
+
+	require.NoError(t, sys.Root().StopFuture(silent).Wait())
+	_, err = actor.Request[string](t.Context(), sys.Root(), silent, "hello")
+	require.ErrorIs(t, err, actor.ErrDeadLetter)
+
+	_, err = actor.Request[string](t.Context(), sys.Root(), actor.NewPID(actor.LocalAddress, "nobody"), "hello")
+	require.ErrorIs(t, err, actor.ErrDeadLetter)
+}
+
+func TestRequestTypeMismatch(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(string); ok {
+			c.Respond(42)
+		}
+	}))
+	_, err := actor.Request[string](t.Context(), sys.Root(), pid, "q")
+	var tm *actor.TypeMismatchError
+	require.ErrorAs(t, err, &tm)
+	assert.Equal(t, 42, tm.Got)
+}
+
+func TestFuturePipeTo(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	probe := testkit.NewProbe(t, sys)
+	echo := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if s, ok := c.Message().(string); ok {
+			c.Respond(s + "!")
+		}
+	}))
+	f := sys.Root().RequestFuture(echo, "hi", time.Second)
+	f.PipeTo(probe.PID())
+	probe.ExpectMsgEqual("hi!", 0)
+	f.PipeTo(probe.PID()) // after completion: at once
+	probe.ExpectMsgEqual("hi!", 0)
+}
+
+// ReceiveTimeout fires after d without messages; a message resets it.
+func TestReceiveTimeout(t *testing.T) {
+	sys := testkit.NewManualSystem(t)
+	probe := testkit.NewManualProbe(t, sys)
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch c.Message().(type) {
+		case *actor.Started:
+			c.SetReceiveTimeout(time.Second)
+		case *actor.ReceiveTimeout:
+			c.Send(probe.PID(), "timeout")
+		case string:
+			c.SetReceiveTimeout(0)
+		}
+	}))
+	sys.Advance(999 * time.Millisecond)
+	probe.ExpectNoMsg(0)
+	sys.Advance(time.Millisecond)
+	probe.ExpectMsgEqual("timeout", 0)
+	sys.Advance(500 * time.Millisecond)
+	sys.Root().Send(pid, &msgN{}) // activity resets the timer
+	sys.Advance(999 * time.Millisecond)
+	probe.ExpectNoMsg(0)
+	sys.Advance(time.Millisecond)
+	probe.ExpectMsgEqual("timeout", 0)
+	sys.Root().Send(pid, "off")
+	sys.Advance(time.Hour)
+	probe.ExpectNoMsg(0)
+}
+
+func TestStashUnstash(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	probe := testkit.NewProbe(t, sys)
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch m := c.Message().(type) {
+		case *msgN:
+			c.Stash()
+		case string:
+			if m == "open" {
+				c.UnstashAll()
+				c.Become(func(c actor.Context) {
+					if n, ok := c.Message().(*msgN); ok {
+						c.Send(probe.PID(), n.n)
+					}
+				})
+			}
+		}
+	}))
+	for i := 0; i < 3; i++ {
+		sys.Root().Send(pid, &msgN{i})
+	}
+	sys.Root().Send(pid, "open")
+	sys.Root().Send(pid, &msgN{3})
+	for i := 0; i < 4; i++ {
+		probe.ExpectMsgEqual(i, 0)
+	}
+}
+
+func TestBehaviours(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	var angry, calm actor.ReceiveFunc
+	angry = func(c actor.Context) {
+		switch c.Message() {
+		case "calm down":
+			c.UnbecomeStacked()
+		case "hello":
+			c.Respond("GRR")
+		}
+	}
+	calm = func(c actor.Context) {
+		switch c.Message() {
+		case "provoke":
+			c.BecomeStacked(angry)
+		case "hello":
+			c.Respond("hi")
+		}
+	}
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(*actor.Started); ok {
+			c.Become(calm)
+		}
+	}))
+	ask := func() string {
+		s, err := actor.Request[string](t.Context(), sys.Root(), pid, "hello")
+		require.NoError(t, err)
+		return s
+	}
+	assert.Equal(t, "hi", ask())
+	sys.Root().Send(pid, "provoke")
+	assert.Equal(t, "GRR", ask())
+	sys.Root().Send(pid, "calm down")
+	assert.Equal(t, "hi", ask())
+}
+
+func TestSpawnNamedDuplicate(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	props := actor.PropsFromFunc(func(actor.Context) {})
+	pid, err := sys.Root().SpawnNamed(props, "unique")
+	require.NoError(t, err)
+	assert.Equal(t, "unique", pid.ID)
+	_, err = sys.Root().SpawnNamed(props, "unique")
+	require.ErrorIs(t, err, actor.ErrNameExists)
+	require.NoError(t, sys.Root().StopFuture(pid).Wait())
+	_, err = sys.Root().SpawnNamed(props, "unique")
+	require.NoError(t, err, "the name is free again after the stop")
+	p := sys.Root().SpawnPrefix(props, "worker-")
+	assert.Contains(t, p.ID, "worker-$")
+}
+
+// Shutdown with busy actors stops everything, children before parents, and
+// returns; later spawns fail with ErrSystemStopped.
+func TestShutdownStopsChildrenFirst(t *testing.T) {
+	sys, err := actor.NewSystem(actor.SystemConfig{})
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var order []string
+	record := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+	var busy atomic.Int64
+	childProps := actor.PropsFromFunc(func(c actor.Context) {
+		switch c.Message().(type) {
+		case *actor.Stopped:
+			record("child")
+		case *msgN:
+			busy.Add(1)
+			c.Send(c.Self(), &msgN{}) // keeps itself busy forever
+		}
+	})
+	parent := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch c.Message().(type) {
+		case *actor.Started:
+			for i := 0; i < 3; i++ {
+				c.Send(c.Spawn(childProps), &msgN{})
+			}
+		case *actor.Stopped:
+			record("parent")
+		}
+	}))
+	require.NotNil(t, parent)
+	testkit.Eventually(t, func() bool { return busy.Load() > 100 }, 0)
+	require.NoError(t, sys.Shutdown(t.Context()))
+	require.NoError(t, sys.Shutdown(t.Context()), "idempotent")
+	assert.Equal(t, []string{"child", "child", "child", "parent"}, order)
+	_, err = sys.Root().SpawnNamed(childProps, "late")
+	require.ErrorIs(t, err, actor.ErrSystemStopped)
+	_, err = sys.Root().RequestFuture(parent, "x", time.Second).Result()
+	require.ErrorIs(t, err, actor.ErrSystemStopped)
+}
+
+func TestBoundedMailbox(t *testing.T) {
+	t.Run("DropNewest counts dead letters", func(t *testing.T) {
+		sys := testkit.NewManualSystem(t)
+		var got []int
+		pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+			if m, ok := c.Message().(*msgN); ok {
+				got = append(got, m.n)
+			}
+		}, actor.WithBoundedMailbox(2, mailbox.DropNewest)))
+		sys.RunUntilIdle()
+		before := sys.DeadLetters()
+		for i := 0; i < 5; i++ {
+			sys.Root().Send(pid, &msgN{i})
+		}
+		sys.RunUntilIdle()
+		assert.Equal(t, []int{0, 1}, got)
+		assert.Equal(t, before+3, sys.DeadLetters())
+	})
+	t.Run("DropOldest keeps the newest", func(t *testing.T) {
+		sys := testkit.NewManualSystem(t)
+		var got []int
+		pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+			if m, ok := c.Message().(*msgN); ok {
+				got = append(got, m.n)
+			}
+		}, actor.WithBoundedMailbox(2, mailbox.DropOldest)))
+		sys.RunUntilIdle()
+		for i := 0; i < 5; i++ {
+			sys.Root().Send(pid, &msgN{i})
+		}
+		sys.RunUntilIdle()
+		assert.Equal(t, []int{3, 4}, got)
+	})
+	t.Run("Reject fails the request", func(t *testing.T) {
+		sys := testkit.NewManualSystem(t)
+		pid := sys.Root().Spawn(actor.PropsFromFunc(func(actor.Context) {}, actor.WithBoundedMailbox(1, mailbox.Reject)))
+		sys.RunUntilIdle()
+		sys.Root().Send(pid, &msgN{})
+		_, err := sys.Root().RequestFuture(pid, &msgN{}, 0).Result()
+		require.ErrorIs(t, err, actor.ErrMailboxFull)
+	})
+}
+
+func TestPriorityMailbox(t *testing.T) {
+	sys := testkit.NewManualSystem(t)
+	var got []int
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if m, ok := c.Message().(prio); ok {
+			got = append(got, int(m))
+		}
+	}, actor.WithPriorityMailbox(3)))
+	sys.RunUntilIdle()
+	for _, p := range []prio{0, 2, 1, 2, 0} {
+		sys.Root().Send(pid, p)
+	}
+	sys.RunUntilIdle()
+	assert.Equal(t, []int{2, 2, 1, 0, 0}, got)
+}
+
+type prio int
+
+func (p prio) Priority() int { return int(p) }
+
+func TestEventStream(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	es := sys.EventStream()
+	got := make(chan string, 10)
+	sub := actor.Subscribe(es, func(s string) { got <- s })
+	es.Publish(42) // not a string: filtered
+	es.Publish("a")
+	assert.Equal(t, "a", <-got)
+	es.Unsubscribe(sub)
+	es.Unsubscribe(sub)
+	es.Publish("b")
+	assert.Equal(t, 0, es.Len())
+
+	// A slow subscriber never blocks the publisher: its events are dropped and counted.
+	release := make(chan struct{})
+	slow := es.Subscribe(func(any) { <-release })
+	for i := 0; i < actor.DefaultSubscriptionBuffer+10; i++ {
+		es.Publish(i)
+	}
+	assert.GreaterOrEqual(t, slow.Dropped(), uint64(9))
+	close(release)
+}
+
+func TestDeadLetterEvent(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	events := make(chan *actor.DeadLetterEvent, 1)
+	actor.Subscribe(sys.EventStream(), func(e *actor.DeadLetterEvent) { events <- e })
+	ghost := actor.NewPID(actor.LocalAddress, "ghost")
+	sys.Root().Send(ghost, "hello?")
+	e := <-events
+	assert.True(t, e.PID.Equal(ghost))
+	assert.Equal(t, "hello?", e.Message)
+}
+
+func TestReceiveMiddleware(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	var seen []any
+	var mu sync.Mutex
+	logMW := func(next actor.ReceiveFunc) actor.ReceiveFunc {
+		return func(c actor.Context) {
+			mu.Lock()
+			seen = append(seen, c.Message())
+			mu.Unlock()
+			next(c)
+		}
+	}
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if s, ok := c.Message().(string); ok {
+			c.Respond(s)
+		}
+	}, actor.WithReceiveMiddleware(logMW)))
+	_, err := actor.Request[string](t.Context(), sys.Root(), pid, "x")
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, seen, 2)
+	assert.IsType(t, &actor.Started{}, seen[0])
+	assert.Equal(t, "x", seen[1])
+}
+
+func TestSendMiddleware(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	probe := testkit.NewProbe(t, sys)
+	upper := func(next actor.SendFunc) actor.SendFunc {
+		return func(c actor.Context, target *actor.PID, msg any, sender *actor.PID) {
+			if s, ok := msg.(string); ok {
+				msg = "[" + s + "]"
+			}
+			next(c, target, msg, sender)
+		}
+	}
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if s, ok := c.Message().(string); ok {
+			c.Send(probe.PID(), s)
+		}
+	}, actor.WithSendMiddleware(upper)))
+	sys.Root().Send(pid, "x")
+	probe.ExpectMsgEqual("[x]", 0)
+}
+
+func TestConfigValidate(t *testing.T) {
+	_, err := actor.NewSystem(actor.SystemConfig{Workers: -1, Throughput: -2})
+	require.ErrorIs(t, err, actor.ErrInvalidConfig)
+	assert.Contains(t, err.Error(), "Workers")
+	assert.Contains(t, err.Error(), "Throughput")
+}
+
+func TestBlockingDispatcher(t *testing.T) {
+	sys := testkit.NewSystem(t, func(c *actor.SystemConfig) { c.Workers = 1 })
+	release := make(chan struct{})
+	blocked := make(chan struct{})
+	b := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(string); ok {
+			close(blocked)
+			<-release // blocks its worker: must not be the shared one
+		}
+	}, actor.WithBlocking()))
+	sys.Root().Send(b, "block")
+	<-blocked
+	echo := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(*msgN); ok {
+			c.Respond(1)
+		}
+	}))
+	_, err := actor.Request[int](t.Context(), sys.Root(), echo, &msgN{})
+	require.NoError(t, err, "the single shared worker is free")
+	close(release)
+}
