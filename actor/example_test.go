@@ -1,0 +1,75 @@
+package actor_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fraktor-go/fraktor/actor"
+)
+
+type Hello struct{ Who string }
+
+func ExampleNewSystem() {
+	sys, err := actor.NewSystem(actor.SystemConfig{Name: "shop"})
+	if err != nil {
+		panic(err)
+	}
+	defer sys.Shutdown(context.Background())
+	fmt.Println(sys.Name())
+	// Output: shop
+}
+
+func ExampleRootContext_Spawn() {
+	sys, _ := actor.NewSystem(actor.SystemConfig{})
+	defer sys.Shutdown(context.Background())
+
+	done := make(chan struct{})
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if m, ok := c.Message().(*Hello); ok {
+			fmt.Println("hello,", m.Who)
+			close(done)
+		}
+	}))
+	sys.Root().Send(pid, &Hello{Who: "world"})
+	<-done
+	// Output: hello, world
+}
+
+func ExampleRequest() {
+	sys, _ := actor.NewSystem(actor.SystemConfig{})
+	defer sys.Shutdown(context.Background())
+
+	greeter := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if m, ok := c.Message().(*Hello); ok {
+			c.Respond("hello, " + m.Who)
+		}
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	reply, err := actor.Request[string](ctx, sys.Root(), greeter, &Hello{Who: "fraktor"})
+	fmt.Println(reply, err)
+	// Output: hello, fraktor <nil>
+}
+
+func ExampleOneForOne() {
+	sys, _ := actor.NewSystem(actor.SystemConfig{
+		// Top-level actors are restarted at most 3 times a minute.
+		GuardianStrategy: actor.OneForOne(3, time.Minute, actor.DefaultDecider),
+	})
+	defer sys.Shutdown(context.Background())
+
+	restarted := make(chan struct{})
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch c.Message().(type) {
+		case *actor.Restarting:
+			close(restarted)
+		case string:
+			panic("bad input")
+		}
+	}))
+	sys.Root().Send(pid, "crash")
+	<-restarted
+	fmt.Println("restarted after a panic")
+	// Output: restarted after a panic
+}

@@ -1,0 +1,93 @@
+// Command demo shows the fraktor-go runtime: actors, a supervised crash and
+// restart, request/response, a watched stop and a graceful shutdown.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/fraktor-go/fraktor/actor"
+)
+
+type (
+	deposit struct{ amount int }
+	balance struct{}
+	crash   struct{}
+)
+
+// account is an actor with state: a balance that a crash resets, because a
+// restart makes a fresh instance.
+func account() actor.Actor {
+	total := 0
+	return actor.ReceiveFunc(func(c actor.Context) {
+		switch m := c.Message().(type) {
+		case *actor.Started:
+			fmt.Printf("  [%s] started (balance %d)\n", c.Self().ID, total)
+		case *actor.Restarting:
+			fmt.Printf("  [%s] restarting after a failure\n", c.Self().ID)
+		case *actor.Stopped:
+			fmt.Printf("  [%s] stopped\n", c.Self().ID)
+		case *deposit:
+			total += m.amount
+		case *balance:
+			c.Respond(total)
+		case *crash:
+			panic("simulated bug")
+		}
+	})
+}
+
+func main() {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	sys, err := actor.NewSystem(actor.SystemConfig{Name: "demo", Logger: logger})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	fmt.Println("1. spawn an actor")
+	acct, _ := sys.Root().SpawnNamed(actor.PropsFromProducer(account), "account-42")
+
+	fmt.Println("2. send deposits, then ask for the balance (request/response)")
+	for _, a := range []int{10, 20, 12} {
+		sys.Root().Send(acct, &deposit{amount: a})
+	}
+	b, err := actor.Request[int](ctx, sys.Root(), acct, &balance{})
+	fmt.Printf("  balance = %d (err %v)\n", b, err)
+
+	fmt.Println("3. make it panic: the guardian restarts it (state is reset)")
+	sys.Root().Send(acct, &crash{})
+	b, err = actor.Request[int](ctx, sys.Root(), acct, &balance{})
+	fmt.Printf("  balance after restart = %d (err %v)\n", b, err)
+
+	fmt.Println("4. a request that nobody answers times out")
+	short, cancelShort := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err = actor.Request[int](short, sys.Root(), acct, "unknown message")
+	cancelShort()
+	fmt.Printf("  err = %v\n", err)
+
+	fmt.Println("5. stop it and wait for Terminated")
+	res, err := sys.Root().StopFuture(acct).Result()
+	fmt.Printf("  terminated: %v (err %v)\n", res.(*actor.Terminated).Who, err)
+
+	fmt.Println("6. a request to a stopped actor is a dead letter")
+	_, err = actor.Request[int](ctx, sys.Root(), acct, &balance{})
+	fmt.Printf("  err = %v\n", err)
+
+	fmt.Println("7. spawn 10,000 actors, send each a message, shut down gracefully")
+	for i := 0; i < 10000; i++ {
+		pid := sys.Root().Spawn(actor.PropsFromFunc(func(actor.Context) {}))
+		sys.Root().Send(pid, &deposit{amount: 1})
+	}
+	start := time.Now()
+	if err := sys.Shutdown(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "shutdown:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("  shut down in %v; dead letters so far: %d\n", time.Since(start).Round(time.Millisecond), sys.DeadLetters())
+}
