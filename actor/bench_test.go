@@ -94,8 +94,28 @@ func BenchmarkRequest(b *testing.B) {
 	}
 }
 
-// BenchmarkSpawnStop: spawn an actor and stop it, waiting for both.
+// BenchmarkSpawnStop: spawn an actor and stop it; all stops are awaited at
+// the end (the Stopped handler counts them), so spawns and stops pipeline.
 func BenchmarkSpawnStop(b *testing.B) {
+	sys := newBenchSystem(b)
+	var wg sync.WaitGroup
+	wg.Add(b.N)
+	props := actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(*actor.Stopped); ok {
+			wg.Done()
+		}
+	})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sys.Root().Stop(sys.Root().Spawn(props))
+	}
+	wg.Wait()
+}
+
+// BenchmarkSpawnStopSync: spawn an actor, stop it and wait for its
+// Terminated before the next one: the latency of one life.
+func BenchmarkSpawnStopSync(b *testing.B) {
 	sys := newBenchSystem(b)
 	props := actor.PropsFromFunc(func(c actor.Context) {})
 	b.ReportAllocs()

@@ -32,6 +32,7 @@ const (
 type cell struct {
 	mb     mailbox.Mailbox[envelope]
 	ref    procRef // what the PID caches: no allocation per spawn
+	pid    PID     // self points here: one allocation less per spawn
 	sys    *System
 	props  *Props
 	self   *PID
@@ -55,6 +56,7 @@ type cell struct {
 	mu       sync.Mutex // guards children: guardians get spawns from outside
 	children map[string]*PID
 	watchers []*PID // few: a slice beats a map
+	watcher1 [1]*PID
 	watching []*PID
 
 	recvTimeout   time.Duration
@@ -104,8 +106,9 @@ func (c *cell) BindWorker(w *scheduler.Worker) { c.worker = w }
 // SetIdle implements scheduler.Runnable.
 func (c *cell) SetIdle() bool { return c.mb.SetIdle() }
 
-// sink takes what reaches the mailbox after the actor stopped.
-func (c *cell) sink(e envelope) {
+// Sink implements mailbox.Sink: it takes what reaches the mailbox after the
+// actor stopped.
+func (c *cell) Sink(e envelope) {
 	switch m := e.msg.(type) {
 	case *Watch:
 		c.sys.sendSystem(nil, m.Watcher, &TerminatedSystem{Terminated{Who: c.self, Why: TerminatedStopped}})

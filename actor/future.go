@@ -25,12 +25,14 @@ type Future struct {
 	pipes  []*PID
 	reg    bool
 	ref    procRef
+	pidv   PID
 }
 
 func (s *System) newFuture(timeout time.Duration) *Future {
 	f := &Future{sys: s, done: make(chan struct{})}
 	id := "future$" + strconv.FormatUint(s.futureSeq.Add(1), 36)
-	f.pid = &PID{Address: s.Address(), ID: id}
+	f.pidv.Address, f.pidv.ID = s.Address(), id
+	f.pid = &f.pidv
 	f.ref.p = f
 	f.pid.cacheRef(&f.ref)
 	if s.registerFutures.Load() {

@@ -153,6 +153,9 @@ func (c *cell) handleSystem(msg any) {
 		c.beginStop()
 	case *Watch:
 		if indexPID(c.watchers, m.Watcher) < 0 {
+			if c.watchers == nil {
+				c.watchers = c.watcher1[:0]
+			}
 			c.watchers = append(c.watchers, m.Watcher)
 		}
 	case *Unwatch:
@@ -251,18 +254,18 @@ func (c *cell) finalize() {
 	}
 	c.pending = nil
 	c.sys.registry.remove(c.self.ID)
-	c.mb.Close(c.sink)
-	t := Terminated{Who: c.self, Why: TerminatedStopped}
+	c.mb.Close(c)
+	term := &TerminatedSystem{Terminated{Who: c.self, Why: TerminatedStopped}} // shared: read-only
 	for _, w := range c.watchers {
-		c.sys.sendSystem(c.worker, w, &TerminatedSystem{t})
+		c.sys.sendSystem(c.worker, w, term)
 	}
-	c.watchers = nil
+	c.watchers, c.watcher1[0] = nil, nil
 	for _, w := range c.watching {
 		c.sys.sendSystem(c.worker, w, &Unwatch{Watcher: c.self})
 	}
 	c.watching = nil
 	if c.parent != nil {
-		c.sys.sendSystem(c.worker, c.parent, &TerminatedSystem{t})
+		c.sys.sendSystem(c.worker, c.parent, term)
 	}
 	c.sys.metrics.stopped(c)
 	if c.onStopped != nil {

@@ -219,7 +219,8 @@ func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Wor
 		onDrop = func(e envelope) { s.deadLetter(c.self, e.msg, e.sender, ErrMailboxFull) }
 	}
 	c.mb.Init(q, onDrop)
-	c.self = &PID{Address: s.Address(), ID: id}
+	c.pid.Address, c.pid.ID = s.Address(), id
+	c.self = &c.pid
 	c.ref.p = c
 	c.self.cacheRef(&c.ref)
 	if parent != nil {

@@ -26,11 +26,11 @@ const (
 type Mailbox[T any] struct {
 	status     atomic.Uint32
 	suspended  atomic.Bool
-	sys        MPSC[T]
+	sys        InlineMPSC[T]
 	user       MPSC[T]
 	custom     Queue[T]
 	onDrop     func(T)
-	sink       func(T)
+	sink       Sink[T]
 	dispatcher scheduler.Dispatcher
 	runnable   scheduler.Runnable
 }
@@ -47,7 +47,7 @@ func New[T any](custom Queue[T], onDrop func(T)) *Mailbox[T] {
 // Init prepares a zero Mailbox embedded in a larger struct, as New does.
 func (m *Mailbox[T]) Init(custom Queue[T], onDrop func(T)) {
 	m.custom, m.onDrop = custom, onDrop
-	m.sys.SetFirstSegment(2)
+	m.sys.Init()
 }
 
 // Attach sets where the mailbox schedules itself and what it schedules. It
@@ -162,10 +162,14 @@ func (m *Mailbox[T]) pending(sm, um Mark[T]) bool {
 	return m.user.PublishedAfter(um)
 }
 
+// Sink takes the messages of a closed mailbox (dead letters). It may be
+// called on any poster's goroutine, one call at a time.
+type Sink[T any] interface{ Sink(v T) }
+
 // Close ends the mailbox: everything queued, and everything posted from now
 // on, goes to sink (dead letters) instead. Consumer only; call it once, from
 // the final invocation. After Close the mailbox is never scheduled again.
-func (m *Mailbox[T]) Close(sink func(T)) {
+func (m *Mailbox[T]) Close(sink Sink[T]) {
 	m.sink = sink
 	m.suspended.Store(false)
 	m.drain()
@@ -176,10 +180,10 @@ func (m *Mailbox[T]) Close(sink func(T)) {
 func (m *Mailbox[T]) drain() {
 	for {
 		for v, ok := m.sys.Pop(); ok; v, ok = m.sys.Pop() {
-			m.sink(v)
+			m.sink.Sink(v)
 		}
 		for v, ok := m.PopUser(); ok; v, ok = m.PopUser() {
-			m.sink(v)
+			m.sink.Sink(v)
 		}
 		sm, um := m.sys.Mark(), m.user.Mark()
 		m.status.Store(statusClosed)

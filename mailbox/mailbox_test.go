@@ -118,7 +118,7 @@ func TestMailboxCloseDrainsToSink(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var sunk []int
-	mb.Close(func(v int) { mu.Lock(); sunk = append(sunk, v); mu.Unlock() })
+	mb.Close(sinkFunc(func(v int) { mu.Lock(); sunk = append(sunk, v); mu.Unlock() }))
 	require.True(t, mb.Closed())
 	var wg sync.WaitGroup
 	for p := 0; p < 4; p++ {
@@ -140,3 +140,7 @@ func TestMailboxBoundedReject(t *testing.T) {
 	require.ErrorIs(t, mb.PostUser(nil, 2), mailbox.ErrFull)
 	require.Equal(t, 1, mb.UserLen())
 }
+
+type sinkFunc func(int)
+
+func (f sinkFunc) Sink(v int) { f(v) }

@@ -16,12 +16,51 @@ type slot[T any] struct {
 
 type segment[T any] struct {
 	claim atomic.Uint64 // slots handed out to producers (may exceed len(slots))
-	_     [56]byte      // keep producers' counter off the consumer's line
 	next  atomic.Pointer[segment[T]]
 	slots []slot[T]
 }
 
-func newSegment[T any](n int) *segment[T] { return &segment[T]{slots: make([]slot[T], n)} }
+// newSegment allocates a segment and its slots in one allocation for the
+// sizes the queue uses.
+func newSegment[T any](n int) *segment[T] {
+	switch {
+	case n <= 8:
+		x := &struct {
+			s segment[T]
+			a [8]slot[T]
+		}{}
+		x.s.slots = x.a[:]
+		return &x.s
+	case n <= 16:
+		x := &struct {
+			s segment[T]
+			a [16]slot[T]
+		}{}
+		x.s.slots = x.a[:]
+		return &x.s
+	case n <= 32:
+		x := &struct {
+			s segment[T]
+			a [32]slot[T]
+		}{}
+		x.s.slots = x.a[:]
+		return &x.s
+	case n <= 64:
+		x := &struct {
+			s segment[T]
+			a [64]slot[T]
+		}{}
+		x.s.slots = x.a[:]
+		return &x.s
+	default:
+		x := &struct {
+			s segment[T]
+			a [maxSegment]slot[T]
+		}{}
+		x.s.slots = x.a[:]
+		return &x.s
+	}
+}
 
 // MPSC is an unbounded lock-free multi-producer single-consumer FIFO.
 //
@@ -48,6 +87,24 @@ type MPSC[T any] struct {
 // SetFirstSegment sets the size of the first segment (for queues that
 // usually hold one or two values). Call it before the first Push.
 func (q *MPSC[T]) SetFirstSegment(n int) { q.first0 = n }
+
+// InlineMPSC is an MPSC queue whose first segment, of four slots, lives inside
+// the queue itself: a queue that rarely holds more than a few values (an
+// actor's system queue: Started, a Watch, Stop) never allocates. The inline
+// segment is used once, like any other, and never reused.
+type InlineMPSC[T any] struct {
+	MPSC[T]
+	seg   segment[T]
+	slots [4]slot[T]
+}
+
+// Init links the inline segment; call it once before use, where the queue
+// will stay (it must not be copied afterwards).
+func (q *InlineMPSC[T]) Init() {
+	q.seg.slots = q.slots[:]
+	q.tail.Store(&q.seg)
+	q.first.Store(&q.seg)
+}
 
 // Push enqueues v. It never blocks and never fails.
 func (q *MPSC[T]) Push(v T) {
