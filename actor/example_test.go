@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/extension"
 )
 
 type Hello struct{ Who string }
@@ -72,4 +73,45 @@ func ExampleOneForOne() {
 	<-restarted
 	fmt.Println("restarted after a panic")
 	// Output: restarted after a panic
+}
+
+// greeterExt is a small custom extension: a system actor that greets.
+type greeterExt struct{ greeting string }
+
+func (greeterExt) Name() string       { return "greeter" }
+func (greeterExt) Requires() []string { return nil }
+func (greeterExt) Enabled() bool      { return true }
+func (g greeterExt) Validate() error {
+	if g.greeting == "" {
+		return fmt.Errorf("greeting must not be empty")
+	}
+	return nil
+}
+
+type greeter struct{ pid *actor.PID }
+
+func (greeter) Shutdown(context.Context) error { return nil }
+
+func (g greeterExt) Install(_ context.Context, sys *actor.System) (actor.Extension, error) {
+	pid, err := sys.SpawnSystem(actor.PropsFromFunc(func(c actor.Context) {
+		if who, ok := c.Message().(string); ok {
+			c.Respond(g.greeting + ", " + who)
+		}
+	}), "greeter")
+	return &greeter{pid: pid}, err
+}
+
+func Example_extension() {
+	sys, err := actor.NewSystem(actor.SystemConfig{
+		Extensions: []actor.ExtensionInstaller{greeterExt{greeting: "welcome"}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer sys.Shutdown(context.Background())
+
+	g, _ := extension.Lookup[*greeter](sys.Extensions(), "greeter")
+	reply, _ := actor.Request[string](context.Background(), sys.Root(), g.pid, "ada")
+	fmt.Println(reply)
+	// Output: welcome, ada
 }

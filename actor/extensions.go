@@ -2,54 +2,43 @@ package actor
 
 import (
 	"context"
-	"errors"
-	"fmt"
+
+	"github.com/fraktor-go/fraktor/extension"
 )
 
-// ExtensionInstaller installs an extension into a system (temporary shape,
-// replaced by extension.Installer[*System]).
-type ExtensionInstaller interface {
-	Name() string
-	Requires() []string
-	Enabled() bool
-	Validate() error
-	Install(ctx context.Context, sys *System) (Extension, error)
+// ExtensionInstaller installs an extension into a system from
+// SystemConfig.Extensions (B1.1). See package extension for the contract:
+// install order by Requires, validation before anything is installed, a
+// disabled installer creates nothing (B1.4).
+type ExtensionInstaller = extension.Installer[*System]
+
+// Extension is an installed extension; System.Shutdown shuts it down in
+// reverse install order.
+type Extension = extension.Extension
+
+// ExtensionStatusEvent is published on the EventStream at every status change
+// of an extension (B1.5).
+type ExtensionStatusEvent struct {
+	Name   string
+	Status extension.Status
 }
 
-// Extension is an installed extension.
-type Extension interface {
-	Shutdown(ctx context.Context) error
+// Extensions returns the system's extension registry: statuses (B1.5) and
+// typed lookup, e.g. extension.Lookup[*remote.Remote](sys.Extensions(), "remote").
+func (s *System) Extensions() *extension.Registry[*System] { return s.exts }
+
+func (s *System) newExtensionRegistry() *extension.Registry[*System] {
+	return extension.NewRegistry[*System](extension.Options{
+		Logger: s.logger,
+		OnStatus: func(name string, st extension.Status) {
+			s.events.Publish(&ExtensionStatusEvent{Name: name, Status: st})
+		},
+	})
 }
 
-type extensions struct {
-	sys       *System
-	installed []Extension
-}
-
-func newExtensions(s *System) *extensions { return &extensions{sys: s} }
-
-func (e *extensions) install(ins []ExtensionInstaller) error {
-	for _, i := range ins {
-		if !i.Enabled() {
-			continue
-		}
-		if err := i.Validate(); err != nil {
-			return fmt.Errorf("actor: extension %s: %w", i.Name(), err)
-		}
-		x, err := i.Install(context.Background(), e.sys)
-		if err != nil {
-			return fmt.Errorf("actor: extension %s: %w", i.Name(), err)
-		}
-		e.installed = append(e.installed, x)
+func (s *System) installExtensions(ctx context.Context) error {
+	if len(s.cfg.Extensions) == 0 {
+		return nil
 	}
-	return nil
-}
-
-func (e *extensions) shutdown(ctx context.Context) error {
-	var errs []error
-	for i := len(e.installed) - 1; i >= 0; i-- {
-		errs = append(errs, e.installed[i].Shutdown(ctx))
-	}
-	e.installed = nil
-	return errors.Join(errs...)
+	return s.exts.InstallAll(ctx, s, s.cfg.Extensions)
 }

@@ -6,10 +6,6 @@ import (
 	"github.com/fraktor-go/fraktor/scheduler"
 )
 
-// MetaBatchLimit is an InvokeContext metadata key (int): a middleware that
-// sets it in BeforeInvoke caps the user messages of this invocation.
-const MetaBatchLimit = "fraktor.batch_limit"
-
 // InvokeBatch implements scheduler.MessageInvoker (S3): before-middleware in
 // registration order, system messages, the actor state check, up to
 // throughputHint user messages, after-middleware in reverse order on every
@@ -24,7 +20,7 @@ func (c *cell) InvokeBatch(throughputHint int) scheduler.InvokeResult {
 		c.mw.AfterInvoke(&c.ictx, res)
 		return res
 	}
-	if v, ok := c.ictx.Get(MetaBatchLimit); ok {
+	if v, ok := c.ictx.Get(scheduler.MetaBatchLimit); ok {
 		if n, ok := v.(int); ok && n >= 0 && n < throughputHint {
 			throughputHint = n
 		}

@@ -13,6 +13,7 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/fraktor-go/fraktor/extension"
 	"github.com/fraktor-go/fraktor/mailbox"
 	"github.com/fraktor-go/fraktor/scheduler"
 )
@@ -102,7 +103,7 @@ type System struct {
 	shutdownOnce                 sync.Once
 	shutdownDone                 chan struct{}
 	shutdownErr                  error
-	exts                         *extensions
+	exts                         *extension.Registry[*System]
 }
 
 // NewSystem starts an actor system and installs its extensions. On an error
@@ -144,8 +145,8 @@ func NewSystem(cfg SystemConfig) (*System, error) {
 	}
 	s.root = &RootContext{sys: s}
 	s.startGuardians()
-	s.exts = newExtensions(s)
-	if err := s.exts.install(cfg.Extensions); err != nil {
+	s.exts = s.newExtensionRegistry()
+	if err := s.installExtensions(context.Background()); err != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = s.Shutdown(ctx)
@@ -375,7 +376,7 @@ func (s *System) shutdown(ctx context.Context) error {
 	var errs []error
 	s.logger.Debug("actor system shutting down", "name", s.name)
 	if s.exts != nil {
-		errs = append(errs, s.exts.shutdown(ctx))
+		errs = append(errs, s.exts.ShutdownAll(ctx))
 	}
 	s.stopped.Store(true)
 	userDone := make(chan struct{})

@@ -76,6 +76,7 @@ func TestCoordinatorManyRunnables(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(n * rounds)
 	rs := make([]*fakeRunnable, n)
+	finished := make([]atomic.Int64, n)
 	for i := range rs {
 		var busy atomic.Bool
 		rs[i] = &fakeRunnable{idx: scheduler.MailboxIndex(i), onInvoke: func(*fakeRunnable) {
@@ -84,14 +85,15 @@ func TestCoordinatorManyRunnables(t *testing.T) {
 			}
 			total.Add(1)
 			busy.Store(false)
+			finished[i].Add(1)
 			wg.Done()
 		}}
 	}
 	for k := 0; k < rounds; k++ {
-		for _, r := range rs {
+		for i, r := range rs {
 			// Schedule only after the previous run finished: the mailbox
 			// status protocol guarantees one schedule per idle transition.
-			for r.runs.Load() < int64(k) {
+			for finished[i].Load() < int64(k) {
 				runtimeGosched()
 			}
 			c.Schedule(r)

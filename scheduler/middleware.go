@@ -18,10 +18,15 @@ const (
 const (
 	// MetaResumeAfter (time.Duration): how long a Break suspends the mailbox.
 	MetaResumeAfter = "fraktor.resume_after"
-	// MetaLogID (string): a per-invocation id set by the Logging middleware.
+	// MetaLogID (middleware.LogID, a number; String formats it): a
+	// per-invocation id set by the Logging middleware.
 	MetaLogID = "fraktor.log_id"
 	// MetaTraceID (string): a trace id for telemetry.
 	MetaTraceID = "fraktor.trace_id"
+	// MetaBatchLimit (int) caps the user messages of the current invocation:
+	// the invoker processes at most min(throughput hint, limit) and reports
+	// how many in InvokeContext.Processed. System messages are not capped.
+	MetaBatchLimit = "fraktor.batch_limit"
 )
 
 // DefaultBreakResume is the suspension after a Break without MetaResumeAfter.

@@ -6,13 +6,9 @@ import (
 	"github.com/fraktor-go/fraktor/scheduler"
 )
 
-// MetaBatchLimit (int) caps the number of user messages the current batch
-// may process. A middleware sets it in BeforeInvoke; the invoker processes at
-// most min(throughput hint, MetaBatchLimit) user messages and reports how
-// many it did in InvokeContext.Processed. System messages are not capped.
-// When several middlewares limit the batch, each keeps the smaller value (see
-// [LimitBatch]).
-const MetaBatchLimit = "fraktor.batch_limit"
+// MetaBatchLimit is scheduler.MetaBatchLimit: when several middlewares
+// limit the batch, each keeps the smaller value (see [LimitBatch]).
+const MetaBatchLimit = scheduler.MetaBatchLimit
 
 // BatchLimit returns the MetaBatchLimit of an invocation. The invoker calls
 // it after the before-middlewares ran.
