@@ -144,6 +144,8 @@ func (m *Mailbox[T]) Scheduled() bool { return m.status.Load() == statusSchedule
 // caller still owns the consumer role; the re-check after the status change
 // reads only atomics.
 func (m *Mailbox[T]) SetIdle() bool {
+	m.sys.Release()
+	m.user.Release()
 	sm, um := m.sys.Mark(), m.user.Mark()
 	m.status.Store(statusIdle)
 	return m.pending(sm, um) && m.status.CompareAndSwap(statusIdle, statusScheduled)
@@ -185,6 +187,8 @@ func (m *Mailbox[T]) drain() {
 		for v, ok := m.PopUser(); ok; v, ok = m.PopUser() {
 			m.sink.Sink(v)
 		}
+		m.sys.Release()
+		m.user.Release()
 		sm, um := m.sys.Mark(), m.user.Mark()
 		m.status.Store(statusClosed)
 		if !m.pending(sm, um) || !m.status.CompareAndSwap(statusClosed, statusDraining) {

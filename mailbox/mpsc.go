@@ -81,6 +81,7 @@ type MPSC[T any] struct {
 	_      [48]byte
 	head   *segment[T] // consumer only
 	hidx   int         // consumer only
+	zeroed int         // consumer only: slots of head below this are cleared
 	first0 int         // size of the first segment; 0 means firstSegment
 }
 
@@ -165,16 +166,33 @@ func (q *MPSC[T]) Pop() (T, bool) {
 		if next == nil {
 			return zero, false
 		}
-		q.head, q.hidx, seg = next, 0, next
+		// The consumed segment becomes garbage as a whole: no need to clear it.
+		q.head, q.hidx, q.zeroed, seg = next, 0, 0, next
 	}
 	s := &seg.slots[q.hidx]
 	if s.ready.Load() == 0 {
 		return zero, false
 	}
-	v := s.val
-	s.val = zero
+	// The slot is not cleared here: a consumer write into the line the
+	// producers are filling would cost a cache-line transfer per message.
+	// Release clears consumed slots when the consumer goes idle.
 	q.hidx++
-	return v, true
+	return s.val, true
+}
+
+// Release clears the consumed slots of the current segment, so that an idle
+// queue does not keep consumed values alive. Producers never touch those
+// slots again. Consumer only.
+func (q *MPSC[T]) Release() {
+	seg := q.head
+	if seg == nil {
+		return
+	}
+	var zero T
+	for i := q.zeroed; i < q.hidx; i++ {
+		seg.slots[i].val = zero
+	}
+	q.zeroed = q.hidx
 }
 
 // Empty reports whether Pop would find nothing now.
