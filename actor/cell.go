@@ -3,6 +3,7 @@ package actor
 import (
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fraktor-go/fraktor/mailbox"
@@ -68,6 +69,8 @@ type cell struct {
 	ictx scheduler.InvokeContext
 
 	onStopped func() // guardians: signal shutdown progress
+	km        *kindMetrics
+	queued    atomic.Int32 // user messages left after the last invocation (metrics only)
 }
 
 var _ scheduler.Runnable = (*cell)(nil)

@@ -26,6 +26,9 @@ func (c *cell) InvokeBatch(throughputHint int) scheduler.InvokeResult {
 		}
 	}
 	res := c.run(throughputHint)
+	if c.km.telemetry != nil {
+		c.queued.Store(int32(c.mb.UserLen()))
+	}
 	c.ictx.Processed = c.processed
 	c.mw.AfterInvoke(&c.ictx, res)
 	return res

@@ -3,23 +3,64 @@ package actor
 import (
 	"context"
 	"errors"
+	"reflect"
+	"sync"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
+
+	"github.com/fraktor-go/fraktor/scheduler"
+	"github.com/fraktor-go/fraktor/scheduler/middleware"
 )
 
-// metrics holds the system's OpenTelemetry instruments (names start
-// "fraktor."). Everything here is off the per-message path.
+// AttrActorKind is the attribute that carries an actor's kind: the name given
+// with WithKind, or the Go type of its instance. It is low-cardinality by
+// design: never a PID.
+const AttrActorKind = "fraktor.actor.kind"
+
+// Instrument names of the actor system (see docs/observability.md).
+const (
+	MetricSpawned         = "fraktor.actor.spawned"
+	MetricStopped         = "fraktor.actor.stopped"
+	MetricRestarted       = "fraktor.actor.restarted"
+	MetricActorFailures   = "fraktor.actor.failures"
+	MetricDeadLetters     = "fraktor.deadletters"
+	MetricFutureStarted   = "fraktor.future.started"
+	MetricFutureCompleted = "fraktor.future.completed"
+	MetricFutureTimedOut  = "fraktor.future.timedout"
+	MetricWorkersParked   = "fraktor.scheduler.workers.parked"
+	MetricWorkersBusy     = "fraktor.scheduler.workers.busy"
+	MetricProcesses       = "fraktor.actor.processes"
+	MetricMailboxLength   = "fraktor.mailbox.length"
+)
+
+// metrics holds the system's OpenTelemetry instruments. Nothing here runs
+// per message: counters move at spawn, stop, restart, failure, dead letter
+// and future events; gauges are observed in one callback per collection.
 type metrics struct {
+	on                                                      bool // a real provider was given
+	mp                                                      metric.MeterProvider
+	clock                                                   scheduler.Clock
 	nSpawned, nStopped, nRestarted, nFailures, nDeadLetters metric.Int64Counter
 	nFutStarted, nFutCompleted, nFutTimedOut                metric.Int64Counter
 	reg                                                     metric.Registration
+	kinds                                                   sync.Map // kind name → *kindMetrics
+}
+
+// kindMetrics is what cells of one kind share: the precomputed attribute
+// option (so recording allocates nothing) and the invoke Telemetry.
+type kindMetrics struct {
+	opt       metric.AddOption
+	telemetry *middleware.Telemetry
 }
 
 func newMetrics(mp metric.MeterProvider, s *System) (*metrics, error) {
+	out := &metrics{on: mp != nil, clock: s.clock}
 	if mp == nil {
 		mp = noop.NewMeterProvider()
 	}
+	out.mp = mp
 	m := mp.Meter("github.com/fraktor-go/fraktor/actor")
 	var err, e error
 	mk := func(name, desc string) metric.Int64Counter {
@@ -28,41 +69,79 @@ func newMetrics(mp metric.MeterProvider, s *System) (*metrics, error) {
 		err = errors.Join(err, e)
 		return c
 	}
-	out := &metrics{
-		nSpawned:      mk("fraktor.actor.spawned", "Actors spawned."),
-		nStopped:      mk("fraktor.actor.stopped", "Actors stopped."),
-		nRestarted:    mk("fraktor.actor.restarted", "Actor restarts."),
-		nFailures:     mk("fraktor.actor.failures", "Actor failures (panics in Receive, escalations)."),
-		nDeadLetters:  mk("fraktor.deadletters", "Messages that could not be delivered."),
-		nFutStarted:   mk("fraktor.future.started", "Futures created."),
-		nFutCompleted: mk("fraktor.future.completed", "Futures completed with an answer."),
-		nFutTimedOut:  mk("fraktor.future.timedout", "Futures that timed out."),
+	out.nSpawned = mk(MetricSpawned, "Actors spawned.")
+	out.nStopped = mk(MetricStopped, "Actors stopped.")
+	out.nRestarted = mk(MetricRestarted, "Actor restarts.")
+	out.nFailures = mk(MetricActorFailures, "Actor failures (panics in Receive, escalations).")
+	out.nDeadLetters = mk(MetricDeadLetters, "Messages that could not be delivered.")
+	out.nFutStarted = mk(MetricFutureStarted, "Futures created.")
+	out.nFutCompleted = mk(MetricFutureCompleted, "Futures completed with an answer or an error other than a timeout.")
+	out.nFutTimedOut = mk(MetricFutureTimedOut, "Futures that timed out.")
+	gauge := func(name, desc, unit string) metric.Int64ObservableGauge {
+		g, e := m.Int64ObservableGauge(name, metric.WithDescription(desc), metric.WithUnit(unit))
+		err = errors.Join(err, e)
+		return g
 	}
-	workers, e := m.Int64ObservableGauge("fraktor.scheduler.workers.parked", metric.WithDescription("Parked workers of the system pool."), metric.WithUnit("{worker}"))
-	err = errors.Join(err, e)
-	procs, e := m.Int64ObservableGauge("fraktor.actor.processes", metric.WithDescription("Registered local processes."), metric.WithUnit("{process}"))
-	err = errors.Join(err, e)
+	parked := gauge(MetricWorkersParked, "Parked workers of the system pool.", "{worker}")
+	busy := gauge(MetricWorkersBusy, "Workers of the system pool running or looking for work.", "{worker}")
+	procs := gauge(MetricProcesses, "Registered local processes.", "{process}")
+	mailboxes := gauge(MetricMailboxLength, "User messages queued in all mailboxes, as of each mailbox's last invocation.", "{message}")
 	if err != nil {
 		return nil, err
 	}
 	out.reg, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		if s.coord != nil {
-			o.ObserveInt64(workers, int64(s.coord.Parked()))
+		if c := s.coord; c != nil {
+			p := c.Parked()
+			o.ObserveInt64(parked, int64(p))
+			o.ObserveInt64(busy, int64(c.Workers()-p))
 		}
 		o.ObserveInt64(procs, int64(s.registry.len()))
+		var queued int64
+		s.registry.each(func(p Process) {
+			if c, ok := p.(*cell); ok {
+				queued += int64(c.queued.Load())
+			}
+		})
+		o.ObserveInt64(mailboxes, queued)
 		return nil
-	}, workers, procs)
+	}, parked, busy, procs, mailboxes)
 	return out, err
+}
+
+// kind returns the shared metrics of a kind, creating them once.
+func (m *metrics) kind(name string) *kindMetrics {
+	if k, ok := m.kinds.Load(name); ok {
+		return k.(*kindMetrics)
+	}
+	attrs := attribute.NewSet(attribute.String(AttrActorKind, name))
+	k := &kindMetrics{opt: metric.WithAttributeSet(attrs)}
+	if m.on {
+		// An error here means the provider refused the instruments; the
+		// kind then simply has no invoke telemetry.
+		k.telemetry, _ = middleware.NewTelemetry(m.mp, m.clock, middleware.WithAttributes(attribute.String(AttrActorKind, name)))
+	}
+	actual, _ := m.kinds.LoadOrStore(name, k)
+	return actual.(*kindMetrics)
+}
+
+func kindOf(p *Props, a Actor) string {
+	if p.kind != "" {
+		return p.kind
+	}
+	if a == nil {
+		return "<nil>"
+	}
+	return reflect.TypeOf(a).String()
 }
 
 var bg = context.Background()
 
-func (m *metrics) restarted(*cell) { m.nRestarted.Add(bg, 1) }
-func (m *metrics) stopped(*cell)   { m.nStopped.Add(bg, 1) }
-func (m *metrics) failed(*cell)    { m.nFailures.Add(bg, 1) }
-func (m *metrics) spawnedOne()     { m.nSpawned.Add(bg, 1) }
-func (m *metrics) deadLetter()     { m.nDeadLetters.Add(bg, 1) }
-func (m *metrics) futureStarted()  { m.nFutStarted.Add(bg, 1) }
+func (m *metrics) restarted(c *cell) { m.nRestarted.Add(bg, 1, c.km.opt) }
+func (m *metrics) stopped(c *cell)   { m.nStopped.Add(bg, 1, c.km.opt) }
+func (m *metrics) failed(c *cell)    { m.nFailures.Add(bg, 1, c.km.opt) }
+func (m *metrics) spawned(c *cell)   { m.nSpawned.Add(bg, 1, c.km.opt) }
+func (m *metrics) deadLetter()       { m.nDeadLetters.Add(bg, 1) }
+func (m *metrics) futureStarted()    { m.nFutStarted.Add(bg, 1) }
 func (m *metrics) futureCompleted(err error) {
 	if errors.Is(err, ErrTimeout) {
 		m.nFutTimedOut.Add(bg, 1)

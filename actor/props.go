@@ -41,6 +41,7 @@ type Props struct {
 	newQueue    func() mailbox.Queue[envelope]
 	dispatcher  scheduler.Dispatcher
 	blocking    bool
+	kind        string
 	receiveFunc ReceiveFunc // receive chain minus the behaviour, built once
 	sendFunc    SendFunc
 }
@@ -119,6 +120,11 @@ func WithPriorityMailbox(levels int) PropsOption {
 func WithDispatcher(d scheduler.Dispatcher) PropsOption {
 	return func(p *Props) { p.dispatcher = d }
 }
+
+// WithKind names the actor's kind for metrics and logs (the attribute
+// fraktor.actor.kind); without it the kind is the Go type of the instance.
+// Keep the set of kinds small: it is a metric attribute.
+func WithKind(name string) PropsOption { return func(p *Props) { p.kind = name } }
 
 // WithBlocking runs the actor on the system's dedicated pool for actors that
 // block (I/O, cgo), so they never starve the shared workers.

@@ -69,3 +69,15 @@ func (r *registry) len() int {
 	}
 	return n
 }
+
+// each calls f for every registered process (for metrics collection).
+func (r *registry) each(f func(Process)) {
+	for i := range r.shards {
+		s := &r.shards[i]
+		s.mu.RLock()
+		for _, p := range s.m {
+			f(p)
+		}
+		s.mu.RUnlock()
+	}
+}

@@ -43,6 +43,11 @@ type SystemConfig struct {
 	// MeterProvider receives the system's OpenTelemetry instruments; nil
 	// means a no-op provider. No global provider is used.
 	MeterProvider metric.MeterProvider
+	// InvokeMetrics adds the Telemetry invoke middleware (duration,
+	// dequeued, suspends, failures per batch, by actor kind) to every actor
+	// when a MeterProvider is set. It costs a clock read and a few
+	// instrument updates per batch, not per message.
+	InvokeMetrics bool
 	// GuardianStrategy supervises top-level actors; nil means DefaultStrategy().
 	GuardianStrategy SupervisorStrategy
 	// EventBuffer is each EventStream subscription's buffer; 0 means 1024.
@@ -228,6 +233,10 @@ func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Wor
 		c.parent = parent.self
 	}
 	c.actor = props.producer()
+	c.km = s.metrics.kind(kindOf(props, c.actor))
+	if s.cfg.InvokeMetrics && c.km.telemetry != nil {
+		c.AddMiddleware(c.km.telemetry)
+	}
 	for _, f := range props.invokeMW {
 		c.AddMiddleware(f())
 	}
@@ -274,7 +283,7 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 		return nil, fmt.Errorf("%w: %q", ErrNameExists, id)
 	}
 	parent.addChild(c.self)
-	s.metrics.spawnedOne()
+	s.metrics.spawned(c)
 	c.mb.PostSystem(w, envelope{msg: startSys})
 	return c.self, nil
 }

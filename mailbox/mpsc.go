@@ -18,6 +18,7 @@ type segment[T any] struct {
 	claim atomic.Uint64 // slots handed out to producers (may exceed len(slots))
 	next  atomic.Pointer[segment[T]]
 	slots []slot[T]
+	base  uint64 // position of slots[0] in the queue since it was created
 }
 
 // newSegment allocates a segment and its slots in one allocation for the
@@ -124,6 +125,7 @@ func (q *MPSC[T]) Push(v T) {
 		next := seg.next.Load()
 		if next == nil {
 			n := newSegment[T](min(2*len(seg.slots), maxSegment))
+			n.base = seg.base + uint64(len(seg.slots))
 			if seg.next.CompareAndSwap(nil, n) {
 				next = n
 			} else {
@@ -214,21 +216,19 @@ func (q *MPSC[T]) Empty() bool {
 	return seg.slots[i].ready.Load() == 0
 }
 
-// Len returns the number of values claimed and not yet consumed. It walks the
-// segments, so it is for metrics, not the message path. Consumer only.
+// Len returns the number of values claimed and not yet consumed, in
+// constant time. Consumer only.
 func (q *MPSC[T]) Len() int {
-	seg := q.head
-	if seg == nil {
-		if seg = q.first.Load(); seg == nil {
-			return 0
-		}
+	tail := q.tail.Load()
+	if tail == nil {
+		return 0
 	}
-	n := -q.hidx
-	for seg != nil {
-		n += int(min(seg.claim.Load(), uint64(len(seg.slots))))
-		seg = seg.next.Load()
+	head := q.head
+	if head == nil {
+		head = q.first.Load()
 	}
-	return max(n, 0)
+	claimed := tail.base + min(tail.claim.Load(), uint64(len(tail.slots)))
+	return max(int(claimed)-int(head.base)-q.hidx, 0)
 }
 
 // Mark is a consumer position taken by the consumer while it owns the queue.
