@@ -97,18 +97,21 @@ func (c PidCacheConfig) Validate() error {
 // It is sharded by identity hash; each shard is an RWMutex-guarded map over
 // a CLOCK ring (second-chance eviction), so Get takes only a read lock and
 // concurrent readers do not contend. All methods are safe for concurrent use
-// and never block on anything but the shard locks. Capacity is split evenly
-// across the shards, so an unlucky shard may evict a little before the whole
-// cache is full.
+// and never block on anything but the shard locks. Capacity is global: a Put
+// of a new key into a full cache evicts from the key's own shard, so Len
+// never exceeds Capacity (except by one per shard in the corner case where
+// the full cache has no entry at all in the new key's shard).
 //
 // Events record every entry that leaves the cache other than by a Put that
 // replaces it; they are advisory (for metrics and tests), so when
 // EventCapacity undrained events are pending, further events are dropped
 // and counted in DroppedEvents.
 type PidCache struct {
-	ttl    time.Duration
-	shards []cacheShard
-	mask   uint64
+	ttl      time.Duration
+	capacity int64
+	count    atomic.Int64 // entries in all shards
+	shards   []cacheShard
+	mask     uint64
 
 	evMu      sync.Mutex
 	events    []PidCacheEvent
@@ -121,16 +124,16 @@ type cacheSlot struct {
 	pid     *actor.PID
 	member  string
 	expires time.Time
+	used    bool
 	ref     atomic.Uint32 // CLOCK reference bit, set by Get under the read lock
 }
 
 type cacheShard struct {
 	mu    sync.RWMutex
 	index map[Identity]int32
-	slots []*cacheSlot
+	slots []cacheSlot // values, so a Get touches one slot; grown only under the write lock
 	free  []int32
 	hand  int
-	cap   int
 }
 
 // NewPidCache returns an empty cache, or the Validate error of cfg.
@@ -142,13 +145,15 @@ func NewPidCache(cfg PidCacheConfig) (*PidCache, error) {
 	for n < 256 && cfg.Capacity/(n*2) >= 64 {
 		n *= 2
 	}
-	c := &PidCache{ttl: cfg.TTL, shards: make([]cacheShard, n), mask: uint64(n - 1), evCap: cfg.EventCapacity}
+	c := &PidCache{
+		ttl:      cfg.TTL,
+		capacity: int64(cfg.Capacity),
+		shards:   make([]cacheShard, n),
+		mask:     uint64(n - 1),
+		evCap:    cfg.EventCapacity,
+	}
 	for i := range c.shards {
-		per := cfg.Capacity / n
-		if i < cfg.Capacity%n {
-			per++
-		}
-		c.shards[i] = cacheShard{index: make(map[Identity]int32), cap: per}
+		c.shards[i] = cacheShard{index: make(map[Identity]int32)}
 	}
 	return c, nil
 }
@@ -170,7 +175,7 @@ func (c *PidCache) Get(id Identity, now time.Time) (*actor.PID, bool) {
 		s.mu.RUnlock()
 		return nil, false
 	}
-	slot := s.slots[i]
+	slot := &s.slots[i]
 	if !now.Before(slot.expires) {
 		s.mu.RUnlock()
 		return nil, false
@@ -185,7 +190,7 @@ func (c *PidCache) Get(id Identity, now time.Time) (*actor.PID, bool) {
 
 // Put caches pid for id, owned by the member whose key is member, valid
 // until now+TTL. It replaces an existing entry of id silently; when the
-// shard is full it evicts an entry chosen by CLOCK (CacheExpired if that
+// cache is full it evicts an entry of id's shard chosen by CLOCK (CacheExpired if that
 // entry had expired at now, else CacheEvicted).
 func (c *PidCache) Put(id Identity, pid *actor.PID, member string, now time.Time) {
 	s := c.shard(id)
@@ -193,36 +198,40 @@ func (c *PidCache) Put(id Identity, pid *actor.PID, member string, now time.Time
 	defer s.mu.Unlock()
 	expires := now.Add(c.ttl)
 	if i, ok := s.index[id]; ok {
-		slot := s.slots[i]
+		slot := &s.slots[i]
 		slot.pid, slot.member, slot.expires = pid, member, expires
 		slot.ref.Store(1)
 		return
 	}
 	var i int32
-	switch {
-	case len(s.free) > 0:
-		i = s.free[len(s.free)-1]
-		s.free = s.free[:len(s.free)-1]
-	case len(s.slots) < s.cap:
-		s.slots = append(s.slots, &cacheSlot{})
-		i = int32(len(s.slots) - 1)
-	default:
+	if c.count.Add(1) > c.capacity && len(s.index) > 0 {
+		c.count.Add(-1)
 		i = c.evict(s, now)
+	} else if n := len(s.free); n > 0 {
+		i = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		s.slots = append(s.slots, cacheSlot{})
+		i = int32(len(s.slots) - 1)
 	}
-	slot := s.slots[i]
-	slot.id, slot.pid, slot.member, slot.expires = id, pid, member, expires
+	slot := &s.slots[i]
+	slot.id, slot.pid, slot.member, slot.expires, slot.used = id, pid, member, expires, true
 	slot.ref.Store(0)
 	s.index[id] = i
 }
 
-// evict runs the CLOCK hand over a full shard until it finds an entry whose
-// reference bit is clear, removes it and returns its slot. Called with the
-// write lock held.
+// evict runs the CLOCK hand over the shard's slots until it finds an entry
+// whose reference bit is clear (or that expired), drops it and returns its
+// slot for reuse. Called with the write lock held and at least one entry in
+// the shard, so it ends within two turns of the hand.
 func (c *PidCache) evict(s *cacheShard, now time.Time) int32 {
 	for {
-		slot := s.slots[s.hand]
+		slot := &s.slots[s.hand]
 		i := int32(s.hand)
 		s.hand = (s.hand + 1) % len(s.slots)
+		if !slot.used {
+			continue
+		}
 		if slot.ref.Load() != 0 && now.Before(slot.expires) {
 			slot.ref.Store(0)
 			continue
@@ -239,12 +248,13 @@ func (c *PidCache) evict(s *cacheShard, now time.Time) int32 {
 
 // remove drops slot i of s; called with the write lock held.
 func (c *PidCache) remove(s *cacheShard, i int32, reason CacheDropReason) {
-	slot := s.slots[i]
+	slot := &s.slots[i]
 	c.emit(slot, reason)
 	delete(s.index, slot.id)
-	slot.id, slot.pid, slot.member, slot.expires = Identity{}, nil, "", time.Time{}
+	slot.id, slot.pid, slot.member, slot.expires, slot.used = Identity{}, nil, "", time.Time{}, false
 	slot.ref.Store(0)
 	s.free = append(s.free, i)
+	c.count.Add(-1)
 }
 
 // Remove drops the entry of id (reason CacheRemoved) and reports whether
