@@ -1,0 +1,404 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/fraktor-go/fraktor/actor"
+)
+
+// LookupOption customises a PartitionIdentityLookup with things that are
+// code, not configuration.
+type LookupOption func(*PartitionIdentityLookup)
+
+// WithSelf names this node's member ID. Without it the lookup never treats
+// an owner as local (client behaviour).
+func WithSelf(memberID string) LookupOption {
+	return func(p *PartitionIdentityLookup) { p.self = memberID }
+}
+
+// WithActivator replaces DefaultActivator.
+func WithActivator(a Activator) LookupOption {
+	return func(p *PartitionIdentityLookup) {
+		if a != nil {
+			p.activate = a
+		}
+	}
+}
+
+// WithHashStrategy replaces the rendezvous strategy built from
+// LookupConfig.Hash.
+func WithHashStrategy(s HashStrategy) LookupOption {
+	return func(p *PartitionIdentityLookup) {
+		if s != nil {
+			p.strategy = s
+		}
+	}
+}
+
+// WithLedger makes the lookup grant local leases from l (shared with the
+// cluster runtime) instead of a private ledger.
+func WithLedger(l *ActivationLedger) LookupOption {
+	return func(p *PartitionIdentityLookup) {
+		if l != nil {
+			p.ledger = l
+		}
+	}
+}
+
+type lookupMode uint8
+
+const (
+	modeUnset lookupMode = iota
+	modeMember
+	modeClient
+)
+
+// activationRecord is what the lookup knows about one activation.
+type activationRecord struct {
+	pid      *actor.PID
+	owner    Member
+	ownerKey string
+	lease    Lease // zero unless owner is this member
+	lastSeen time.Time
+}
+
+// PartitionIdentityLookup is the partition identity lookup of seed 000: a
+// registry of activation records, the node's PidCache (the only one, L6),
+// the rendezvous ring of the current view and a ledger of the local
+// leases. Owners are chosen by the ring; when the owner is this member the
+// lookup acquires a lease before calling the Activator.
+//
+// It is driven by one goroutine and is not safe for concurrent use, except
+// Cache and Ledger, whose methods are. It starts no goroutines and reads no
+// clock: every time comes in as an argument.
+type PartitionIdentityLookup struct {
+	cfg      LookupConfig
+	self     string
+	mode     lookupMode
+	kinds    []string
+	strategy HashStrategy
+	activate Activator
+	ledger   *ActivationLedger
+	cache    *PidCache
+
+	topo    Topology // as given by the provider
+	ring    Ring     // built from topo minus blocked members; nil before the first view
+	blocked map[string]struct{}
+	records map[Identity]*activationRecord
+	events  []VirtualActorEvent
+}
+
+var _ IdentityLookup = (*PartitionIdentityLookup)(nil)
+
+// NewPartitionIdentityLookup returns a lookup with no view (Get answers
+// ErrNoAuthority until UpdateTopology), or cfg's Validate error.
+func NewPartitionIdentityLookup(cfg LookupConfig, opts ...LookupOption) (*PartitionIdentityLookup, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cache, err := NewPidCache(cfg.cacheConfig())
+	if err != nil {
+		return nil, err
+	}
+	p := &PartitionIdentityLookup{
+		cfg:      cfg,
+		strategy: NewRendezvous(cfg.Hash),
+		activate: DefaultActivator,
+		cache:    cache,
+		blocked:  make(map[string]struct{}),
+		records:  make(map[Identity]*activationRecord),
+	}
+	for _, o := range opts {
+		o(p)
+	}
+	if p.ledger == nil {
+		p.ledger = NewActivationLedger()
+	}
+	return p, nil
+}
+
+// Config returns the configuration.
+func (p *PartitionIdentityLookup) Config() LookupConfig { return p.cfg }
+
+// Cache returns the node's PidCache; safe for concurrent readers.
+func (p *PartitionIdentityLookup) Cache() *PidCache { return p.cache }
+
+// Ledger returns the ledger of local leases; safe for concurrent use.
+func (p *PartitionIdentityLookup) Ledger() *ActivationLedger { return p.ledger }
+
+// Topology returns the current view as given to UpdateTopology.
+func (p *PartitionIdentityLookup) Topology() Topology { return p.topo }
+
+// Len returns the number of activation records.
+func (p *PartitionIdentityLookup) Len() int { return len(p.records) }
+
+// SetupMember puts the lookup in member mode hosting kinds. Kinds must be
+// non-empty and distinct (ErrInvalidKinds).
+func (p *PartitionIdentityLookup) SetupMember(kinds []string) error {
+	return p.setup(modeMember, kinds)
+}
+
+// SetupClient puts the lookup in client mode: it never owns an identity.
+func (p *PartitionIdentityLookup) SetupClient(kinds []string) error {
+	return p.setup(modeClient, kinds)
+}
+
+func (p *PartitionIdentityLookup) setup(mode lookupMode, kinds []string) error {
+	seen := make(map[string]struct{}, len(kinds))
+	for _, k := range kinds {
+		if k == "" {
+			return fmt.Errorf("%w: empty kind", ErrInvalidKinds)
+		}
+		if _, dup := seen[k]; dup {
+			return fmt.Errorf("%w: duplicate kind %q", ErrInvalidKinds, k)
+		}
+		seen[k] = struct{}{}
+	}
+	p.mode, p.kinds = mode, slices.Clone(kinds)
+	return nil
+}
+
+// Get returns the PID of id (L2). A PidCache hit returns at once, records
+// no event and does not allocate. On a miss the ring selects the owner; a
+// record on that owner is a Hit; a record on another member is
+// Reactivated on the owner; no record is Activated. Errors: ErrNoAuthority
+// (no view or no members), ErrNoSuchKind, ErrInvalidIdentity,
+// *ActivationFailedError (activator failure, or the local lease is held).
+func (p *PartitionIdentityLookup) Get(id Identity, now time.Time) (*actor.PID, error) {
+	if pid, ok := p.cache.Get(id, now); ok {
+		return pid, nil
+	}
+	return p.resolve(id, now)
+}
+
+func (p *PartitionIdentityLookup) resolve(id Identity, now time.Time) (*actor.PID, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	if p.ring == nil {
+		return nil, ErrNoAuthority
+	}
+	owner, err := p.ring.Owner(id)
+	if err != nil {
+		return nil, err
+	}
+	kind := VirtualActorActivated
+	if rec := p.records[id]; rec != nil {
+		if sameMember(rec.owner, owner) {
+			rec.lastSeen = now
+			p.cache.Put(id, rec.pid, rec.ownerKey, now)
+			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorHit, Identity: id, PID: rec.pid, Owner: rec.ownerKey, Lease: rec.lease})
+			return rec.pid, nil
+		}
+		p.forget(id, rec)
+		kind = VirtualActorReactivated
+	}
+	rec, err := p.activateOn(id, owner)
+	if err != nil {
+		return nil, &ActivationFailedError{Key: id, Err: err}
+	}
+	rec.lastSeen = now
+	p.records[id] = rec
+	p.cache.Put(id, rec.pid, rec.ownerKey, now)
+	p.events = append(p.events, VirtualActorEvent{Kind: kind, Identity: id, PID: rec.pid, Owner: rec.ownerKey, Lease: rec.lease})
+	return rec.pid, nil
+}
+
+func (p *PartitionIdentityLookup) activateOn(id Identity, owner Member) (*activationRecord, error) {
+	req := ActivationRequest{Identity: id, Owner: owner, TopologyHash: p.ring.Hash(), Epoch: p.ring.Epoch()}
+	if p.self != "" && owner.ID == p.self {
+		if p.mode != modeMember || !slices.Contains(p.kinds, id.Kind) {
+			return nil, fmt.Errorf("%w: this member owns %s by the view but did not set up kind %q", ErrNoSuchKind, id, id.Kind)
+		}
+		lease, err := p.ledger.Acquire(id, owner.ID, req.TopologyHash)
+		if err != nil {
+			return nil, err
+		}
+		req.Local, req.Lease = true, lease
+	}
+	pid, err := p.activate(req)
+	if err == nil && pid == nil {
+		err = errors.New("activator returned a nil PID")
+	}
+	if err != nil {
+		if req.Local {
+			_, _ = p.ledger.Release(id, req.Lease.LeaseID)
+		}
+		return nil, err
+	}
+	return &activationRecord{pid: pid, owner: owner, ownerKey: owner.Key(), lease: req.Lease}, nil
+}
+
+// forget drops a record and releases its local lease. A lease that the
+// runtime already released or replaced is left alone.
+func (p *PartitionIdentityLookup) forget(id Identity, rec *activationRecord) Lease {
+	delete(p.records, id)
+	if rec.lease.LeaseID == 0 {
+		return Lease{}
+	}
+	released, err := p.ledger.Release(id, rec.lease.LeaseID)
+	if err != nil {
+		return rec.lease
+	}
+	return released
+}
+
+func sameMember(a, b Member) bool { return a.ID == b.ID && a.Incarnation == b.Incarnation }
+
+// RemovePID forgets id's record (releasing its local lease) and its cached
+// PID (cache event CacheRemoved). The runtime calls it when the activation
+// terminated or a send to the PID dead-lettered.
+func (p *PartitionIdentityLookup) RemovePID(id Identity) {
+	if rec := p.records[id]; rec != nil {
+		p.forget(id, rec)
+	}
+	p.cache.Remove(id)
+}
+
+// UpdateTopology installs view t (L3, V1.1, B2.1). While t.Hash equals
+// the current hash and the members are unchanged, it does nothing and every
+// owner decision is reused (B2.2). Otherwise it rebuilds the ring, moves the
+// ledger to the view, drops the records and cached PIDs of members absent
+// from t (VirtualActorInvalidated, CacheMemberAbsent), and for records whose
+// owner changed drops the cached PID (CacheOwnerMoved) and records
+// VirtualActorMoved. A view with a lower epoch than the current one is
+// refused with ErrStaleView and changes nothing.
+func (p *PartitionIdentityLookup) UpdateTopology(t Topology) error {
+	if p.ring != nil && t.Hash == p.topo.Hash && sameMembers(t.Members, p.topo.Members) {
+		return nil
+	}
+	if p.ring != nil && t.Epoch < p.topo.Epoch {
+		return fmt.Errorf("%w: epoch %d < current %d", ErrStaleView, t.Epoch, p.topo.Epoch)
+	}
+	if err := p.ledger.SetView(t.Hash, t.Epoch); err != nil {
+		return err
+	}
+	present := make(map[string]struct{}, len(t.Members))
+	for _, m := range t.Members {
+		present[m.Key()] = struct{}{}
+	}
+	for key := range p.blocked {
+		if _, ok := present[key]; !ok {
+			delete(p.blocked, key) // gone from the view: nothing left to exclude
+		}
+	}
+	p.topo = t
+	p.rebuild()
+	start := len(p.events)
+	for id, rec := range p.records {
+		if _, ok := present[rec.ownerKey]; !ok {
+			lease := p.forget(id, rec)
+			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorInvalidated, Identity: id, PID: rec.pid, Owner: rec.ownerKey, Lease: lease})
+			continue
+		}
+		if owner, err := p.ring.Owner(id); err != nil || !sameMember(owner, rec.owner) {
+			p.cache.RemoveWithReason(id, CacheOwnerMoved)
+			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorMoved, Identity: id, PID: rec.pid, Owner: rec.ownerKey, Lease: rec.lease})
+		}
+	}
+	sortEvents(p.events[start:])
+	p.cache.InvalidateAbsent(t.Members)
+	return nil
+}
+
+// rebuild builds the ring from the view without the blocked members. The
+// ring keeps the provider's hash and epoch: leases and requests are bound
+// to the provider's view.
+func (p *PartitionIdentityLookup) rebuild() {
+	t := p.topo
+	if len(p.blocked) > 0 {
+		members := make([]Member, 0, len(t.Members))
+		for _, m := range t.Members {
+			if _, b := p.blocked[m.Key()]; !b {
+				members = append(members, m)
+			}
+		}
+		t.Members = members
+	}
+	p.ring = p.strategy.Build(t)
+}
+
+func sameMembers(a, b []Member) bool {
+	return slices.EqualFunc(a, b, func(x, y Member) bool {
+		return sameMember(x, y) && x.Address == y.Address && x.Weight == y.Weight && slices.Equal(x.Kinds, y.Kinds)
+	})
+}
+
+// OnMemberLeft drops the records and cached PIDs owned by m (matched by
+// Member.Key): VirtualActorInvalidated and CacheMemberLeft events (L3,
+// V3.5). The ring is not changed; the view that removes m arrives through
+// UpdateTopology.
+func (p *PartitionIdentityLookup) OnMemberLeft(m Member) {
+	p.invalidateOwner(m.Key())
+	p.cache.InvalidateMember(m.Key())
+}
+
+func (p *PartitionIdentityLookup) invalidateOwner(key string) []Identity {
+	start := len(p.events)
+	var ids []Identity
+	for id, rec := range p.records {
+		if rec.ownerKey != key {
+			continue
+		}
+		lease := p.forget(id, rec)
+		ids = append(ids, id)
+		p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorInvalidated, Identity: id, PID: rec.pid, Owner: rec.ownerKey, Lease: lease})
+	}
+	sortEvents(p.events[start:])
+	slices.SortFunc(ids, compareIdentities)
+	return ids
+}
+
+// BlockMember applies a block-list entry for m (V1.4, B2.3), in the order
+// of seed 002: the ledger revokes m's leases, then m's records and cached
+// PIDs are invalidated, then m is left out of owner selection until a view
+// without it (or with a new incarnation) arrives. It returns the revoked
+// leases and the invalidated identities, for a BlockListApplied event.
+func (p *PartitionIdentityLookup) BlockMember(m Member) (revoked []Lease, invalidated []Identity) {
+	revoked = p.ledger.RevokeMember(m.ID)
+	key := m.Key()
+	invalidated = p.invalidateOwner(key)
+	p.cache.InvalidateMember(key)
+	if _, already := p.blocked[key]; !already {
+		p.blocked[key] = struct{}{}
+		if p.ring != nil {
+			p.rebuild()
+		}
+	}
+	return revoked, invalidated
+}
+
+// PassivateIdle drops every record last seen idleTTL or longer before now,
+// releasing its local lease and its cached PID (VirtualActorPassivated,
+// CachePassivated).
+func (p *PartitionIdentityLookup) PassivateIdle(now time.Time, idleTTL time.Duration) {
+	start := len(p.events)
+	for id, rec := range p.records {
+		if now.Sub(rec.lastSeen) < idleTTL {
+			continue
+		}
+		lease := p.forget(id, rec)
+		p.cache.RemoveWithReason(id, CachePassivated)
+		p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorPassivated, Identity: id, PID: rec.pid, Owner: rec.ownerKey, Lease: lease})
+	}
+	sortEvents(p.events[start:])
+}
+
+// DrainEvents returns the pending activation events, oldest first (events
+// of one call are sorted by identity), and forgets them. They are not
+// bounded: the driving goroutine drains them after each call.
+func (p *PartitionIdentityLookup) DrainEvents() []VirtualActorEvent {
+	out := p.events
+	p.events = nil
+	return out
+}
+
+// DrainCacheEvents returns and forgets the pending PidCache events.
+func (p *PartitionIdentityLookup) DrainCacheEvents() []PidCacheEvent { return p.cache.DrainEvents() }
+
+func sortEvents(es []VirtualActorEvent) {
+	slices.SortFunc(es, func(a, b VirtualActorEvent) int { return compareIdentities(a.Identity, b.Identity) })
+}

@@ -1,0 +1,365 @@
+package cluster
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fraktor-go/fraktor/actor"
+)
+
+// CacheDropReason says why a PidCache entry left the cache.
+type CacheDropReason uint8
+
+// Reasons carried by PidCacheEvent.
+const (
+	// CacheEvicted: the entry's shard was full and CLOCK chose it.
+	CacheEvicted CacheDropReason = iota + 1
+	// CacheExpired: the entry's TTL passed (found by PurgeExpired or when
+	// its slot was reused).
+	CacheExpired
+	// CacheRemoved: Remove was called for the key (RemovePID, a dead
+	// letter, a terminated activation).
+	CacheRemoved
+	// CacheMemberLeft: InvalidateMember for the entry's owner (L3, V3.5).
+	CacheMemberLeft
+	// CacheMemberAbsent: InvalidateAbsent and the owner is not in the view (L3).
+	CacheMemberAbsent
+	// CacheOwnerMoved: a new view gave the identity another owner.
+	CacheOwnerMoved
+	// CachePassivated: the activation was passivated as idle.
+	CachePassivated
+)
+
+func (r CacheDropReason) String() string {
+	switch r {
+	case CacheEvicted:
+		return "evicted"
+	case CacheExpired:
+		return "expired"
+	case CacheRemoved:
+		return "removed"
+	case CacheMemberLeft:
+		return "member-left"
+	case CacheMemberAbsent:
+		return "member-absent"
+	case CacheOwnerMoved:
+		return "owner-moved"
+	case CachePassivated:
+		return "passivated"
+	}
+	return "unknown"
+}
+
+// PidCacheEvent reports an entry that left the PidCache.
+type PidCacheEvent struct {
+	Identity Identity
+	PID      *actor.PID
+	Member   string // owner's member key (Member.Key)
+	Reason   CacheDropReason
+}
+
+// PidCacheConfig sizes a PidCache.
+type PidCacheConfig struct {
+	// Capacity is the maximum number of entries (> 0).
+	Capacity int
+	// TTL is how long an entry stays valid after Put (> 0).
+	TTL time.Duration
+	// EventCapacity bounds the undrained events; further events are dropped
+	// and counted (>= 0; 0 records none).
+	EventCapacity int
+}
+
+// DefaultPidCacheConfig returns capacity 1024, TTL 300 s and room for 4096
+// events (L4).
+func DefaultPidCacheConfig() PidCacheConfig {
+	return PidCacheConfig{Capacity: 1024, TTL: 300 * time.Second, EventCapacity: 4096}
+}
+
+// Validate checks the ranges documented on the fields.
+func (c PidCacheConfig) Validate() error {
+	switch {
+	case c.Capacity <= 0:
+		return invalidConfig("pid cache capacity %d must be > 0", c.Capacity)
+	case c.TTL <= 0:
+		return invalidConfig("pid cache TTL %v must be > 0", c.TTL)
+	case c.EventCapacity < 0:
+		return invalidConfig("pid cache event capacity %d must be >= 0", c.EventCapacity)
+	}
+	return nil
+}
+
+// PidCache maps identities to the PIDs of their activations, with a TTL,
+// a capacity bound and invalidation by key, by owner member and by absent
+// members (L3, V3.5). It is the only PID cache of a node (L6): the identity
+// lookup fills it and the cluster context reads it.
+//
+// It is sharded by identity hash; each shard is an RWMutex-guarded map over
+// a CLOCK ring (second-chance eviction), so Get takes only a read lock and
+// concurrent readers do not contend. All methods are safe for concurrent use
+// and never block on anything but the shard locks. Capacity is global: a Put
+// of a new key into a full cache evicts from the key's own shard, so Len
+// never exceeds Capacity (except by one per shard in the corner case where
+// the full cache has no entry at all in the new key's shard).
+//
+// Events record every entry that leaves the cache other than by a Put that
+// replaces it; they are advisory (for metrics and tests), so when
+// EventCapacity undrained events are pending, further events are dropped
+// and counted in DroppedEvents.
+type PidCache struct {
+	ttl      time.Duration
+	capacity int64
+	count    atomic.Int64 // entries in all shards
+	shards   []cacheShard
+	mask     uint64
+
+	evMu      sync.Mutex
+	events    []PidCacheEvent
+	evCap     int
+	evDropped atomic.Uint64
+}
+
+type cacheSlot struct {
+	id      Identity
+	pid     *actor.PID
+	member  string
+	expires time.Time
+	used    bool
+	ref     atomic.Uint32 // CLOCK reference bit, set by Get under the read lock
+}
+
+type cacheShard struct {
+	mu    sync.RWMutex
+	index map[Identity]int32
+	slots []cacheSlot // values, so a Get touches one slot; grown only under the write lock
+	free  []int32
+	hand  int
+}
+
+// NewPidCache returns an empty cache, or the Validate error of cfg.
+func NewPidCache(cfg PidCacheConfig) (*PidCache, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	n := 1
+	for n < 256 && cfg.Capacity/(n*2) >= 64 {
+		n *= 2
+	}
+	c := &PidCache{
+		ttl:      cfg.TTL,
+		capacity: int64(cfg.Capacity),
+		shards:   make([]cacheShard, n),
+		mask:     uint64(n - 1),
+		evCap:    cfg.EventCapacity,
+	}
+	for i := range c.shards {
+		c.shards[i] = cacheShard{index: make(map[Identity]int32)}
+	}
+	return c, nil
+}
+
+func (c *PidCache) shard(id Identity) *cacheShard {
+	return &c.shards[IdentityHash(0, id)&c.mask]
+}
+
+// TTL returns the configured entry lifetime.
+func (c *PidCache) TTL() time.Duration { return c.ttl }
+
+// Get returns the PID cached for id if its entry has not expired at now.
+// It takes a shard read lock only and does not allocate.
+func (c *PidCache) Get(id Identity, now time.Time) (*actor.PID, bool) {
+	s := c.shard(id)
+	s.mu.RLock()
+	i, ok := s.index[id]
+	if !ok {
+		s.mu.RUnlock()
+		return nil, false
+	}
+	slot := &s.slots[i]
+	if !now.Before(slot.expires) {
+		s.mu.RUnlock()
+		return nil, false
+	}
+	if slot.ref.Load() == 0 {
+		slot.ref.Store(1)
+	}
+	pid := slot.pid
+	s.mu.RUnlock()
+	return pid, true
+}
+
+// Put caches pid for id, owned by the member whose key is member, valid
+// until now+TTL. It replaces an existing entry of id silently; when the
+// cache is full it evicts an entry of id's shard chosen by CLOCK (CacheExpired if that
+// entry had expired at now, else CacheEvicted).
+func (c *PidCache) Put(id Identity, pid *actor.PID, member string, now time.Time) {
+	s := c.shard(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	expires := now.Add(c.ttl)
+	if i, ok := s.index[id]; ok {
+		slot := &s.slots[i]
+		slot.pid, slot.member, slot.expires = pid, member, expires
+		slot.ref.Store(1)
+		return
+	}
+	var i int32
+	if c.count.Add(1) > c.capacity && len(s.index) > 0 {
+		c.count.Add(-1)
+		i = c.evict(s, now)
+	} else if n := len(s.free); n > 0 {
+		i = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		s.slots = append(s.slots, cacheSlot{})
+		i = int32(len(s.slots) - 1)
+	}
+	slot := &s.slots[i]
+	slot.id, slot.pid, slot.member, slot.expires, slot.used = id, pid, member, expires, true
+	slot.ref.Store(0)
+	s.index[id] = i
+}
+
+// evict runs the CLOCK hand over the shard's slots until it finds an entry
+// whose reference bit is clear (or that expired), drops it and returns its
+// slot for reuse. Called with the write lock held and at least one entry in
+// the shard, so it ends within two turns of the hand.
+func (c *PidCache) evict(s *cacheShard, now time.Time) int32 {
+	for {
+		slot := &s.slots[s.hand]
+		i := int32(s.hand)
+		s.hand = (s.hand + 1) % len(s.slots)
+		if !slot.used {
+			continue
+		}
+		if slot.ref.Load() != 0 && now.Before(slot.expires) {
+			slot.ref.Store(0)
+			continue
+		}
+		reason := CacheEvicted
+		if !now.Before(slot.expires) {
+			reason = CacheExpired
+		}
+		c.emit(slot, reason)
+		delete(s.index, slot.id)
+		return i
+	}
+}
+
+// remove drops slot i of s; called with the write lock held.
+func (c *PidCache) remove(s *cacheShard, i int32, reason CacheDropReason) {
+	slot := &s.slots[i]
+	c.emit(slot, reason)
+	delete(s.index, slot.id)
+	slot.id, slot.pid, slot.member, slot.expires, slot.used = Identity{}, nil, "", time.Time{}, false
+	slot.ref.Store(0)
+	s.free = append(s.free, i)
+	c.count.Add(-1)
+}
+
+// Remove drops the entry of id (reason CacheRemoved) and reports whether
+// there was one.
+func (c *PidCache) Remove(id Identity) bool { return c.RemoveWithReason(id, CacheRemoved) }
+
+// RemoveWithReason drops the entry of id, recording reason in its event,
+// and reports whether there was one.
+func (c *PidCache) RemoveWithReason(id Identity, reason CacheDropReason) bool {
+	s := c.shard(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, ok := s.index[id]
+	if ok {
+		c.remove(s, i, reason)
+	}
+	return ok
+}
+
+// InvalidateMember drops every entry owned by the member with key
+// memberKey (Member.Key) and returns how many it dropped (L3, V3.5). It
+// scans the whole cache.
+func (c *PidCache) InvalidateMember(memberKey string) int {
+	return c.removeIf(CacheMemberLeft, func(member string) bool { return member == memberKey })
+}
+
+// InvalidateAbsent drops every entry whose owner is not among present (by
+// Member.Key) and returns how many it dropped (L3). It scans the whole cache.
+func (c *PidCache) InvalidateAbsent(present []Member) int {
+	keep := make(map[string]struct{}, len(present))
+	for _, m := range present {
+		keep[m.Key()] = struct{}{}
+	}
+	return c.removeIf(CacheMemberAbsent, func(member string) bool {
+		_, ok := keep[member]
+		return !ok
+	})
+}
+
+// PurgeExpired drops every entry expired at now (reason CacheExpired) and
+// returns how many it dropped.
+func (c *PidCache) PurgeExpired(now time.Time) int {
+	n := 0
+	for si := range c.shards {
+		s := &c.shards[si]
+		s.mu.Lock()
+		for _, i := range s.index {
+			if !now.Before(s.slots[i].expires) {
+				c.remove(s, i, CacheExpired)
+				n++
+			}
+		}
+		s.mu.Unlock()
+	}
+	return n
+}
+
+func (c *PidCache) removeIf(reason CacheDropReason, drop func(member string) bool) int {
+	n := 0
+	for si := range c.shards {
+		s := &c.shards[si]
+		s.mu.Lock()
+		for _, i := range s.index {
+			if drop(s.slots[i].member) {
+				c.remove(s, i, reason)
+				n++
+			}
+		}
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// Len returns the number of entries, expired or not.
+func (c *PidCache) Len() int {
+	n := 0
+	for si := range c.shards {
+		s := &c.shards[si]
+		s.mu.RLock()
+		n += len(s.index)
+		s.mu.RUnlock()
+	}
+	return n
+}
+
+func (c *PidCache) emit(slot *cacheSlot, reason CacheDropReason) {
+	c.evMu.Lock()
+	defer c.evMu.Unlock()
+	if len(c.events) >= c.evCap {
+		c.evDropped.Add(1)
+		return
+	}
+	c.events = append(c.events, PidCacheEvent{Identity: slot.id, PID: slot.pid, Member: slot.member, Reason: reason})
+}
+
+// DrainEvents returns the pending events in the order they happened and
+// forgets them.
+func (c *PidCache) DrainEvents() []PidCacheEvent {
+	c.evMu.Lock()
+	defer c.evMu.Unlock()
+	out := c.events
+	c.events = nil
+	return out
+}
+
+// DroppedEvents returns how many events were dropped because EventCapacity
+// undrained events were pending.
+func (c *PidCache) DroppedEvents() uint64 { return c.evDropped.Load() }

@@ -1,0 +1,193 @@
+package cluster
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var t0 = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func newTestCache(t *testing.T, capacity int, ttl time.Duration) *PidCache {
+	t.Helper()
+	c, err := NewPidCache(PidCacheConfig{Capacity: capacity, TTL: ttl, EventCapacity: 1024})
+	require.NoError(t, err)
+	return c
+}
+
+func TestPidCacheConfigValidate(t *testing.T) {
+	assert.NoError(t, DefaultPidCacheConfig().Validate())
+	for name, cfg := range map[string]PidCacheConfig{
+		"capacity": {Capacity: 0, TTL: time.Second},
+		"ttl":      {Capacity: 1, TTL: 0},
+		"events":   {Capacity: 1, TTL: time.Second, EventCapacity: -1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := NewPidCache(cfg)
+			assert.ErrorIs(t, err, ErrInvalidConfig)
+			assert.ErrorContains(t, err, "cluster: invalid config")
+		})
+	}
+}
+
+// L2/L4: an entry is served until its TTL passes, with time injected.
+func TestPidCacheTTL(t *testing.T) {
+	c := newTestCache(t, 8, 10*time.Second)
+	id := NewIdentity("k", "1")
+	pid := actor.NewPID("n1", "g1")
+	c.Put(id, pid, "n1#1", t0)
+
+	got, ok := c.Get(id, t0.Add(9*time.Second))
+	require.True(t, ok)
+	assert.Same(t, pid, got)
+	_, ok = c.Get(id, t0.Add(10*time.Second))
+	assert.False(t, ok, "expired exactly at TTL")
+	assert.Empty(t, c.DrainEvents(), "a Get never records events")
+
+	assert.Equal(t, 1, c.PurgeExpired(t0.Add(10*time.Second)))
+	assert.Equal(t, []PidCacheEvent{{Identity: id, PID: pid, Member: "n1#1", Reason: CacheExpired}}, c.DrainEvents())
+	assert.Zero(t, c.Len())
+
+	// A Put refreshes the TTL.
+	c.Put(id, pid, "n1#1", t0)
+	c.Put(id, pid, "n1#1", t0.Add(8*time.Second))
+	_, ok = c.Get(id, t0.Add(15*time.Second))
+	assert.True(t, ok)
+}
+
+// Capacity: a full cache evicts by CLOCK, sparing recently read entries.
+func TestPidCacheCapacityEviction(t *testing.T) {
+	c := newTestCache(t, 3, time.Hour)
+	ids := testIdentities(4, "k")
+	for i, id := range ids[:3] {
+		c.Put(id, actor.NewPID("n", fmt.Sprint(i)), "n#1", t0)
+	}
+	_, ok := c.Get(ids[0], t0)
+	require.True(t, ok) // ids[0] gets a second chance
+	c.Put(ids[3], actor.NewPID("n", "3"), "n#1", t0)
+
+	assert.Equal(t, 3, c.Len())
+	ev := c.DrainEvents()
+	require.Len(t, ev, 1)
+	assert.Equal(t, ids[1], ev[0].Identity)
+	assert.Equal(t, CacheEvicted, ev[0].Reason)
+	_, ok = c.Get(ids[0], t0)
+	assert.True(t, ok, "recently read entry survived")
+	_, ok = c.Get(ids[1], t0)
+	assert.False(t, ok)
+
+	// Large cache: never more than capacity entries.
+	big := newTestCache(t, 1000, time.Hour)
+	for i, id := range testIdentities(5000, "k") {
+		big.Put(id, actor.NewPID("n", fmt.Sprint(i)), "n#1", t0)
+	}
+	assert.Equal(t, 1000, big.Len())
+	assert.Len(t, big.DrainEvents(), 1024, "events bounded by EventCapacity")
+	assert.Equal(t, uint64(4000-1024), big.DroppedEvents())
+}
+
+func TestPidCacheEvictionPrefersExpired(t *testing.T) {
+	c := newTestCache(t, 2, 10*time.Second)
+	a, b, d := NewIdentity("k", "a"), NewIdentity("k", "b"), NewIdentity("k", "d")
+	c.Put(a, actor.NewPID("n", "a"), "n#1", t0)
+	c.Put(b, actor.NewPID("n", "b"), "n#1", t0.Add(5*time.Second))
+	c.Get(a, t0)
+	c.Get(b, t0.Add(5*time.Second))
+	c.Put(d, actor.NewPID("n", "d"), "n#1", t0.Add(12*time.Second)) // a expired, b still valid
+	ev := c.DrainEvents()
+	require.Len(t, ev, 1)
+	assert.Equal(t, PidCacheEvent{Identity: a, PID: ev[0].PID, Member: "n#1", Reason: CacheExpired}, ev[0])
+}
+
+// L3, V3.5: invalidation by key, by member and by absent members, with events.
+func TestPidCacheInvalidation(t *testing.T) {
+	c := newTestCache(t, 100, time.Hour)
+	ms := testMembers(3, "k")
+	ids := testIdentities(9, "k")
+	for i, id := range ids {
+		m := ms[i%3]
+		c.Put(id, actor.NewPID(m.Address, id.ID), m.Key(), t0)
+	}
+
+	assert.True(t, c.Remove(ids[0]))
+	assert.False(t, c.Remove(ids[0]))
+	ev := c.DrainEvents()
+	require.Len(t, ev, 1)
+	assert.Equal(t, CacheRemoved, ev[0].Reason)
+
+	assert.Equal(t, 3, c.InvalidateMember(ms[1].Key()))
+	ev = c.DrainEvents()
+	assert.ElementsMatch(t, []Identity{ids[1], ids[4], ids[7]}, eventIdentities(ev))
+	for _, e := range ev {
+		assert.Equal(t, CacheMemberLeft, e.Reason)
+		assert.Equal(t, ms[1].Key(), e.Member)
+	}
+
+	// Member 2 restarted (new incarnation): its old entries are absent.
+	restarted := ms[2]
+	restarted.Incarnation++
+	assert.Equal(t, 3, c.InvalidateAbsent([]Member{ms[0], restarted}))
+	ev = c.DrainEvents()
+	assert.ElementsMatch(t, []Identity{ids[2], ids[5], ids[8]}, eventIdentities(ev))
+	for _, e := range ev {
+		assert.Equal(t, CacheMemberAbsent, e.Reason)
+	}
+	assert.Equal(t, 2, c.Len()) // ids[3], ids[6] on member 0
+	for _, id := range []Identity{ids[3], ids[6]} {
+		_, ok := c.Get(id, t0)
+		assert.True(t, ok)
+	}
+}
+
+func eventIdentities(ev []PidCacheEvent) []Identity {
+	out := make([]Identity, len(ev))
+	for i, e := range ev {
+		out[i] = e.Identity
+	}
+	return out
+}
+
+// Concurrent readers and a writer (run with -race).
+func TestPidCacheConcurrent(t *testing.T) {
+	c := newTestCache(t, 4096, time.Hour)
+	ids := testIdentities(2000, "k")
+	pids := make([]*actor.PID, len(ids))
+	for i, id := range ids {
+		pids[i] = actor.NewPID("n", id.ID)
+		c.Put(id, pids[i], "n#1", t0)
+	}
+	var wg sync.WaitGroup
+	for r := range 4 {
+		wg.Go(func() {
+			for i := r; i < len(ids)*5; i += 4 {
+				j := i % len(ids)
+				if pid, ok := c.Get(ids[j], t0); ok && !pid.Equal(pids[j]) {
+					t.Errorf("wrong PID for %s", ids[j])
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for i, id := range ids {
+			if i%3 == 0 {
+				c.Remove(id)
+			} else {
+				c.Put(id, pids[i], "n#1", t0)
+			}
+		}
+	})
+	wg.Wait()
+	assert.Equal(t, len(ids)-(len(ids)+2)/3, c.Len())
+}
+
+func TestPidCacheGetDoesNotAllocate(t *testing.T) {
+	c := newTestCache(t, 1024, time.Hour)
+	id := NewIdentity("k", "x")
+	c.Put(id, actor.NewPID("n", "x"), "n#1", t0)
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { c.Get(id, t0) }))
+}

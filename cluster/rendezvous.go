@@ -1,0 +1,212 @@
+package cluster
+
+import (
+	"encoding/binary"
+	"math"
+	"math/bits"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// The xxhash64 primes (XXH64 specification).
+const (
+	xxPrime1 uint64 = 0x9E3779B185EBCA87
+	xxPrime2 uint64 = 0xC2B2AE3D27D4EB4F
+	xxPrime3 uint64 = 0x165667B19E3779F9
+	xxPrime4 uint64 = 0x85EBCA77C2B2AE63
+	xxPrime5 uint64 = 0x27D4EB2F165667C5
+)
+
+// MemberHash is the rendezvous hash of a member: XXH64 with seed over
+// LE32(len(memberID)) || memberID (UTF-8 bytes). Only the ID is hashed, not
+// the incarnation or address, so a member that restarts under the same ID
+// owns the same identities again.
+func MemberHash(seed uint64, memberID string) uint64 {
+	var d xxhash.Digest
+	d.ResetWithSeed(seed)
+	var n [4]byte
+	binary.LittleEndian.PutUint32(n[:], uint32(len(memberID)))
+	_, _ = d.Write(n[:])
+	_, _ = d.WriteString(memberID)
+	return d.Sum64()
+}
+
+// IdentityHash is the rendezvous hash of an identity: XXH64 with seed over
+// LE32(len(Kind)) || Kind || LE32(len(ID)) || ID. The length prefixes keep
+// {"ab","c"} apart from {"a","bc"}.
+func IdentityHash(seed uint64, id Identity) uint64 {
+	var d xxhash.Digest
+	d.ResetWithSeed(seed)
+	var n [4]byte
+	binary.LittleEndian.PutUint32(n[:], uint32(len(id.Kind)))
+	_, _ = d.Write(n[:])
+	_, _ = d.WriteString(id.Kind)
+	binary.LittleEndian.PutUint32(n[:], uint32(len(id.ID)))
+	_, _ = d.Write(n[:])
+	_, _ = d.WriteString(id.ID)
+	return d.Sum64()
+}
+
+// RendezvousScore is the score of a member for an identity:
+// XXH64 with seed over the 16 bytes LE64(memberHash) || LE64(identityHash).
+// Unweighted rendezvous picks the member with the highest score.
+func RendezvousScore(seed, memberHash, identityHash uint64) uint64 {
+	return scoreFinish(memberLane(seed, memberHash) ^ xxRound(identityHash))
+}
+
+// WeightedScore is the logarithmic-method score of weighted rendezvous:
+// -weight / ln(u) with u = (float64(score>>12) + 0.5) / 2^52, which maps the
+// 64-bit score into the open interval (0, 1); every step of that is exact in
+// IEEE-754 double precision (u is never 0 or 1). A member then wins an identity
+// with probability weight / (sum of the candidates' weights). Weight 0
+// counts as 1, as in Member.EffectiveWeight.
+func WeightedScore(score uint64, weight uint32) float64 {
+	if weight == 0 {
+		weight = 1
+	}
+	return -float64(weight) / math.Log(unitInterval(score))
+}
+
+func unitInterval(score uint64) float64 {
+	return (float64(score>>12) + 0.5) * 0x1p-52
+}
+
+// xxRound is XXH64's round(0, lane).
+func xxRound(lane uint64) uint64 {
+	return bits.RotateLeft64(lane*xxPrime2, 31) * xxPrime1
+}
+
+// memberLane is the XXH64 state of a 16-byte input after its first lane
+// (the member hash): everything that does not depend on the identity.
+func memberLane(seed, memberHash uint64) uint64 {
+	h := seed + xxPrime5 + 16
+	h ^= xxRound(memberHash)
+	return bits.RotateLeft64(h, 27)*xxPrime1 + xxPrime4
+}
+
+// scoreFinish completes XXH64 of the 16-byte input from memberLane's state
+// xor'ed with the identity lane's round.
+func scoreFinish(h uint64) uint64 {
+	h = bits.RotateLeft64(h, 27)*xxPrime1 + xxPrime4
+	h ^= h >> 33
+	h *= xxPrime2
+	h ^= h >> 29
+	h *= xxPrime3
+	h ^= h >> 32
+	return h
+}
+
+// Rendezvous is highest-random-weight owner selection over xxhash64 (see
+// docs/identity.md for the exact bytes). It is immutable and safe for
+// concurrent use.
+type Rendezvous struct {
+	seed     uint64
+	weighted bool
+}
+
+// NewRendezvous returns the rendezvous strategy of cfg.
+func NewRendezvous(cfg HashConfig) *Rendezvous {
+	return &Rendezvous{seed: cfg.Seed, weighted: cfg.Weighted}
+}
+
+// Name implements HashStrategy.
+func (r *Rendezvous) Name() string {
+	if r.weighted {
+		return "weighted-rendezvous-xxh64"
+	}
+	return "rendezvous-xxh64"
+}
+
+type rendezvousCandidate struct {
+	lane   uint64 // memberLane(seed, MemberHash(seed, ID))
+	weight float64
+	index  int // into Topology.Members
+}
+
+type rendezvousKind struct {
+	cands   []rendezvousCandidate
+	uniform bool // all weights equal: weighted order == score order
+}
+
+type rendezvousRing struct {
+	seed     uint64
+	weighted bool
+	topo     Topology
+	kinds    map[string]*rendezvousKind
+}
+
+// Build implements HashStrategy: it hashes every member once and groups the
+// members by kind, in view order (ID, incarnation).
+func (r *Rendezvous) Build(t Topology) Ring {
+	ring := &rendezvousRing{
+		seed:     r.seed,
+		weighted: r.weighted,
+		topo:     t,
+		kinds:    make(map[string]*rendezvousKind),
+	}
+	for i, m := range t.Members {
+		lane := memberLane(r.seed, MemberHash(r.seed, m.ID))
+		w := float64(m.EffectiveWeight())
+		seen := make(map[string]struct{}, len(m.Kinds))
+		for _, k := range m.Kinds {
+			if _, dup := seen[k]; dup {
+				continue
+			}
+			seen[k] = struct{}{}
+			rk := ring.kinds[k]
+			if rk == nil {
+				rk = &rendezvousKind{uniform: true}
+				ring.kinds[k] = rk
+			}
+			if len(rk.cands) > 0 && rk.cands[0].weight != w {
+				rk.uniform = false
+			}
+			rk.cands = append(rk.cands, rendezvousCandidate{lane: lane, weight: w, index: i})
+		}
+	}
+	return ring
+}
+
+func (r *rendezvousRing) Hash() uint64  { return r.topo.Hash }
+func (r *rendezvousRing) Epoch() uint64 { return r.topo.Epoch }
+
+// Owner implements Ring. Ties (equal scores, which need a 64-bit collision)
+// go to the member that sorts first in the view.
+func (r *rendezvousRing) Owner(id Identity) (Member, error) {
+	i, err := r.ownerIndex(id)
+	if err != nil {
+		return Member{}, err
+	}
+	return r.topo.Members[i], nil
+}
+
+func (r *rendezvousRing) ownerIndex(id Identity) (int, error) {
+	if len(r.topo.Members) == 0 {
+		return -1, ErrNoAuthority
+	}
+	rk := r.kinds[id.Kind]
+	if rk == nil {
+		return -1, ErrNoSuchKind
+	}
+	lane := xxRound(IdentityHash(r.seed, id))
+	cands := rk.cands
+	best := 0
+	bestScore := scoreFinish(cands[0].lane ^ lane)
+	if !r.weighted || rk.uniform {
+		for j := 1; j < len(cands); j++ {
+			if s := scoreFinish(cands[j].lane ^ lane); s > bestScore {
+				best, bestScore = j, s
+			}
+		}
+		return cands[best].index, nil
+	}
+	bestW := -cands[0].weight / math.Log(unitInterval(bestScore))
+	for j := 1; j < len(cands); j++ {
+		s := scoreFinish(cands[j].lane ^ lane)
+		w := -cands[j].weight / math.Log(unitInterval(s))
+		if w > bestW || (w == bestW && s > bestScore) {
+			best, bestScore, bestW = j, s, w
+		}
+	}
+	return cands[best].index, nil
+}
