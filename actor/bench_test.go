@@ -46,7 +46,18 @@ func BenchmarkTell(b *testing.B) {
 
 // BenchmarkPingPong: actor↔actor round trip.
 func BenchmarkPingPong(b *testing.B) {
-	sys := newBenchSystem(b)
+	b.Run("runnext=on", func(b *testing.B) { benchPingPong(b, newBenchSystem(b)) })
+	b.Run("runnext=off", func(b *testing.B) {
+		sys, err := actor.NewSystem(actor.SystemConfig{DisableRunNext: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = sys.Shutdown(context.Background()) })
+		benchPingPong(b, sys)
+	})
+}
+
+func benchPingPong(b *testing.B, sys *actor.System) {
 	done := make(chan struct{})
 	echo := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
 		if m, ok := c.Message().(*ping); ok {

@@ -240,6 +240,7 @@ func (c *cell) tryComplete() {
 		}
 		c.mb.Resume()
 		c.sys.metrics.restarted(c)
+		c.sys.logger.Debug("actor restarted", "pid", c.self.String())
 		c.deliver(startedMsg)
 	}
 }
@@ -278,6 +279,7 @@ func (c *cell) fail(err error, msg any) scheduler.InvokeResult {
 	retry := scheduler.Backoff(c.failures - 1)
 	c.mb.Suspend()
 	c.sys.metrics.failed(c)
+	c.sys.logger.Warn("actor failed", "pid", c.self.String(), "err", err, "consecutive", c.failures)
 	if c.parent == nil {
 		c.sys.logger.Error("guardian failed; stopping it", "pid", c.self.String(), "err", err)
 		c.beginStop()

@@ -28,6 +28,9 @@ type SystemConfig struct {
 	// Throughput is the most user messages an actor handles before it
 	// yields its worker; 0 means scheduler.DefaultThroughput.
 	Throughput int
+	// DisableRunNext turns off the run-next slot of the worker pool (for
+	// measurement only; see scheduler.Config.DisableRunNext).
+	DisableRunNext bool
 	// BlockingWorkers is the size of the dedicated pool for actors spawned
 	// WithBlocking; 0 means 16. Its workers start on first use.
 	BlockingWorkers int
@@ -144,7 +147,7 @@ func NewSystem(cfg SystemConfig) (*System, error) {
 	if cfg.Dispatcher != nil {
 		s.dispatcher = cfg.Dispatcher
 	} else {
-		s.coord = scheduler.NewCoordinator(scheduler.Config{Name: cfg.Name, Workers: cfg.Workers, Throughput: cfg.Throughput, Clock: s.clock})
+		s.coord = scheduler.NewCoordinator(scheduler.Config{Name: cfg.Name, Workers: cfg.Workers, Throughput: cfg.Throughput, Clock: s.clock, DisableRunNext: cfg.DisableRunNext})
 		s.coord.Start()
 		s.dispatcher = s.coord
 	}
@@ -196,14 +199,14 @@ func (s *System) Stopped() bool { return s.stopped.Load() }
 
 func (s *System) startGuardians() {
 	s.guardiansDone = make(chan struct{})
-	s.rootGuardian = s.newCell(nil, PropsFromFunc(func(Context) {}, WithSupervisor(stopOnFailure{})), "root", nil)
+	s.rootGuardian = s.newCell(nil, PropsFromFunc(func(Context) {}, WithSupervisor(stopOnFailure{}), WithKind("guardian")), "root", nil)
 	s.rootGuardian.onStopped = func() { close(s.guardiansDone) }
 	gs := s.cfg.GuardianStrategy
 	if gs == nil {
 		gs = DefaultStrategy()
 	}
-	s.userGuardian = s.newCell(s.rootGuardian, PropsFromFunc(func(Context) {}, WithSupervisor(gs)), "user", nil)
-	s.systemGuardian = s.newCell(s.rootGuardian, PropsFromFunc(func(Context) {}, WithSupervisor(DefaultStrategy())), "system", nil)
+	s.userGuardian = s.newCell(s.rootGuardian, PropsFromFunc(func(Context) {}, WithSupervisor(gs), WithKind("guardian")), "user", nil)
+	s.systemGuardian = s.newCell(s.rootGuardian, PropsFromFunc(func(Context) {}, WithSupervisor(DefaultStrategy()), WithKind("guardian")), "system", nil)
 }
 
 // stopOnFailure is the root guardian's strategy: a failed guardian is stopped.

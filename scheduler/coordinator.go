@@ -27,6 +27,10 @@ type Config struct {
 	Clock Clock
 	// OnFailed observes Failed results; may be nil.
 	OnFailed FailureHook
+	// DisableRunNext sends runnables scheduled from inside an invocation to
+	// the shared queue like any other. It exists to measure what run-next
+	// buys (see docs/benchmarks.md); leave it off.
+	DisableRunNext bool
 }
 
 // DefaultThroughput is the throughput hint when Config leaves it zero.
@@ -142,7 +146,7 @@ func (c *Coordinator) Schedule(r Runnable) {
 // ends, without waking another worker. A runnable already in the slot moves
 // to the ready queue.
 func (c *Coordinator) ScheduleFrom(w *Worker, r Runnable) {
-	if w == nil || w.c != c {
+	if w == nil || w.c != c || c.cfg.DisableRunNext {
 		c.Schedule(r)
 		return
 	}

@@ -7,7 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/fraktor-go/fraktor/actor"
 )
@@ -41,8 +46,13 @@ func account() actor.Actor {
 }
 
 func main() {
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	sys, err := actor.NewSystem(actor.SystemConfig{Name: "demo", Logger: logger})
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// Metrics go to an OpenTelemetry SDK reader that the demo prints at the
+	// end; a real program would plug in an exporter (OTLP, Prometheus).
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	sys, err := actor.NewSystem(actor.SystemConfig{Name: "demo", Logger: logger, MeterProvider: mp, InvokeMetrics: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -51,7 +61,7 @@ func main() {
 	defer cancel()
 
 	fmt.Println("1. spawn an actor")
-	acct, _ := sys.Root().SpawnNamed(actor.PropsFromProducer(account), "account-42")
+	acct, _ := sys.Root().SpawnNamed(actor.PropsFromProducer(account, actor.WithKind("account")), "account-42")
 
 	fmt.Println("2. send deposits, then ask for the balance (request/response)")
 	for _, a := range []int{10, 20, 12} {
@@ -80,9 +90,9 @@ func main() {
 	fmt.Printf("  err = %v\n", err)
 
 	fmt.Println("7. spawn 10,000 actors, send each a message, shut down gracefully")
+	worker := actor.PropsFromFunc(func(actor.Context) {}, actor.WithKind("worker"))
 	for i := 0; i < 10000; i++ {
-		pid := sys.Root().Spawn(actor.PropsFromFunc(func(actor.Context) {}))
-		sys.Root().Send(pid, &deposit{amount: 1})
+		sys.Root().Send(sys.Root().Spawn(worker), &deposit{amount: 1})
 	}
 	start := time.Now()
 	if err := sys.Shutdown(ctx); err != nil {
@@ -90,4 +100,48 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("  shut down in %v; dead letters so far: %d\n", time.Since(start).Round(time.Millisecond), sys.DeadLetters())
+
+	fmt.Println("8. the OpenTelemetry metrics the run produced")
+	printMetrics(reader)
+}
+
+func printMetrics(reader *sdkmetric.ManualReader) {
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		fmt.Println("  collect:", err)
+		return
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, dp := range d.DataPoints {
+					fmt.Printf("  %-34s %-22s %d\n", m.Name, attrs(dp.Attributes.ToSlice()), dp.Value)
+				}
+			case metricdata.Gauge[int64]:
+				for _, dp := range d.DataPoints {
+					fmt.Printf("  %-34s %-22s %d\n", m.Name, attrs(dp.Attributes.ToSlice()), dp.Value)
+				}
+			case metricdata.Histogram[float64]:
+				for _, dp := range d.DataPoints {
+					mean := 0.0
+					if dp.Count > 0 {
+						mean = dp.Sum / float64(dp.Count)
+					}
+					fmt.Printf("  %-34s %-22s count=%d mean=%.1fµs\n", m.Name, attrs(dp.Attributes.ToSlice()), dp.Count, mean*1e6)
+				}
+			}
+		}
+	}
+}
+
+func attrs(kvs []attribute.KeyValue) string {
+	out := ""
+	for _, kv := range kvs {
+		if out != "" {
+			out += ","
+		}
+		out += string(kv.Key[strings.LastIndex(string(kv.Key), ".")+1:]) + "=" + kv.Value.Emit()
+	}
+	return out
 }
