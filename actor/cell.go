@@ -109,6 +109,12 @@ func (c *cell) BindWorker(w *scheduler.Worker) { c.worker = w }
 // SetIdle implements scheduler.Runnable.
 func (c *cell) SetIdle() bool { return c.mb.SetIdle() }
 
+// Defer implements scheduler.Runnable.
+func (c *cell) Defer() { c.mb.Defer() }
+
+// Wake implements scheduler.Runnable.
+func (c *cell) Wake() bool { return c.mb.Wake() }
+
 // Sink implements mailbox.Sink: it takes what reaches the mailbox after the
 // actor stopped.
 func (c *cell) Sink(e envelope) {

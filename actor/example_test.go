@@ -115,3 +115,28 @@ func Example_extension() {
 	fmt.Println(reply)
 	// Output: welcome, ada
 }
+
+func ExampleWithReceiveMiddleware() {
+	sys, _ := actor.NewSystem(actor.SystemConfig{})
+	defer sys.Shutdown(context.Background())
+
+	// audit wraps every message delivery of the actor.
+	audit := func(next actor.ReceiveFunc) actor.ReceiveFunc {
+		return func(c actor.Context) {
+			if s, ok := c.Message().(string); ok {
+				fmt.Println("audit:", s)
+			}
+			next(c)
+		}
+	}
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if s, ok := c.Message().(string); ok {
+			c.Respond(len(s))
+		}
+	}, actor.WithReceiveMiddleware(audit)))
+	n, _ := actor.Request[int](context.Background(), sys.Root(), pid, "hello")
+	fmt.Println(n)
+	// Output:
+	// audit: hello
+	// 5
+}

@@ -16,7 +16,12 @@ func (c *cell) InvokeBatch(throughputHint int) scheduler.InvokeResult {
 	}
 	c.ictx.Reset(c.idx, throughputHint, c.sys.clock.Now())
 	if c.mw.BeforeInvoke(&c.ictx) == scheduler.Break {
-		res := scheduler.Suspended(scheduler.ReasonRateLimit, scheduler.ResumeAfter(c.ictx.ResumeAfter()))
+		// A Break holds back user messages only: the runtime's own protocol
+		// (stop, watch, supervision) still runs.
+		res := c.run(0)
+		if res.Kind == scheduler.ResultCompleted || res.Kind == scheduler.ResultYielded {
+			res = scheduler.Suspended(scheduler.ReasonRateLimit, scheduler.ResumeAfter(c.ictx.ResumeAfter()))
+		}
 		c.mw.AfterInvoke(&c.ictx, res)
 		return res
 	}

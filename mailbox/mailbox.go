@@ -12,6 +12,7 @@ const (
 	statusScheduled               // handed to the dispatcher, or running
 	statusClosed                  // the owner stopped; posts go to the sink
 	statusDraining                // someone is moving posts to the sink
+	statusDeferred                // waits for a resume timer; system posts wake it
 )
 
 // Mailbox pairs a system queue with a user queue and keeps the scheduling
@@ -91,7 +92,27 @@ func (m *Mailbox[T]) afterPost(w *scheduler.Worker, system bool) {
 		if m.status.CompareAndSwap(statusClosed, statusDraining) {
 			m.drain()
 		}
+	case statusDeferred:
+		if system && m.status.CompareAndSwap(statusDeferred, statusScheduled) {
+			m.dispatcher.ScheduleFrom(w, m.runnable)
+		}
 	}
+}
+
+// Defer marks the mailbox as waiting for a resume timer (the executor's side
+// of a timed suspension): user posts leave it alone, a system post schedules
+// it. Called by the executor, which holds the consumer role until then.
+func (m *Mailbox[T]) Defer() {
+	m.sys.Release()
+	m.user.Release()
+	m.status.Store(statusDeferred)
+}
+
+// Wake ends a deferral when the resume timer fires; it reports whether the
+// caller now owns the scheduled status (false when a system post woke the
+// mailbox first).
+func (m *Mailbox[T]) Wake() bool {
+	return m.status.CompareAndSwap(statusDeferred, statusScheduled)
 }
 
 // PopSystem dequeues a system message. Consumer only.

@@ -31,6 +31,8 @@ func (nopRunnable) MailboxIndex() scheduler.MailboxIndex   { return 0 }
 func (nopRunnable) AddMiddleware(scheduler.Middleware)     {}
 func (nopRunnable) BindWorker(*scheduler.Worker)           {}
 func (r nopRunnable) SetIdle() bool                        { return r.mb.SetIdle() }
+func (r nopRunnable) Defer()                               { r.mb.Defer() }
+func (r nopRunnable) Wake() bool                           { return r.mb.Wake() }
 
 func newMailbox(q mailbox.Queue[int]) (*mailbox.Mailbox[int], *countingDispatcher) {
 	d := &countingDispatcher{ready: make(chan scheduler.Runnable, 1<<16)}
@@ -144,3 +146,26 @@ func TestMailboxBoundedReject(t *testing.T) {
 type sinkFunc func(int)
 
 func (f sinkFunc) Sink(v int) { f(v) }
+
+// A deferred mailbox (timed suspension) ignores user posts, is woken by a
+// system post, and then the timer's Wake loses.
+func TestMailboxDeferred(t *testing.T) {
+	mb, d := newMailbox(nil)
+	require.NoError(t, mb.PostUser(nil, 1))
+	require.Equal(t, int64(1), d.n.Load())
+	<-d.ready
+	mb.Defer()
+	require.NoError(t, mb.PostUser(nil, 2))
+	require.Equal(t, int64(1), d.n.Load(), "user posts wait for the timer")
+	mb.PostSystem(nil, 3)
+	require.Equal(t, int64(2), d.n.Load(), "a system post wakes it")
+	require.False(t, mb.Wake(), "the timer finds it awake already")
+
+	mb2, d2 := newMailbox(nil)
+	require.NoError(t, mb2.PostUser(nil, 1))
+	<-d2.ready
+	mb2.Defer()
+	require.True(t, mb2.Wake(), "the timer wakes it")
+	mb2.PostSystem(nil, 2)
+	require.Equal(t, int64(1), d2.n.Load(), "already scheduled by the timer's owner")
+}

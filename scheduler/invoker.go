@@ -29,12 +29,20 @@ type MessageInvoker interface {
 // (Completed{ReadyHint:false}, Suspended with an external resume, Failed) the
 // executor calls SetIdle; SetIdle marks the mailbox idle and reports true
 // when work arrived meanwhile and the runnable re-claimed its scheduled
-// status, in which case the executor runs it again. All three methods are
-// called by the executor only, one call at a time.
+// status, in which case the executor runs it again.
+//
+// After Suspended with ResumeAfter(d) the executor calls Defer and arms a
+// timer; when it fires the executor calls Wake and runs the runnable if Wake
+// reports true. A deferred mailbox is not scheduled by user posts but is by
+// system posts (a Stop must not wait for a rate limit), so Wake reports false
+// when a system post got there first. All methods are called by the executor
+// only, one call at a time, except Wake, which the timer calls.
 type Runnable interface {
 	MessageInvoker
 	BindWorker(w *Worker)
 	SetIdle() bool
+	Defer()
+	Wake() bool
 }
 
 // Dispatcher accepts runnables that became ready.

@@ -40,6 +40,8 @@ func (f *fakeRunnable) InvokeBatch(int) scheduler.InvokeResult {
 func (f *fakeRunnable) MailboxIndex() scheduler.MailboxIndex { return f.idx }
 func (f *fakeRunnable) AddMiddleware(m scheduler.Middleware) { f.mw = append(f.mw, m) }
 func (f *fakeRunnable) BindWorker(w *scheduler.Worker)       { f.worker = w }
+func (f *fakeRunnable) Defer()                               {}
+func (f *fakeRunnable) Wake() bool                           { return true }
 func (f *fakeRunnable) SetIdle() bool {
 	f.idles.Add(1)
 	return f.pending.Swap(false)

@@ -26,8 +26,9 @@ func settle(r Runnable, res InvokeResult, clock Clock, resume func(Runnable), ho
 		return actDone
 	case ResultSuspended:
 		if !res.ResumeOn.External() {
-			// The mailbox stays "scheduled" while it waits, so posts do not
-			// schedule it a second time; the timer hands it back.
+			// Deferred: user posts do not schedule it, a system post or the
+			// timer does, whichever comes first.
+			r.Defer()
 			timers.after(clock, res.ResumeOn.After, r, resume)
 			return actDone
 		}

@@ -19,7 +19,11 @@ type setTimer struct {
 }
 
 func (s *TimerSet) after(clock Clock, d time.Duration, r Runnable, resume func(Runnable)) {
-	s.After(clock, d, func() { resume(r) })
+	s.After(clock, d, func() {
+		if r.Wake() {
+			resume(r)
+		}
+	})
 }
 
 // After calls f after d on clock unless the set is closed first. The returned

@@ -77,3 +77,5 @@ func (v *testInvoker) MailboxIndex() scheduler.MailboxIndex { return v.idx }
 func (v *testInvoker) AddMiddleware(m scheduler.Middleware) { v.chain.Add(m) }
 func (v *testInvoker) BindWorker(*scheduler.Worker)         {}
 func (v *testInvoker) SetIdle() bool                        { return false }
+func (v *testInvoker) Defer()                               {}
+func (v *testInvoker) Wake() bool                           { return true }
