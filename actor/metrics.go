@@ -51,7 +51,7 @@ type metrics struct {
 // kindMetrics is what cells of one kind share: the precomputed attribute
 // option (so recording allocates nothing) and the invoke Telemetry.
 type kindMetrics struct {
-	opt       metric.AddOption
+	opts      []metric.AddOption // passed with ...: no slice allocated per call
 	telemetry *middleware.Telemetry
 }
 
@@ -114,7 +114,7 @@ func (m *metrics) kind(name string) *kindMetrics {
 		return k.(*kindMetrics)
 	}
 	attrs := attribute.NewSet(attribute.String(AttrActorKind, name))
-	k := &kindMetrics{opt: metric.WithAttributeSet(attrs)}
+	k := &kindMetrics{opts: []metric.AddOption{metric.WithAttributeSet(attrs)}}
 	if m.on {
 		// An error here means the provider refused the instruments; the
 		// kind then simply has no invoke telemetry.
@@ -136,10 +136,10 @@ func kindOf(p *Props, a Actor) string {
 
 var bg = context.Background()
 
-func (m *metrics) restarted(c *cell) { m.nRestarted.Add(bg, 1, c.km.opt) }
-func (m *metrics) stopped(c *cell)   { m.nStopped.Add(bg, 1, c.km.opt) }
-func (m *metrics) failed(c *cell)    { m.nFailures.Add(bg, 1, c.km.opt) }
-func (m *metrics) spawned(c *cell)   { m.nSpawned.Add(bg, 1, c.km.opt) }
+func (m *metrics) restarted(c *cell) { m.nRestarted.Add(bg, 1, c.km.opts...) }
+func (m *metrics) stopped(c *cell)   { m.nStopped.Add(bg, 1, c.km.opts...) }
+func (m *metrics) failed(c *cell)    { m.nFailures.Add(bg, 1, c.km.opts...) }
+func (m *metrics) spawned(c *cell)   { m.nSpawned.Add(bg, 1, c.km.opts...) }
 func (m *metrics) deadLetter()       { m.nDeadLetters.Add(bg, 1) }
 func (m *metrics) futureStarted()    { m.nFutStarted.Add(bg, 1) }
 func (m *metrics) futureCompleted(err error) {

@@ -1,6 +1,8 @@
 package actor
 
 import (
+	"sync/atomic"
+
 	"github.com/fraktor-go/fraktor/mailbox"
 	"github.com/fraktor-go/fraktor/scheduler"
 )
@@ -42,8 +44,15 @@ type Props struct {
 	dispatcher  scheduler.Dispatcher
 	blocking    bool
 	kind        string
-	receiveFunc ReceiveFunc // receive chain minus the behaviour, built once
+	km          atomic.Pointer[propsKind] // kind metrics, resolved at the first spawn
+	receiveFunc ReceiveFunc               // receive chain minus the behaviour, built once
 	sendFunc    SendFunc
+}
+
+// propsKind caches the kind metrics of Props per system.
+type propsKind struct {
+	sys *System
+	km  *kindMetrics
 }
 
 // PropsOption configures Props.

@@ -236,7 +236,12 @@ func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Wor
 		c.parent = parent.self
 	}
 	c.actor = props.producer()
-	c.km = s.metrics.kind(kindOf(props, c.actor))
+	if pk := props.km.Load(); pk != nil && pk.sys == s {
+		c.km = pk.km
+	} else {
+		c.km = s.metrics.kind(kindOf(props, c.actor))
+		props.km.Store(&propsKind{sys: s, km: c.km})
+	}
 	if s.cfg.InvokeMetrics && c.km.telemetry != nil {
 		c.AddMiddleware(c.km.telemetry)
 	}
