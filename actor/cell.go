@@ -46,31 +46,49 @@ type cell struct {
 	msg       any
 	sender    *PID
 	processed int
-	behaviour []ReceiveFunc
-	stash     []envelope
 	pending   []envelope // unstashed, processed before the mailbox
 	failures  int        // consecutive failures
-	stats     RestartStats
-	escalate  *Failure
-	logger    *slog.Logger
+	x         *cellExtra // rarely used state, allocated on first use
 
 	mu       sync.Mutex // guards children: guardians get spawns from outside
 	children map[string]*PID
-	watchers []*PID // few: a slice beats a map
-	watcher1 [1]*PID
-	watching []*PID
+
+	mw *invokeMW // nil without invoke middleware
+
+	onStopped func() // guardians: signal shutdown progress
+	km        *kindMetrics
+	queued    atomic.Int32 // user messages left after the last invocation (metrics only)
+}
+
+// cellExtra holds what most actors never use, so that a cell stays under the
+// size the allocator handles without a malloc header (512 bytes).
+type cellExtra struct {
+	behaviour []ReceiveFunc
+	stash     []envelope
+	stats     RestartStats
+	escalate  *Failure
+	logger    *slog.Logger
+	watchers  []*PID // few: a slice beats a map
+	watcher1  [1]*PID
+	watching  []*PID
 
 	recvTimeout   time.Duration
 	timeoutGen    uint64
 	lastActivity  time.Time
 	cancelTimeout func() bool
+}
 
-	mw   *scheduler.CompositeMiddleware
-	ictx scheduler.InvokeContext
+func (c *cell) ext() *cellExtra {
+	if c.x == nil {
+		c.x = &cellExtra{}
+	}
+	return c.x
+}
 
-	onStopped func() // guardians: signal shutdown progress
-	km        *kindMetrics
-	queued    atomic.Int32 // user messages left after the last invocation (metrics only)
+// invokeMW is the invoke middleware chain and its reusable context.
+type invokeMW struct {
+	chain *scheduler.CompositeMiddleware
+	ictx  scheduler.InvokeContext
 }
 
 var _ scheduler.Runnable = (*cell)(nil)
@@ -98,9 +116,9 @@ func (c *cell) MailboxIndex() scheduler.MailboxIndex { return c.idx }
 // AddMiddleware implements scheduler.MessageInvoker.
 func (c *cell) AddMiddleware(m scheduler.Middleware) {
 	if c.mw == nil {
-		c.mw = scheduler.NewComposite()
+		c.mw = &invokeMW{chain: scheduler.NewComposite()}
 	}
-	c.mw.Add(m)
+	c.mw.chain.Add(m)
 }
 
 // BindWorker implements scheduler.Runnable.

@@ -86,10 +86,10 @@ func (c *cell) childList() []*PID {
 }
 
 func (c *cell) Logger() *slog.Logger {
-	if c.logger == nil {
-		c.logger = c.sys.logger.With("pid", c.self.String())
+	if c.ext().logger == nil {
+		c.ext().logger = c.sys.logger.With("pid", c.self.String())
 	}
-	return c.logger
+	return c.ext().logger
 }
 
 func (c *cell) Send(pid *PID, msg any) { c.send(pid, msg, nil) }
@@ -144,39 +144,42 @@ func (c *cell) Stop(pid *PID)   { c.sys.sendSystem(c.worker, pid, stopSys) }
 func (c *cell) Poison(pid *PID) { c.sys.send(c.worker, pid, &PoisonPill{}, nil) }
 
 func (c *cell) Watch(pid *PID) {
-	if indexPID(c.watching, pid) < 0 {
-		c.watching = append(c.watching, pid)
+	if indexPID(c.ext().watching, pid) < 0 {
+		c.ext().watching = append(c.ext().watching, pid)
 	}
 	c.sys.sendSystem(c.worker, pid, &Watch{Watcher: c.self})
 }
 
 func (c *cell) Unwatch(pid *PID) {
-	c.watching, _ = removePID(c.watching, pid)
+	c.ext().watching, _ = removePID(c.ext().watching, pid)
 	c.sys.sendSystem(c.worker, pid, &Unwatch{Watcher: c.self})
 }
 
 func (c *cell) Stash() {
 	if c.msg != nil {
-		c.stash = append(c.stash, envelope{msg: c.msg, sender: c.sender})
+		c.ext().stash = append(c.ext().stash, envelope{msg: c.msg, sender: c.sender})
 	}
 }
 
 func (c *cell) UnstashAll() {
-	if len(c.stash) == 0 {
+	if c.x == nil || len(c.x.stash) == 0 {
 		return
 	}
-	c.pending = append(c.stash, c.pending...)
-	c.stash = nil
+	c.pending = append(c.ext().stash, c.pending...)
+	c.ext().stash = nil
 }
 
-func (c *cell) Become(r ReceiveFunc) { c.behaviour = append(c.behaviour[:0], r) }
+func (c *cell) Become(r ReceiveFunc) { c.ext().behaviour = append(c.ext().behaviour[:0], r) }
 
-func (c *cell) BecomeStacked(r ReceiveFunc) { c.behaviour = append(c.behaviour, r) }
+func (c *cell) BecomeStacked(r ReceiveFunc) { c.ext().behaviour = append(c.ext().behaviour, r) }
 
 func (c *cell) UnbecomeStacked() {
-	if n := len(c.behaviour); n > 0 {
-		c.behaviour[n-1] = nil
-		c.behaviour = c.behaviour[:n-1]
+	if c.x == nil {
+		return
+	}
+	if n := len(c.ext().behaviour); n > 0 {
+		c.ext().behaviour[n-1] = nil
+		c.ext().behaviour = c.ext().behaviour[:n-1]
 	}
 }
 
@@ -209,7 +212,7 @@ func (c *cell) StopChildren(pids ...*PID) {
 	}
 }
 
-func (c *cell) Escalate(f Failure) { c.escalate = &f }
+func (c *cell) Escalate(f Failure) { c.ext().escalate = &f }
 
 func (c *cell) Now() time.Time { return c.sys.clock.Now() }
 
@@ -219,43 +222,54 @@ func (c *cell) Now() time.Time { return c.sys.clock.Now() }
 func (c *cell) SetReceiveTimeout(d time.Duration) {
 	c.cancelReceiveTimeout()
 	if d <= 0 {
-		c.recvTimeout = 0
+		if c.x != nil {
+			c.x.recvTimeout = 0
+		}
 		return
 	}
-	c.recvTimeout = d
-	c.lastActivity = c.sys.clock.Now()
+	c.ext().recvTimeout = d
+	c.ext().lastActivity = c.sys.clock.Now()
 	c.armTimeout(d)
 }
 
-func (c *cell) ReceiveTimeout() time.Duration { return c.recvTimeout }
+func (c *cell) ReceiveTimeout() time.Duration {
+	if c.x == nil {
+		return 0
+	}
+	return c.x.recvTimeout
+}
 
 func (c *cell) armTimeout(d time.Duration) {
-	c.timeoutGen++
-	tick := &timeoutMsg{gen: c.timeoutGen}
-	c.cancelTimeout = c.sys.timers.After(c.sys.clock, d, func() {
+	c.ext().timeoutGen++
+	tick := &timeoutMsg{gen: c.ext().timeoutGen}
+	c.ext().cancelTimeout = c.sys.timers.After(c.sys.clock, d, func() {
 		_ = c.mb.PostUser(nil, envelope{msg: tick})
 	})
 }
 
 func (c *cell) cancelReceiveTimeout() {
-	if c.cancelTimeout != nil {
-		c.cancelTimeout()
-		c.cancelTimeout = nil
+	x := c.x
+	if x == nil {
+		return
 	}
-	c.timeoutGen++
+	if x.cancelTimeout != nil {
+		x.cancelTimeout()
+		x.cancelTimeout = nil
+	}
+	x.timeoutGen++
 }
 
 func (c *cell) onTimeoutTick(m *timeoutMsg) {
-	if m.gen != c.timeoutGen || c.recvTimeout <= 0 {
+	if c.x == nil || m.gen != c.x.timeoutGen || c.x.recvTimeout <= 0 {
 		return
 	}
-	c.cancelTimeout = nil
-	idle := c.sys.clock.Now().Sub(c.lastActivity)
-	if idle < c.recvTimeout {
-		c.armTimeout(c.recvTimeout - idle)
+	c.ext().cancelTimeout = nil
+	idle := c.sys.clock.Now().Sub(c.ext().lastActivity)
+	if idle < c.ext().recvTimeout {
+		c.armTimeout(c.ext().recvTimeout - idle)
 		return
 	}
-	c.lastActivity = c.sys.clock.Now()
-	c.armTimeout(c.recvTimeout)
+	c.ext().lastActivity = c.sys.clock.Now()
+	c.armTimeout(c.ext().recvTimeout)
 	c.deliver(receiveTimeoutMsg)
 }

@@ -14,18 +14,18 @@ func (c *cell) InvokeBatch(throughputHint int) scheduler.InvokeResult {
 	if c.mw == nil {
 		return c.run(throughputHint)
 	}
-	c.ictx.Reset(c.idx, throughputHint, c.sys.clock.Now())
-	if c.mw.BeforeInvoke(&c.ictx) == scheduler.Break {
+	c.mw.ictx.Reset(c.idx, throughputHint, c.sys.clock.Now())
+	if c.mw.chain.BeforeInvoke(&c.mw.ictx) == scheduler.Break {
 		// A Break holds back user messages only: the runtime's own protocol
 		// (stop, watch, supervision) still runs.
 		res := c.run(0)
 		if res.Kind == scheduler.ResultCompleted || res.Kind == scheduler.ResultYielded {
-			res = scheduler.Suspended(scheduler.ReasonRateLimit, scheduler.ResumeAfter(c.ictx.ResumeAfter()))
+			res = scheduler.Suspended(scheduler.ReasonRateLimit, scheduler.ResumeAfter(c.mw.ictx.ResumeAfter()))
 		}
-		c.mw.AfterInvoke(&c.ictx, res)
+		c.mw.chain.AfterInvoke(&c.mw.ictx, res)
 		return res
 	}
-	if v, ok := c.ictx.Get(scheduler.MetaBatchLimit); ok {
+	if v, ok := c.mw.ictx.Get(scheduler.MetaBatchLimit); ok {
 		if n, ok := v.(int); ok && n >= 0 && n < throughputHint {
 			throughputHint = n
 		}
@@ -34,8 +34,8 @@ func (c *cell) InvokeBatch(throughputHint int) scheduler.InvokeResult {
 	if c.km.telemetry != nil {
 		c.queued.Store(int32(c.mb.UserLen()))
 	}
-	c.ictx.Processed = c.processed
-	c.mw.AfterInvoke(&c.ictx, res)
+	c.mw.ictx.Processed = c.processed
+	c.mw.chain.AfterInvoke(&c.mw.ictx, res)
 	return res
 }
 
@@ -90,8 +90,9 @@ func (c *cell) drainSystem() (res scheduler.InvokeResult, done bool) {
 		if c.state == stateStopped {
 			return scheduler.Stopped(), true
 		}
-		if f := c.escalate; f != nil {
-			c.escalate = nil
+		if x := c.x; x != nil && x.escalate != nil {
+			f := x.escalate
+			x.escalate = nil
 			return c.fail(f.Err, f.Message), true
 		}
 	}
@@ -113,8 +114,8 @@ func (c *cell) invokeUser(env envelope) {
 		c.onTimeoutTick(m)
 		return
 	}
-	if c.recvTimeout > 0 {
-		c.lastActivity = c.sys.clock.Now()
+	if x := c.x; x != nil && x.recvTimeout > 0 {
+		x.lastActivity = c.sys.clock.Now()
 	}
 	c.msg, c.sender = env.msg, env.sender
 	c.props.receiveFunc(c)
@@ -142,9 +143,11 @@ func (c *cell) deliverSafely(msg any) {
 
 func deliverToBehaviour(ctx Context) {
 	c := ctx.(*cell)
-	if n := len(c.behaviour); n > 0 {
-		c.behaviour[n-1](c)
-		return
+	if x := c.x; x != nil {
+		if n := len(x.behaviour); n > 0 {
+			x.behaviour[n-1](c)
+			return
+		}
 	}
 	c.actor.Receive(c)
 }
@@ -156,14 +159,14 @@ func (c *cell) handleSystem(msg any) {
 	case *Stop:
 		c.beginStop()
 	case *Watch:
-		if indexPID(c.watchers, m.Watcher) < 0 {
-			if c.watchers == nil {
-				c.watchers = c.watcher1[:0]
+		if indexPID(c.ext().watchers, m.Watcher) < 0 {
+			if c.ext().watchers == nil {
+				c.ext().watchers = c.ext().watcher1[:0]
 			}
-			c.watchers = append(c.watchers, m.Watcher)
+			c.ext().watchers = append(c.ext().watchers, m.Watcher)
 		}
 	case *Unwatch:
-		c.watchers, _ = removePID(c.watchers, m.Watcher)
+		c.ext().watchers, _ = removePID(c.ext().watchers, m.Watcher)
 	case *TerminatedSystem:
 		c.onTerminated(m.Terminated)
 	case *failureMsg:
@@ -180,7 +183,10 @@ func (c *cell) handleSystem(msg any) {
 func (c *cell) onTerminated(t Terminated) {
 	wasChild := c.removeChild(t.Who)
 	var watched bool
-	if c.watching, watched = removePID(c.watching, t.Who); watched && c.state == stateAlive {
+	if x := c.x; x != nil {
+		x.watching, watched = removePID(x.watching, t.Who)
+	}
+	if watched && c.state == stateAlive {
 		// Through the user queue, so that Terminated arrives after every
 		// message the watched actor sent before it stopped.
 		term := t
@@ -238,10 +244,12 @@ func (c *cell) tryComplete() {
 	case stateRestarting:
 		c.state = stateAlive
 		c.actor = c.props.producer()
-		c.behaviour = nil
-		if len(c.stash) > 0 {
-			c.pending = append(c.stash, c.pending...)
-			c.stash = nil
+		if x := c.x; x != nil {
+			x.behaviour = nil
+			if len(x.stash) > 0 {
+				c.pending = append(x.stash, c.pending...)
+				x.stash = nil
+			}
 		}
 		c.mb.Resume()
 		c.sys.metrics.restarted(c)
@@ -253,7 +261,7 @@ func (c *cell) tryComplete() {
 func (c *cell) finalize() {
 	c.deliverSafely(stoppedMsg)
 	c.state = stateStopped
-	c.behaviour, c.stash, c.actor = nil, nil, nil
+	c.actor = nil
 	for _, e := range c.pending {
 		c.sys.deadLetter(c.self, e.msg, e.sender, nil)
 	}
@@ -261,14 +269,18 @@ func (c *cell) finalize() {
 	c.sys.registry.remove(c.self.ID)
 	c.mb.Close(c)
 	term := &TerminatedSystem{Terminated{Who: c.self, Why: TerminatedStopped}} // shared: read-only
-	for _, w := range c.watchers {
-		c.sys.sendSystem(c.worker, w, term)
+	if x := c.x; x != nil {
+		for _, e := range x.stash {
+			c.sys.deadLetter(c.self, e.msg, e.sender, nil)
+		}
+		for _, w := range x.watchers {
+			c.sys.sendSystem(c.worker, w, term)
+		}
+		for _, w := range x.watching {
+			c.sys.sendSystem(c.worker, w, &Unwatch{Watcher: c.self})
+		}
+		c.x = nil
 	}
-	c.watchers, c.watcher1[0] = nil, nil
-	for _, w := range c.watching {
-		c.sys.sendSystem(c.worker, w, &Unwatch{Watcher: c.self})
-	}
-	c.watching = nil
 	if c.parent != nil {
 		c.sys.sendSystem(c.worker, c.parent, term)
 	}
@@ -293,7 +305,7 @@ func (c *cell) fail(err error, msg any) scheduler.InvokeResult {
 		}
 		return scheduler.Failed(err, retry)
 	}
-	c.sys.sendSystem(c.worker, c.parent, &failureMsg{child: c.self, err: err, message: msg, failures: c.failures, retry: retry, stats: &c.stats})
+	c.sys.sendSystem(c.worker, c.parent, &failureMsg{child: c.self, err: err, message: msg, failures: c.failures, retry: retry, stats: &c.ext().stats})
 	return scheduler.Failed(err, retry)
 }
 
