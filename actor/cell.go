@@ -55,9 +55,8 @@ type cell struct {
 
 	mw *invokeMW // nil without invoke middleware
 
-	onStopped func() // guardians: signal shutdown progress
-	km        *kindMetrics
-	queued    atomic.Int32 // user messages left after the last invocation (metrics only)
+	km     *kindMetrics
+	queued atomic.Int32 // user messages left after the last invocation (metrics only)
 }
 
 // cellExtra holds what most actors never use, so that a cell stays under the
@@ -76,6 +75,8 @@ type cellExtra struct {
 	timeoutGen    uint64
 	lastActivity  time.Time
 	cancelTimeout func() bool
+
+	onStopped func() // guardians: signal shutdown progress
 }
 
 func (c *cell) ext() *cellExtra {

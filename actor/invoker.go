@@ -262,12 +262,16 @@ func (c *cell) finalize() {
 	c.deliverSafely(stoppedMsg)
 	c.state = stateStopped
 	c.actor = nil
+	var onStopped func()
+	if c.x != nil {
+		onStopped = c.x.onStopped
+	}
 	for _, e := range c.pending {
 		c.sys.deadLetter(c.self, e.msg, e.sender, nil)
 	}
 	c.pending = nil
 	c.sys.registry.remove(c.self.ID)
-	c.mb.Close(c)
+	c.mb.Close()
 	term := &TerminatedSystem{Terminated{Who: c.self, Why: TerminatedStopped}} // shared: read-only
 	if x := c.x; x != nil {
 		for _, e := range x.stash {
@@ -285,8 +289,8 @@ func (c *cell) finalize() {
 		c.sys.sendSystem(c.worker, c.parent, term)
 	}
 	c.sys.metrics.stopped(c)
-	if c.onStopped != nil {
-		c.onStopped()
+	if onStopped != nil {
+		onStopped()
 	}
 }
 

@@ -200,13 +200,17 @@ func (s *System) Stopped() bool { return s.stopped.Load() }
 func (s *System) startGuardians() {
 	s.guardiansDone = make(chan struct{})
 	s.rootGuardian = s.newCell(nil, PropsFromFunc(func(Context) {}, WithSupervisor(stopOnFailure{}), WithKind("guardian")), "root", nil)
-	s.rootGuardian.onStopped = func() { close(s.guardiansDone) }
+	s.rootGuardian.ext().onStopped = func() { close(s.guardiansDone) }
 	gs := s.cfg.GuardianStrategy
 	if gs == nil {
 		gs = DefaultStrategy()
 	}
 	s.userGuardian = s.newCell(s.rootGuardian, PropsFromFunc(func(Context) {}, WithSupervisor(gs), WithKind("guardian")), "user", nil)
 	s.systemGuardian = s.newCell(s.rootGuardian, PropsFromFunc(func(Context) {}, WithSupervisor(DefaultStrategy()), WithKind("guardian")), "system", nil)
+	// Shutdown sets onStopped from its own goroutine: the side state must
+	// exist before the guardians run.
+	s.userGuardian.ext()
+	s.systemGuardian.ext()
 }
 
 // stopOnFailure is the root guardian's strategy: a failed guardian is stopped.
@@ -397,7 +401,7 @@ func (s *System) shutdown(ctx context.Context) error {
 	}
 	s.stopped.Store(true)
 	userDone := make(chan struct{})
-	s.userGuardian.onStopped = func() { close(userDone) }
+	s.userGuardian.ext().onStopped = func() { close(userDone) }
 	s.sendSystem(nil, s.userGuardian.self, stopSys)
 	if err := s.await(ctx, userDone); err != nil {
 		errs = append(errs, fmt.Errorf("actor: stopping user actors: %w", err))

@@ -31,7 +31,6 @@ type Mailbox[T any] struct {
 	user       MPSC[T]
 	custom     Queue[T]
 	onDrop     func(T)
-	sink       Sink[T]
 	dispatcher scheduler.Dispatcher
 	runnable   scheduler.Runnable
 }
@@ -190,10 +189,12 @@ func (m *Mailbox[T]) pending(sm, um Mark[T]) bool {
 type Sink[T any] interface{ Sink(v T) }
 
 // Close ends the mailbox: everything queued, and everything posted from now
-// on, goes to sink (dead letters) instead. Consumer only; call it once, from
+// on, goes to the sink (dead letters) instead. Consumer only; call it once, from
 // the final invocation. After Close the mailbox is never scheduled again.
-func (m *Mailbox[T]) Close(sink Sink[T]) {
-	m.sink = sink
+//
+// The sink is the attached runnable, which must implement Sink[T]: the
+// mailbox keeps no field for it.
+func (m *Mailbox[T]) Close() {
 	m.suspended.Store(false)
 	m.drain()
 }
@@ -201,12 +202,13 @@ func (m *Mailbox[T]) Close(sink Sink[T]) {
 // drain moves every queued message to the sink; the caller holds the
 // consumer role (scheduled or draining status).
 func (m *Mailbox[T]) drain() {
+	sink := m.runnable.(Sink[T])
 	for {
 		for v, ok := m.sys.Pop(); ok; v, ok = m.sys.Pop() {
-			m.sink.Sink(v)
+			sink.Sink(v)
 		}
 		for v, ok := m.PopUser(); ok; v, ok = m.PopUser() {
-			m.sink.Sink(v)
+			sink.Sink(v)
 		}
 		m.sys.Release()
 		m.user.Release()

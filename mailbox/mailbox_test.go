@@ -24,7 +24,16 @@ func (d *countingDispatcher) Schedule(r scheduler.Runnable) {
 }
 func (d *countingDispatcher) ScheduleFrom(_ *scheduler.Worker, r scheduler.Runnable) { d.Schedule(r) }
 
-type nopRunnable struct{ mb *mailbox.Mailbox[int] }
+type nopRunnable struct {
+	mb   *mailbox.Mailbox[int]
+	sink *func(int)
+}
+
+func (r nopRunnable) Sink(v int) {
+	if *r.sink != nil {
+		(*r.sink)(v)
+	}
+}
 
 func (nopRunnable) InvokeBatch(int) scheduler.InvokeResult { return scheduler.Completed(false) }
 func (nopRunnable) MailboxIndex() scheduler.MailboxIndex   { return 0 }
@@ -37,7 +46,9 @@ func (r nopRunnable) Wake() bool                           { return r.mb.Wake() 
 func newMailbox(q mailbox.Queue[int]) (*mailbox.Mailbox[int], *countingDispatcher) {
 	d := &countingDispatcher{ready: make(chan scheduler.Runnable, 1<<16)}
 	mb := mailbox.New[int](q, nil)
-	mb.Attach(d, nopRunnable{mb})
+	var sink func(int)
+	mb.Attach(d, nopRunnable{mb: mb, sink: &sink})
+	sinks[mb] = &sink
 	return mb, d
 }
 
@@ -120,7 +131,8 @@ func TestMailboxCloseDrainsToSink(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var sunk []int
-	mb.Close(sinkFunc(func(v int) { mu.Lock(); sunk = append(sunk, v); mu.Unlock() }))
+	*sinks[mb] = func(v int) { mu.Lock(); sunk = append(sunk, v); mu.Unlock() }
+	mb.Close()
 	require.True(t, mb.Closed())
 	var wg sync.WaitGroup
 	for p := 0; p < 4; p++ {
@@ -143,9 +155,8 @@ func TestMailboxBoundedReject(t *testing.T) {
 	require.Equal(t, 1, mb.UserLen())
 }
 
-type sinkFunc func(int)
-
-func (f sinkFunc) Sink(v int) { f(v) }
+// sinks lets a test set the sink of a mailbox made by newMailbox.
+var sinks = map[*mailbox.Mailbox[int]]*func(int){}
 
 // A deferred mailbox (timed suspension) ignores user posts, is woken by a
 // system post, and then the timer's Wake loses.

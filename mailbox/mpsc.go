@@ -79,7 +79,6 @@ func newSegment[T any](n int) *segment[T] {
 type MPSC[T any] struct {
 	tail   atomic.Pointer[segment[T]]
 	first  atomic.Pointer[segment[T]]
-	_      [48]byte
 	head   *segment[T] // consumer only
 	hidx   int         // consumer only
 	zeroed int         // consumer only: slots of head below this are cleared
@@ -90,14 +89,14 @@ type MPSC[T any] struct {
 // usually hold one or two values). Call it before the first Push.
 func (q *MPSC[T]) SetFirstSegment(n int) { q.first0 = n }
 
-// InlineMPSC is an MPSC queue whose first segment, of four slots, lives inside
-// the queue itself: a queue that rarely holds more than a few values (an
-// actor's system queue: Started, a Watch, Stop) never allocates. The inline
+// InlineMPSC is an MPSC queue whose first segment, of two slots, lives inside
+// the queue itself: a queue that rarely holds more than two values (an
+// actor's system queue: Started, then Stop) allocates nothing for them. The inline
 // segment is used once, like any other, and never reused.
 type InlineMPSC[T any] struct {
 	MPSC[T]
 	seg   segment[T]
-	slots [4]slot[T]
+	slots [2]slot[T]
 }
 
 // Init links the inline segment; call it once before use, where the queue
