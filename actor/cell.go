@@ -32,8 +32,7 @@ const (
 // fields are touched only by the invocation that owns the mailbox.
 type cell struct {
 	mb     mailbox.Mailbox[envelope]
-	ref    procRef // what the PID caches: no allocation per spawn
-	pid    PID     // self points here: one allocation less per spawn
+	pid    PID // self points here: one allocation less per spawn
 	sys    *System
 	props  *Props
 	self   *PID

@@ -15,7 +15,8 @@ type PID struct {
 	Address string
 	ID      string
 
-	proc atomic.Pointer[procRef]
+	local atomic.Pointer[cell]    // set when the PID resolves to a local actor
+	proc  atomic.Pointer[procRef] // set when it resolves to any other process
 }
 
 type procRef struct{ p Process }
@@ -43,13 +44,22 @@ func (p *PID) Equal(o *PID) bool {
 func (p *PID) Key() string { return p.Address + "/" + p.ID }
 
 func (p *PID) cached() Process {
+	if c := p.local.Load(); c != nil {
+		return c
+	}
 	if r := p.proc.Load(); r != nil {
 		return r.p
 	}
 	return nil
 }
 
-func (p *PID) cache(proc Process) { p.proc.Store(&procRef{p: proc}) }
+func (p *PID) cache(proc Process) {
+	if c, ok := proc.(*cell); ok {
+		p.local.Store(c)
+		return
+	}
+	p.proc.Store(&procRef{p: proc})
+}
 
 // cacheRef caches a procRef owned by the process itself (no allocation).
 func (p *PID) cacheRef(r *procRef) { p.proc.Store(r) }

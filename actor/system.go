@@ -234,8 +234,7 @@ func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Wor
 	c.mb.Init(q, onDrop)
 	c.pid.Address, c.pid.ID = s.Address(), id
 	c.self = &c.pid
-	c.ref.p = c
-	c.self.cacheRef(&c.ref)
+	c.self.local.Store(c)
 	if parent != nil {
 		c.parent = parent.self
 	}
@@ -345,6 +344,10 @@ func (s *System) Lookup(id string) (Process, bool) { return s.registry.get(id) }
 func (s *System) send(w *scheduler.Worker, pid *PID, msg any, sender *PID) {
 	if pid == nil {
 		s.deadLetter(nil, msg, sender, ErrNilPID)
+		return
+	}
+	if c := pid.local.Load(); c != nil {
+		c.postUser(w, msg, sender)
 		return
 	}
 	p := pid.cached()
