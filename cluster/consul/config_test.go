@@ -37,7 +37,9 @@ func TestConfigValidate(t *testing.T) {
 		{"no renew interval", func(c *Config) { c.RenewInterval = 0 }, "RenewInterval"},
 		{"no request timeout", func(c *Config) { c.RequestTimeout = 0 }, "RequestTimeout"},
 		{"no fence period", func(c *Config) { c.FencePeriod = 0 }, "FencePeriod 0s must be positive"},
-		{"renew plus timeout reaches fence", func(c *Config) { c.RenewInterval, c.RequestTimeout, c.FencePeriod = 4*time.Second, 6*time.Second, 10*time.Second },
+		{"renew plus timeout reaches fence", func(c *Config) {
+			c.RenewInterval, c.RequestTimeout, c.FencePeriod = 4*time.Second, 6*time.Second, 10*time.Second
+		},
 			"must be shorter than FencePeriod"},
 		{"fence reaches session TTL", func(c *Config) { c.FencePeriod = c.SessionTTL }, "must be shorter than SessionTTL"},
 		{"no wait", func(c *Config) { c.WaitTime = 0 }, "WaitTime"},

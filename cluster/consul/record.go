@@ -23,7 +23,9 @@ const maxRecordSize = 64 << 10
 // The ID is path-escaped so that an ID containing '/' stays one segment.
 type keyspace struct{ root string }
 
-func newKeyspace(prefix, cluster string) keyspace { return keyspace{root: prefix + "/" + cluster + "/"} }
+func newKeyspace(prefix, cluster string) keyspace {
+	return keyspace{root: prefix + "/" + cluster + "/"}
+}
 
 func (k keyspace) members() string  { return k.root + "members/" }
 func (k keyspace) released() string { return k.root + "released/" }
