@@ -11,7 +11,8 @@
 // this one gone) before the deadline. A service registration with a TTL
 // check serves discovery and operator UIs; it plays no part in the lease.
 //
-// Views are blocking queries on the cluster prefix (WaitIndex, WaitTime);
+// Views are consistent blocking queries on the cluster prefix (WaitIndex,
+// WaitTime);
 // the returned index is the view epoch. If the index goes back (a server
 // restored from an older snapshot, say) the regression is reported with a
 // cluster.MembershipEventEpochRegressed event and the delivered epochs are

@@ -60,6 +60,14 @@ func (m *membership) renewLoop(ctx context.Context) {
 			m.RenewalFailed(fmt.Errorf("%w: %w", cluster.ErrRenewalFailed, classify(err)))
 			next = min(backoff(failures, m.cfg.BackoffBase, m.cfg.BackoffMax), m.cfg.RenewInterval)
 		case entry == nil:
+			// A server that just became leader may answer before it has
+			// replayed its log; only a consistent read can say "gone".
+			if gone, err := m.sessionGone(ctx); !gone {
+				failures++
+				m.RenewalFailed(fmt.Errorf("%w: session not found, not confirmed: %w", cluster.ErrRenewalFailed, err))
+				next = min(backoff(failures, m.cfg.BackoffBase, m.cfg.BackoffMax), m.cfg.RenewInterval)
+				break
+			}
 			m.Revoke(fmt.Errorf("%w: %w: session %s", cluster.ErrLeaseRevoked, ErrSessionInvalidated, shortID(m.session)))
 			return
 		default:
@@ -74,6 +82,21 @@ func (m *membership) renewLoop(ctx context.Context) {
 	}
 }
 
+// sessionGone confirms with a consistent read (answered only by a leader
+// whose state is up to date) that the servers no longer know the session.
+func (m *membership) sessionGone(ctx context.Context) (bool, error) {
+	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+	defer cancel()
+	entry, _, err := m.client.Session().Info(m.session, (&api.QueryOptions{RequireConsistent: true}).WithContext(rctx))
+	if err != nil {
+		return false, classify(err)
+	}
+	if entry != nil {
+		return false, errors.New("a consistent read still finds it")
+	}
+	return true, nil
+}
+
 // passCheck refreshes the service's TTL check on the local agent. It is for
 // discovery and operator UIs only, so a failure is just logged.
 func (m *membership) passCheck(ctx context.Context) {
@@ -84,8 +107,8 @@ func (m *membership) passCheck(ctx context.Context) {
 	}
 }
 
-// watchLoop runs blocking queries on the cluster prefix and publishes each
-// view. After an error the view is stale, the next query does not block
+// watchLoop runs consistent blocking queries on the cluster prefix and
+// publishes each view. After an error the view is stale, the next query does not block
 // (index 0) so that recovery is seen at once, and the loop backs off.
 func (m *membership) watchLoop(ctx context.Context) {
 	var index uint64
@@ -94,7 +117,10 @@ func (m *membership) watchLoop(ctx context.Context) {
 	queryTimeout := m.cfg.WaitTime + m.cfg.WaitTime/16 + m.cfg.RequestTimeout
 	for {
 		qctx, cancel := context.WithTimeout(ctx, queryTimeout)
-		pairs, meta, err := m.client.KV().List(m.keys.root, (&api.QueryOptions{WaitIndex: index, WaitTime: m.cfg.WaitTime}).WithContext(qctx))
+		// Consistent: a leader that has not caught up with its log (just
+		// after a restart) refuses instead of serving an old view.
+		q := &api.QueryOptions{WaitIndex: index, WaitTime: m.cfg.WaitTime, RequireConsistent: true}
+		pairs, meta, err := m.client.KV().List(m.keys.root, q.WithContext(qctx))
 		cancel()
 		if ctx.Err() != nil {
 			return
