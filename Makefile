@@ -4,9 +4,9 @@ FUZZTIME ?= 10s
 export PATH := $(BIN):$(PATH)
 
 # Fuzz targets: package:FuzzName, each run for FUZZTIME by `make fuzz` (CI too).
-FUZZ_TARGETS := ./cluster:FuzzParseIdentity
+FUZZ_TARGETS := ./cluster:FuzzParseIdentity ./cluster/consul:FuzzDecodeRecord
 # What `make test` needs installed first.
-TEST_DEPS :=
+TEST_DEPS := consul
 
 .PHONY: all test run bench bench-quick lint fuzz consul check-bench
 

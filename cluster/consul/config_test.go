@@ -1,0 +1,76 @@
+package consul
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/cluster"
+)
+
+func TestDefaultConfigIsValidAndSafe(t *testing.T) {
+	c := DefaultConfig()
+	require.NoError(t, c.Validate())
+	assert.Less(t, c.RenewInterval+c.RequestTimeout, c.FencePeriod)
+	assert.Less(t, c.FencePeriod, c.SessionTTL)
+	assert.GreaterOrEqual(t, c.SessionTTL, 10*time.Second, "stock Consul refuses session TTLs under 10s")
+	assert.Equal(t, "fraktor-fraktor", c.serviceName())
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*Config)
+		want string
+	}{
+		{"empty cluster name", func(c *Config) { c.Cluster = "" }, "Cluster is empty"},
+		{"cluster name with slash", func(c *Config) { c.Cluster = "a/b" }, `Cluster "a/b"`},
+		{"empty key prefix", func(c *Config) { c.KeyPrefix = "" }, "KeyPrefix"},
+		{"key prefix with trailing slash", func(c *Config) { c.KeyPrefix = "fraktor/" }, "KeyPrefix"},
+		{"bad service name", func(c *Config) { c.ServiceName = "a b" }, "ServiceName"},
+		{"session TTL too short", func(c *Config) { c.SessionTTL = 500 * time.Millisecond }, "SessionTTL"},
+		{"no renew interval", func(c *Config) { c.RenewInterval = 0 }, "RenewInterval"},
+		{"no request timeout", func(c *Config) { c.RequestTimeout = 0 }, "RequestTimeout"},
+		{"no fence period", func(c *Config) { c.FencePeriod = 0 }, "FencePeriod 0s must be positive"},
+		{"renew plus timeout reaches fence", func(c *Config) {
+			c.RenewInterval, c.RequestTimeout, c.FencePeriod = 4*time.Second, 6*time.Second, 10*time.Second
+		},
+			"must be shorter than FencePeriod"},
+		{"fence reaches session TTL", func(c *Config) { c.FencePeriod = c.SessionTTL }, "must be shorter than SessionTTL"},
+		{"no wait", func(c *Config) { c.WaitTime = 0 }, "WaitTime"},
+		{"wait over Consul's cap", func(c *Config) { c.WaitTime = 11 * time.Minute }, "WaitTime"},
+		{"backoff max below base", func(c *Config) { c.BackoffMax = c.BackoffBase / 2 }, "BackoffMax"},
+		{"negative retention", func(c *Config) { c.ReleasedRetention = -1 }, "ReleasedRetention"},
+		{"deregister too soon", func(c *Config) { c.DeregisterCriticalAfter = time.Second }, "DeregisterCriticalAfter"},
+		{"negative event buffer", func(c *Config) { c.EventBuffer = -1 }, "EventBuffer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			tc.mod(&c)
+			err := c.Validate()
+			require.ErrorIs(t, err, ErrInvalidConfig)
+			require.ErrorIs(t, err, cluster.ErrInvalidProviderConfig)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), "consul: invalid config: ")
+			_, err = New(c)
+			require.ErrorIs(t, err, ErrInvalidConfig)
+		})
+	}
+}
+
+func TestConfigNeverShowsToken(t *testing.T) {
+	const token = "s3cr3t-6f1c-token"
+	c := DefaultConfig()
+	c.API.Token = token
+	var buf bytes.Buffer
+	slog.New(slog.NewTextHandler(&buf, nil)).Info("config", "consul", c)
+	out := buf.String() + fmt.Sprint(c) + fmt.Sprintf("%v %s", c, c)
+	assert.NotContains(t, out, token)
+	assert.Contains(t, buf.String(), "token_set=true")
+	assert.Contains(t, buf.String(), "fence_period=10s")
+}

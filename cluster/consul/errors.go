@@ -1,0 +1,24 @@
+package consul
+
+import "errors"
+
+// Errors of the Consul provider. Join and Leave wrap them with %w together
+// with the cause from the Consul client, so errors.Is matches both.
+var (
+	// ErrInvalidConfig: a Config field is out of range or the timing
+	// relations are unsafe; the message names the field. It also matches
+	// cluster.ErrInvalidProviderConfig.
+	ErrInvalidConfig = errors.New("consul: invalid config")
+	// ErrUnreachable: the Consul agent did not answer (connection refused,
+	// timeout, TLS failure).
+	ErrUnreachable = errors.New("consul: agent unreachable")
+	// ErrRequestFailed: the agent answered with an error.
+	ErrRequestFailed = errors.New("consul: request failed")
+	// ErrSessionInvalidated: the servers no longer know this incarnation's
+	// session. It comes wrapped together with cluster.ErrLeaseRevoked.
+	ErrSessionInvalidated = errors.New("consul: session invalidated")
+	// ErrBadRecord: a member or released record in the KV store is not one
+	// this provider wrote (bad JSON, a key that does not match it, an
+	// oversized value). Such records are skipped and logged.
+	ErrBadRecord = errors.New("consul: malformed member record")
+)

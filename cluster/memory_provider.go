@@ -1,0 +1,349 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/fraktor-go/fraktor/scheduler"
+)
+
+// MemoryConfig configures a MemoryRegistry. The timing relation is the same
+// as for every provider: RenewInterval < FencePeriod < LeaseTTL (renewals in
+// memory take no time, so there is no request timeout to add).
+type MemoryConfig struct {
+	// LeaseTTL: the registry removes a member that has not renewed for this
+	// long (an abrupt stop, or a partitioned member).
+	LeaseTTL time.Duration
+	// RenewInterval: how often each member renews.
+	RenewInterval time.Duration
+	// FencePeriod: the lease deadline is the last renewal plus this.
+	FencePeriod time.Duration
+	// Clock drives renewals, expiry and lease deadlines; nil means the system
+	// clock. Tests pass a *scheduler.ManualClock: every renewal and expiry
+	// then runs synchronously inside Advance.
+	Clock scheduler.Clock
+	// Logger receives joins, leaves, expiries and lease changes; nil
+	// discards.
+	Logger *slog.Logger
+	// EventBuffer is each membership's event buffer; 0 means
+	// DefaultMembershipEventBuffer.
+	EventBuffer int
+}
+
+// DefaultMemoryConfig returns a TTL of 3 s, renewals every 500 ms and a
+// fence period of 2 s.
+func DefaultMemoryConfig() MemoryConfig {
+	return MemoryConfig{LeaseTTL: 3 * time.Second, RenewInterval: 500 * time.Millisecond, FencePeriod: 2 * time.Second}
+}
+
+// Validate checks that the durations are positive and that RenewInterval <
+// FencePeriod < LeaseTTL; errors wrap ErrInvalidProviderConfig.
+func (c MemoryConfig) Validate() error {
+	switch {
+	case c.LeaseTTL <= 0:
+		return fmt.Errorf("%w: LeaseTTL %v must be positive", ErrInvalidProviderConfig, c.LeaseTTL)
+	case c.RenewInterval <= 0:
+		return fmt.Errorf("%w: RenewInterval %v must be positive", ErrInvalidProviderConfig, c.RenewInterval)
+	case c.FencePeriod <= 0:
+		return fmt.Errorf("%w: FencePeriod %v must be positive", ErrInvalidProviderConfig, c.FencePeriod)
+	case c.RenewInterval >= c.FencePeriod:
+		return fmt.Errorf("%w: RenewInterval %v must be shorter than FencePeriod %v, or a healthy member loses its lease between renewals",
+			ErrInvalidProviderConfig, c.RenewInterval, c.FencePeriod)
+	case c.FencePeriod >= c.LeaseTTL:
+		return fmt.Errorf("%w: FencePeriod %v must be shorter than LeaseTTL %v, or the registry may drop a member that still believes it holds its lease",
+			ErrInvalidProviderConfig, c.FencePeriod, c.LeaseTTL)
+	case c.EventBuffer < 0:
+		return fmt.Errorf("%w: EventBuffer %d must not be negative", ErrInvalidProviderConfig, c.EventBuffer)
+	}
+	return nil
+}
+
+// MemoryRegistry is the in-memory membership backend: the embedded default
+// for a single process and the provider of multi-node tests, where several
+// systems in one process share one registry. It implements Provider with
+// the same semantics as the Consul provider: a view epoch that grows on
+// every change, leases with a TTL on an injectable clock, graceful Leave
+// with a released marker, and an abrupt stop (Membership.Stop) after which
+// the member is removed only when its lease expires. Partition and Heal cut
+// a member off the registry and back, for failure tests.
+//
+// It starts no goroutine: renewals and expiries are timers of the clock, and
+// snapshots are delivered from whichever goroutine changed the registry
+// (the caller of Join or Leave, or a timer). All methods are safe for
+// concurrent use.
+type MemoryRegistry struct {
+	cfg    MemoryConfig
+	clock  scheduler.Clock
+	logger *slog.Logger
+
+	mu          sync.Mutex
+	closed      bool
+	epoch       uint64
+	entries     map[string]*memoryEntry
+	handles     map[*memoryMembership]struct{}
+	seen        map[string]struct{}
+	released    map[string]Member
+	partitioned map[string]bool
+}
+
+type memoryEntry struct {
+	member     Member
+	handle     *memoryMembership
+	expires    time.Time
+	stopExpiry func() bool
+}
+
+// NewMemoryRegistry returns an empty registry, or an error wrapping
+// ErrInvalidProviderConfig.
+func NewMemoryRegistry(cfg MemoryConfig) (*MemoryRegistry, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = scheduler.SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &MemoryRegistry{
+		cfg:         cfg,
+		clock:       cfg.Clock,
+		logger:      cfg.Logger,
+		entries:     make(map[string]*memoryEntry),
+		handles:     make(map[*memoryMembership]struct{}),
+		seen:        make(map[string]struct{}),
+		released:    make(map[string]Member),
+		partitioned: make(map[string]bool),
+	}, nil
+}
+
+// Join implements Provider. It registers self at a new epoch, grants its
+// lease (deadline now+FencePeriod) and delivers the new view to every member,
+// self included, before it returns. It fails with ErrRegistryClosed,
+// ErrInvalidMember, ErrIncarnationReused (the key was registered before, even
+// if it left since) or ctx's error.
+func (r *MemoryRegistry) Join(ctx context.Context, self Member) (Membership, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := ValidateMember(self); err != nil {
+		return nil, err
+	}
+	feed, err := NewMembershipFeed(MembershipFeedConfig{
+		Self: self, Fence: r.cfg.FencePeriod, Now: r.clock.Now, Logger: r.logger, EventBuffer: r.cfg.EventBuffer,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, ErrRegistryClosed
+	}
+	key := self.Key()
+	if _, ok := r.seen[key]; ok {
+		return nil, fmt.Errorf("%w: %s", ErrIncarnationReused, key)
+	}
+	m := &memoryMembership{MembershipFeed: feed, reg: r, key: key}
+	now := r.clock.Now()
+	e := &memoryEntry{member: cloneMember(self), handle: m, expires: now.Add(r.cfg.LeaseTTL)}
+	r.seen[key] = struct{}{}
+	r.entries[key] = e
+	r.handles[m] = struct{}{}
+	r.epoch++
+	feed.SetJoinEpoch(r.epoch)
+	feed.Renewed(now)
+	e.stopExpiry = r.clock.AfterFunc(r.cfg.LeaseTTL, func() { r.expire(key, e) })
+	m.stopRenew = r.clock.AfterFunc(r.cfg.RenewInterval, m.renew)
+	r.logger.Info("cluster: member joined", "member", key, "epoch", r.epoch)
+	r.broadcastLocked()
+	return m, nil
+}
+
+// Topology returns the registry's current view.
+func (r *MemoryRegistry) Topology() Topology {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.topologyLocked()
+}
+
+// Partition cuts the member with key (Member.Key) off the registry, as a
+// network partition would: its renewals fail (it reports
+// MembershipEventLeaseLost and MembershipEventViewStale), it receives no
+// views and a Leave cannot reach the registry; the others keep seeing it
+// until its lease expires.
+func (r *MemoryRegistry) Partition(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.partitioned[key] = true
+}
+
+// Heal ends a Partition. The member's next renewal succeeds if the registry
+// still holds it (its lease is restored and it gets the current view) and
+// revokes its lease otherwise.
+func (r *MemoryRegistry) Heal(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.partitioned, key)
+}
+
+// Close ends every membership (as Stop does), cancels all timers and makes
+// Join fail with ErrRegistryClosed. Idempotent.
+func (r *MemoryRegistry) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	r.closed = true
+	for m := range r.handles {
+		m.endLocked()
+	}
+	for _, e := range r.entries {
+		e.stopExpiry()
+	}
+	clear(r.entries)
+}
+
+func (r *MemoryRegistry) topologyLocked() Topology {
+	ms := make([]Member, 0, len(r.entries))
+	for _, e := range r.entries {
+		ms = append(ms, e.member)
+	}
+	return NewTopology(r.epoch, ms)
+}
+
+func (r *MemoryRegistry) releasedLocked() []Member {
+	out := make([]Member, 0, len(r.released))
+	for _, m := range r.released {
+		out = append(out, m)
+	}
+	return out
+}
+
+// broadcastLocked delivers the current view to every membership that is not
+// partitioned.
+func (r *MemoryRegistry) broadcastLocked() {
+	t := r.topologyLocked()
+	rel := r.releasedLocked()
+	for m := range r.handles {
+		if !r.partitioned[m.key] {
+			_ = m.Publish(t, rel) // epochs only grow here; Publish copies t
+		}
+	}
+}
+
+// expire is the expiry timer of entry e: it removes e when its lease ran out
+// and re-arms itself otherwise.
+func (r *MemoryRegistry) expire(key string, e *memoryEntry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.entries[key] != e {
+		return
+	}
+	if now := r.clock.Now(); now.Before(e.expires) {
+		e.stopExpiry = r.clock.AfterFunc(e.expires.Sub(now), func() { r.expire(key, e) })
+		return
+	}
+	delete(r.entries, key)
+	r.epoch++
+	r.logger.Info("cluster: member expired", "member", key, "epoch", r.epoch)
+	r.broadcastLocked()
+}
+
+// memoryMembership is a Membership of a MemoryRegistry. Its mutable fields
+// are guarded by reg.mu.
+type memoryMembership struct {
+	*MembershipFeed
+	reg       *MemoryRegistry
+	key       string
+	done      bool
+	stopRenew func() bool
+}
+
+// renew is the renewal timer.
+func (m *memoryMembership) renew() {
+	r := m.reg
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if m.done {
+		return
+	}
+	now := r.clock.Now()
+	e := r.entries[m.key]
+	switch {
+	case r.partitioned[m.key]:
+		m.RenewalFailed(fmt.Errorf("%w: %w", ErrRenewalFailed, ErrPartitioned))
+		m.ViewFailed(ErrPartitioned)
+	case e == nil || e.handle != m:
+		// The registry dropped this incarnation while it could not renew.
+		m.Revoke(fmt.Errorf("%w: %s expired in the registry", ErrLeaseRevoked, m.key))
+		_ = m.Publish(r.topologyLocked(), r.releasedLocked())
+		m.stopRenew = nil
+		return
+	default:
+		e.expires = now.Add(r.cfg.LeaseTTL)
+		m.Renewed(now)
+		if m.ViewState().Status == ViewStale {
+			_ = m.Publish(r.topologyLocked(), r.releasedLocked())
+		}
+	}
+	m.stopRenew = r.clock.AfterFunc(r.cfg.RenewInterval, m.renew)
+}
+
+// endLocked stops the renewal timer and ends the feed.
+func (m *memoryMembership) endLocked() {
+	if m.done {
+		return
+	}
+	m.done = true
+	if m.stopRenew != nil {
+		m.stopRenew()
+	}
+	delete(m.reg.handles, m)
+	m.End()
+}
+
+// Leave implements Membership. The registry answers at once, so ctx cannot
+// expire mid-way. A partitioned member cannot reach the registry: its
+// membership ends locally, Leave returns an error wrapping ErrPartitioned,
+// and the registry drops it when its lease expires. A revoked member just
+// ends.
+func (m *memoryMembership) Leave(context.Context) error {
+	r := m.reg
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if m.done {
+		return ErrMembershipEnded
+	}
+	m.Release()
+	defer m.endLocked()
+	if r.partitioned[m.key] {
+		return fmt.Errorf("cluster: leave of %s: %w", m.key, ErrPartitioned)
+	}
+	e := r.entries[m.key]
+	if e == nil || e.handle != m {
+		return nil
+	}
+	e.stopExpiry()
+	delete(r.entries, m.key)
+	r.released[m.key] = e.member
+	r.epoch++
+	r.logger.Info("cluster: member left", "member", m.key, "epoch", r.epoch)
+	delete(r.handles, m) // the leaver gets no view without itself
+	r.broadcastLocked()
+	return nil
+}
+
+// Stop implements Membership: the member vanishes without leaving and the
+// registry removes it when its lease expires.
+func (m *memoryMembership) Stop(context.Context) error {
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	m.endLocked()
+	return nil
+}
