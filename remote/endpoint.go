@@ -34,11 +34,11 @@ func (it *outItem) envelope() Envelope {
 // is being dialed or is established; the higher node adopts the inbound one
 // and drops its own dial. Both sides apply the same rule, so they agree.
 type endpoint struct {
-	n     *Node
-	addr  string
-	queue chan outItem
-	wake   chan struct{} // capacity 1: connection state changed
-	stop   chan struct{} // closed by terminate
+	n      *Node
+	addr   string
+	queue  chan outItem
+	wake   chan struct{}      // capacity 1: connection state changed
+	stop   chan struct{}      // closed by terminate
 	cancel context.CancelFunc // cancels run's ctx (an in-flight dial)
 
 	sendMu      sync.RWMutex // Send holds R while enqueuing; exit takes W to close sends
@@ -54,6 +54,7 @@ type endpoint struct {
 
 	frame []byte    // writer scratch, owned by run
 	batch []outItem // envelopes of the frame being written, owned by run
+	held  outItem   // storage for the one envelope run holds ("carry"), owned by run
 }
 
 func newEndpoint(n *Node, addr string) *endpoint {
@@ -161,7 +162,7 @@ func (ep *endpoint) install(c *conn) bool {
 	ep.conn, ep.peer, ep.everConnected = c, c.peer.NodeID, true
 	n.stats.connections.Add(1)
 	ep.mu.Unlock()
-	n.markEstablished(c.raw) // after ep.mu: the lock order is n.mu before ep.mu
+	n.markEstablished(c.raw, c.peer) // after ep.mu: the lock order is n.mu before ep.mu
 	ep.signal()
 	if old != nil {
 		n.closeConn(old, fmt.Errorf("%w: replaced by a newer connection", ErrDuplicateConnection))
@@ -301,7 +302,8 @@ func (ep *endpoint) run(ctx context.Context) {
 				}
 				select {
 				case it := <-q:
-					carry = &it
+					ep.held = it
+					carry = &ep.held
 				case <-ep.wake:
 				case <-ep.stop:
 				case <-n.stopping:

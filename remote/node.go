@@ -45,6 +45,7 @@ type Node struct {
 	mu        sync.Mutex
 	state     nodeState
 	endpoints map[string]*endpoint
+	peerIDs   map[string]string     // address → node ID of the last incarnation connected there
 	raws      map[net.Conn]rawState // every open socket
 	forced    bool                  // Close's grace period is over
 	ln        net.Listener
@@ -94,7 +95,7 @@ func NewNode(cfg Config, hooks Hooks, opts ...Option) (*Node, error) {
 	}
 	n := &Node{
 		cfg: cfg, hooks: hooks, ser: cfg.Serializers, log: cfg.Logger, id: cfg.NodeID,
-		endpoints: map[string]*endpoint{}, raws: map[net.Conn]rawState{},
+		endpoints: map[string]*endpoint{}, peerIDs: map[string]string{}, raws: map[net.Conn]rawState{},
 		stopping: make(chan struct{}), closed: make(chan struct{}),
 	}
 	for _, o := range opts {
@@ -184,7 +185,10 @@ func (n *Node) Send(address string, env Envelope) error {
 		n.undelivered(Undelivered{Peer: Peer{Address: address}, Envelope: env, Err: err})
 		return err
 	}
-	if n.bl.IsBlocked(address) {
+	n.mu.Lock()
+	id := n.peerIDs[address]
+	n.mu.Unlock()
+	if n.bl.IsBlocked(address, id) {
 		return fail(fmt.Errorf("%w: %q", ErrBlocked, address))
 	}
 	ser, name, payload, err := n.ser.Serialize(nil, env.Message)
@@ -268,8 +272,9 @@ func (n *Node) track(raw net.Conn, st rawState) bool {
 	return true
 }
 
-func (n *Node) markEstablished(raw net.Conn) {
+func (n *Node) markEstablished(raw net.Conn, peer hello) {
 	n.mu.Lock()
+	n.peerIDs[peer.Address] = peer.NodeID
 	if _, ok := n.raws[raw]; ok {
 		n.raws[raw] = rawEstablished
 	}

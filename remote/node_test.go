@@ -55,7 +55,9 @@ func TestNodeExchange(t *testing.T) {
 		assert.True(t, ra.delivered[0].Env.Sender.IsZero())
 		assert.Equal(t, int64(1), a.Stats().Connections)
 		assert.Equal(t, int64(1), b.Stats().Connections)
-		assert.Equal(t, uint64(1), a.Stats().EnvelopesSent)
+		// The counter moves after the write returns, which may be after the
+		// reply arrived.
+		require.Eventually(t, func() bool { return a.Stats().EnvelopesSent == 1 }, waitTimeout, time.Millisecond)
 		assert.Equal(t, uint64(1), b.Stats().EnvelopesReceived)
 	})
 }

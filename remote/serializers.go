@@ -108,8 +108,8 @@ func (s *Serializers) RegisterProto(msgs ...proto.Message) error {
 		mt := m.ProtoReflect().Type()
 		name := string(mt.Descriptor().FullName())
 		c := &typeCodec{
-			ser:     SerializerProto,
-			name:    name,
+			ser:  SerializerProto,
+			name: name,
 			marshal: func(dst []byte, v any) ([]byte, error) {
 				return proto.MarshalOptions{}.MarshalAppend(dst, v.(proto.Message))
 			},
@@ -138,8 +138,8 @@ func RegisterJSON[T any](s *Serializers, name string) error {
 		return fmt.Errorf("%w: RegisterJSON needs a concrete type, got interface %v", ErrInvalidConfig, t)
 	}
 	c := &typeCodec{
-		ser:     SerializerJSON,
-		name:    name,
+		ser:  SerializerJSON,
+		name: name,
 		marshal: func(dst []byte, v any) ([]byte, error) {
 			b, err := json.Marshal(v)
 			if dst == nil || err != nil {

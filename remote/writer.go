@@ -72,7 +72,8 @@ func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 			if flushing {
 				select {
 				case it := <-ep.queue:
-					carry = &it
+					ep.held = it
+					carry = &ep.held
 				default:
 					err := n.writeFrame(c, appendFrame(ep.frame[:0], kindGoodbye, nil))
 					if err == nil {
@@ -83,7 +84,8 @@ func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 			} else {
 				select {
 				case it := <-ep.queue:
-					carry = &it
+					ep.held = it
+					carry = &ep.held
 				case s := <-c.pongReq:
 					if err := n.writeFrame(c, appendFrame(ep.frame[:0], kindPong, appendUvarint(nil, s))); err != nil {
 						return nil, err
@@ -125,19 +127,24 @@ func (ep *endpoint) writeBatch(c *conn, enc *envelopeEncoder, first *outItem) (*
 	limit := frameHeaderSize + n.cfg.MaxFrameSize
 	frame := appendFrameHeader(ep.frame[:0], kindEnvelopes, 0)
 	batch := ep.batch[:0]
-	next := first
-	for next != nil {
-		if len(batch) > 0 && len(frame)+next.w.maxEncodedLen() > limit {
+	cur, has := *first, true
+	for has {
+		if len(batch) > 0 && len(frame)+cur.w.maxEncodedLen() > limit {
 			break
 		}
-		frame = enc.append(frame, &next.w)
-		batch = append(batch, *next)
-		next = nil
+		frame = enc.append(frame, &cur.w)
+		batch = append(batch, cur)
+		has = false
 		select {
-		case it := <-ep.queue:
-			next = &it
+		case cur = <-ep.queue:
+			has = true
 		default:
 		}
+	}
+	var next *outItem
+	if has {
+		ep.held = cur
+		next = &ep.held
 	}
 	binary.BigEndian.PutUint32(frame[5:9], uint32(len(frame)-frameHeaderSize))
 	err := n.writeFrame(c, frame)
