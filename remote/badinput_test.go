@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -267,3 +268,24 @@ func TestHeartbeatTimeoutClosesSilentPeer(t *testing.T) {
 	})
 	r.expectClosed()
 }
+
+// TestFailedHandshakesLeaveNoEndpoints: hellos that pass the checks but
+// never complete (no ack) must not pile up idle endpoints.
+func TestFailedHandshakesLeaveNoEndpoints(t *testing.T) {
+	cfg := testConfig()
+	b, rb := startNode(t, cfg)
+	for i := range 20 {
+		r := dialRaw(t, b.Address())
+		r.write(appendFrame(nil, kindHello, (&hello{Version: ProtocolVersion, SystemName: cfg.SystemName, NodeID: "ghost", Address: "10.7.7.7:" + itoa10(i)}).append(nil)))
+		kind, _, err := r.fr.next()
+		require.NoError(t, err)
+		require.Equal(t, kindWelcome, kind)
+		require.NoError(t, r.c.Close()) // no ack
+		rb.waitEventFrom(t, r.local(), EventHandshakeRefused, ErrHandshake)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	assert.Empty(t, b.endpoints)
+}
+
+func itoa10(i int) string { return strconv.Itoa(i + 1) }

@@ -43,6 +43,7 @@ type endpoint struct {
 
 	sendMu      sync.RWMutex // Send holds R while enqueuing; exit takes W to close sends
 	sendsClosed bool
+	used        bool // guarded by mu: something was ever enqueued
 
 	mu             sync.Mutex
 	conn           *conn  // current established connection
@@ -93,7 +94,11 @@ func (ep *endpoint) enqueue(it outItem) error {
 	if ep.sendsClosed {
 		return errEndpointGone
 	}
-	if id := ep.peerID(); id != "" && ep.n.bl.IsBlocked(id) {
+	ep.mu.Lock()
+	id := ep.peer
+	ep.used = true
+	ep.mu.Unlock()
+	if id != "" && ep.n.bl.IsBlocked(id) {
 		return fmt.Errorf("%w: node %s", ErrBlocked, id)
 	}
 	select {
@@ -126,12 +131,29 @@ func (ep *endpoint) admit(peer hello, inbound bool) error {
 	return nil
 }
 
-// cancelPending undoes an inbound admission whose handshake failed.
+// cancelPending undoes an inbound admission whose handshake failed. An
+// endpoint that the failed handshake created and that was never used is
+// retired quietly, so peers that never complete a handshake cannot pile up
+// idle endpoints.
 func (ep *endpoint) cancelPending() {
 	ep.mu.Lock()
 	ep.inboundPending--
 	ep.mu.Unlock()
 	ep.signal()
+	ep.sendMu.Lock() // no enqueue in flight
+	ep.mu.Lock()
+	unused := !ep.used && ep.conn == nil && !ep.everConnected && ep.inboundPending == 0 && ep.termErr == nil
+	if unused {
+		ep.termErr = errEndpointGone
+		ep.sendsClosed = true
+	}
+	ep.mu.Unlock()
+	ep.sendMu.Unlock()
+	if unused {
+		ep.n.removeEndpoint(ep)
+		close(ep.stop)
+		ep.cancel()
+	}
 }
 
 // install makes c the endpoint's connection, replacing (and closing) the
@@ -245,7 +267,7 @@ func (ep *endpoint) exit(carry *outItem, nodeClosing bool) {
 		}
 		break
 	}
-	if !nodeClosing {
+	if !nodeClosing && !errors.Is(reason, errEndpointGone) {
 		ep.reportTerminated(peer, reason)
 	}
 }
