@@ -93,10 +93,11 @@ type Hooks struct {
 	// Deliver receives each inbound envelope, in the order the peer sent
 	// them (per connection), on that connection's reader goroutine.
 	Deliver func(from Peer, env Envelope)
-	// Undelivered receives, exactly once, every envelope that Send
-	// accepted for a peer but that was not written to a connection, and
-	// every inbound envelope that could not be decoded. The runtime turns
-	// these into dead letters.
+	// Undelivered receives, exactly once, every envelope passed to Send
+	// that was not written to a connection (refused by Send itself, or
+	// dropped later: give-up, block, close, a failed write), and every
+	// inbound envelope that could not be decoded. The runtime turns these
+	// into dead letters; Send's own error is the same one, for information.
 	Undelivered func(u Undelivered)
 	// PeerTerminated is called when a peer incarnation is gone: watchers
 	// of its PIDs should get Terminated. reason is ErrPeerUnreachable,
