@@ -1,0 +1,230 @@
+package remote
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestFrameHeaderErrors(t *testing.T) {
+	good := appendFrameHeader(nil, kindEnvelopes, 10)
+	mutate := func(i int, b byte) []byte {
+		h := bytes.Clone(good)
+		h[i] = b
+		return h
+	}
+	big := bytes.Clone(good)
+	binary.BigEndian.PutUint32(big[5:], 4097)
+	tests := []struct {
+		name string
+		h    []byte
+		want error
+	}{
+		{"short", good[:5], ErrTruncated},
+		{"bad magic", mutate(0, 'X'), ErrMalformed},
+		{"bad version", mutate(2, 2), ErrBadVersion},
+		{"kind zero", mutate(3, 0), ErrMalformed},
+		{"unknown kind", mutate(3, 99), ErrMalformed},
+		{"reserved flags", mutate(4, 1), ErrMalformed},
+		{"too large", big, ErrFrameTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := parseFrameHeader(tt.h, 4096)
+			require.ErrorIs(t, err, tt.want)
+		})
+	}
+	kind, n, err := parseFrameHeader(good, 4096)
+	require.NoError(t, err)
+	assert.Equal(t, kindEnvelopes, kind)
+	assert.Equal(t, 10, n)
+}
+
+// countingReader fails the test if more than limit bytes are requested at
+// once: the decoder must check the length before allocating.
+type countingReader struct {
+	r     io.Reader
+	reads int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	c.reads++
+	return c.r.Read(p)
+}
+
+func TestFrameReader(t *testing.T) {
+	var stream []byte
+	stream = appendFrame(stream, kindPing, []byte{7})
+	stream = appendFrame(stream, kindGoodbye, nil)
+	fr := newFrameReader(bytes.NewReader(stream), 4096)
+	kind, body, err := fr.next()
+	require.NoError(t, err)
+	assert.Equal(t, kindPing, kind)
+	assert.Equal(t, []byte{7}, body)
+	kind, body, err = fr.next()
+	require.NoError(t, err)
+	assert.Equal(t, kindGoodbye, kind)
+	assert.Empty(t, body)
+	_, _, err = fr.next()
+	assert.ErrorIs(t, err, io.EOF)
+
+	t.Run("truncated body", func(t *testing.T) {
+		f := appendFrame(nil, kindPing, []byte{1, 2, 3})
+		_, _, err := newFrameReader(bytes.NewReader(f[:len(f)-1]), 4096).next()
+		assert.ErrorIs(t, err, ErrTruncated)
+	})
+	t.Run("truncated header", func(t *testing.T) {
+		_, _, err := newFrameReader(bytes.NewReader([]byte{'F', 'K', 1}), 4096).next()
+		assert.ErrorIs(t, err, ErrTruncated)
+	})
+	t.Run("oversize announced, nothing allocated", func(t *testing.T) {
+		h := appendFrameHeader(nil, kindEnvelopes, 0)
+		binary.BigEndian.PutUint32(h[5:], 1<<31)
+		fr := newFrameReader(bytes.NewReader(h), 4096)
+		_, _, err := fr.next()
+		assert.ErrorIs(t, err, ErrFrameTooLarge)
+		assert.Nil(t, fr.buf, "no body buffer may be allocated for a refused frame")
+	})
+}
+
+func TestEnvelopeRoundTrip(t *testing.T) {
+	envs := []wireEnvelope{
+		{target: PIDRef{"b:1", "actor/1"}, sender: PIDRef{"a:1", "future/9"}, serializer: SerializerProto, typeName: "x.Y", payload: []byte("p1")},
+		{target: PIDRef{"b:1", "actor/2"}, serializer: SerializerJSON, typeName: "x.Y", payload: nil},
+		{target: PIDRef{"elsewhere:5", "z"}, sender: PIDRef{"third:3", "s"}, serializer: SerializerSystem, payload: []byte{1, 2}},
+		{target: PIDRef{"b:1", ""}, sender: PIDRef{"", "only-id"}, serializer: SerializerJSON, typeName: "x.Y", payload: []byte("{}")},
+	}
+	enc := newEnvelopeEncoder("a:1", "b:1")
+	dec := newEnvelopeDecoder("b:1", "a:1")
+	// Two frames on the same connection: the second uses the name table.
+	for round := range 2 {
+		var body []byte
+		for i := range envs {
+			body = enc.append(body, &envs[i])
+			assert.LessOrEqual(t, len(body), sumMax(envs[:i+1]))
+		}
+		var got []wireEnvelope
+		require.NoError(t, dec.decodeBatch(body, func(w *wireEnvelope) error {
+			c := *w
+			c.payload = bytes.Clone(w.payload)
+			got = append(got, c)
+			return nil
+		}))
+		require.Len(t, got, len(envs), "round %d", round)
+		for i := range envs {
+			want := envs[i]
+			if want.payload == nil {
+				want.payload = []byte{}
+			}
+			assert.Equal(t, want, got[i], "round %d envelope %d", round, i)
+		}
+	}
+	assert.Len(t, dec.names, 1, "the repeated type name is interned once")
+}
+
+func sumMax(ws []wireEnvelope) int {
+	n := 0
+	for i := range ws {
+		n += ws[i].maxEncodedLen()
+	}
+	return n
+}
+
+func TestEnvelopeDecodeErrors(t *testing.T) {
+	valid := newEnvelopeEncoder("a", "b").append(nil, &wireEnvelope{target: PIDRef{"b", "t"}, serializer: SerializerJSON, typeName: "n", payload: []byte("x")})
+	tests := []struct {
+		name string
+		body []byte
+	}{
+		{"empty batch", nil},
+		{"reserved flag", []byte{0x80}},
+		{"sender address without sender", []byte{envSenderAddr}},
+		{"truncated", valid[:len(valid)-1]},
+		{"length beyond body", []byte{0, 0x7f}},
+		{"bad uvarint", []byte{0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
+		{"name ref beyond table", []byte{0, 1, 't', 3, 5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := newEnvelopeDecoder("b", "a").decodeBatch(tt.body, func(*wireEnvelope) error { return nil })
+			require.ErrorIs(t, err, ErrMalformed)
+		})
+	}
+	t.Run("name table bounded", func(t *testing.T) {
+		enc := newEnvelopeEncoder("a", "b")
+		var body []byte
+		for i := range maxInternedNames + 10 {
+			body = enc.append(body, &wireEnvelope{target: PIDRef{"b", "t"}, typeName: strings.Repeat("n", 1+i%7) + string(rune('A'+i%26)) + itoa(i)})
+		}
+		dec := newEnvelopeDecoder("b", "a")
+		n := 0
+		require.NoError(t, dec.decodeBatch(body, func(*wireEnvelope) error { n++; return nil }))
+		assert.Equal(t, maxInternedNames+10, n)
+		assert.Len(t, dec.names, maxInternedNames)
+		// A peer that defines more names than allowed is malformed.
+		evil := []byte{0, 1, 't', 1, nameDefine, 1, 'x', 0}
+		dec.names = make([]string, maxInternedNames)
+		require.ErrorIs(t, dec.decodeBatch(evil, func(*wireEnvelope) error { return nil }), ErrMalformed)
+	})
+	t.Run("callback error stops", func(t *testing.T) {
+		stop := errors.New("stop")
+		require.ErrorIs(t, newEnvelopeDecoder("b", "a").decodeBatch(valid, func(*wireEnvelope) error { return stop }), stop)
+	})
+}
+
+func itoa(i int) string { return string(binary.AppendUvarint(nil, uint64(i))) }
+
+func TestSystemMessagesRoundTrip(t *testing.T) {
+	a, b := PIDRef{"n1:1", "w"}, PIDRef{"n2:2", "x/y"}
+	msgs := []SystemMessage{
+		&Watch{Watcher: a, Watchee: b},
+		&Unwatch{Watcher: b, Watchee: a},
+		&Terminated{Who: b, Why: TerminatedAddressTerminated},
+		&SpawnRequest{Name: "n", Kind: "k", RequestID: 1 << 40},
+		&SpawnResponse{RequestID: 3, PID: a, Err: "no such kind"},
+		&Ping{Seq: 5},
+		&Pong{Seq: 1<<64 - 1},
+	}
+	for _, m := range msgs {
+		b, err := AppendSystemMessage(nil, m)
+		require.NoError(t, err)
+		got, err := DecodeSystemMessage(b)
+		require.NoError(t, err)
+		assert.Equal(t, m, got)
+		_, err = DecodeSystemMessage(append(b, 0))
+		assert.ErrorIs(t, err, ErrMalformed, "trailing byte in %T", m)
+		if len(b) > 1 {
+			_, err = DecodeSystemMessage(b[:len(b)-1])
+			assert.ErrorIs(t, err, ErrMalformed, "truncated %T", m)
+		}
+	}
+	_, err := DecodeSystemMessage([]byte{99})
+	assert.ErrorIs(t, err, ErrUnknownType)
+	_, err = DecodeSystemMessage(nil)
+	assert.ErrorIs(t, err, ErrMalformed)
+	_, err = AppendSystemMessage(nil, (*Watch)(nil))
+	assert.ErrorIs(t, err, ErrUnknownType)
+}
+
+func TestHelloAndRejectCodec(t *testing.T) {
+	h := hello{Version: ProtocolVersion, SystemName: "s", NodeID: "id", Address: "a:1"}
+	got, err := decodeHello(h.append(nil))
+	require.NoError(t, err)
+	assert.Equal(t, h, got)
+	_, err = decodeHello(hello{Version: 1, SystemName: "s", Address: "a"}.appendTo())
+	assert.ErrorIs(t, err, ErrMalformed, "missing node id")
+
+	r := decodeReject(appendReject(nil, RejectCluster, strings.Repeat("x", 2*maxReasonLen)))
+	assert.Equal(t, RejectCluster, r.Code)
+	assert.Len(t, r.Reason, maxReasonLen)
+	assert.ErrorIs(t, r, ErrClusterMismatch)
+	assert.ErrorIs(t, decodeReject([]byte{0xff}), ErrMalformed)
+}
+
+func (h hello) appendTo() []byte { return h.append(nil) }

@@ -1,0 +1,158 @@
+package remote
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+)
+
+// Limits of Config.MaxFrameSize.
+const (
+	MinFrameSize = 4 << 10
+	MaxFrameSize = 1 << 30
+)
+
+// Config configures a Node (and, through the actor runtime, the remote
+// extension). Start from DefaultConfig and change what you need; NewNode
+// calls Validate.
+type Config struct {
+	// ListenAddress is the host:port to listen on ("127.0.0.1:0" picks a
+	// free port).
+	ListenAddress string
+	// AdvertisedAddress is the address other nodes dial and that PIDs of
+	// this node carry; empty means the address the listener is bound to.
+	AdvertisedAddress string
+	// SystemName is the system/cluster name; nodes with different names
+	// refuse each other in the handshake.
+	SystemName string
+	// NodeID names this process incarnation; empty means a random 128-bit
+	// hex ID chosen by NewNode. Two nodes must never share an ID.
+	NodeID string
+
+	// ServerTLS, when set, makes the listener speak TLS; set ClientAuth to
+	// tls.RequireAndVerifyClientCert (with ClientCAs) for mutual TLS.
+	// ClientTLS is used when dialing (RootCAs, and Certificates for mutual
+	// TLS); ServerName defaults to the dialed host. Both or neither.
+	ServerTLS *tls.Config
+	ClientTLS *tls.Config
+
+	// MaxFrameSize bounds a frame body in bytes, in [MinFrameSize,
+	// MaxFrameSize]; a larger announced frame closes the connection before
+	// anything is allocated, and a larger outbound envelope is refused.
+	MaxFrameSize int
+	// DialTimeout bounds connecting (TCP and TLS); HandshakeTimeout bounds
+	// the hello exchange (and the server-side TLS handshake); WriteTimeout
+	// bounds one frame write.
+	DialTimeout      time.Duration
+	HandshakeTimeout time.Duration
+	WriteTimeout     time.Duration
+	// HeartbeatInterval is the idle time after which a connection sends a
+	// ping; a connection that receives nothing for HeartbeatTimeout is
+	// closed. HeartbeatTimeout must exceed HeartbeatInterval.
+	HeartbeatInterval time.Duration
+	HeartbeatTimeout  time.Duration
+
+	// OutboundQueueSize bounds the envelopes queued per peer; beyond it
+	// Send hands envelopes to the Undelivered hook with ErrQueueFull.
+	OutboundQueueSize int
+	// ReconnectBackoffMin and ReconnectBackoffMax bound the exponential
+	// backoff between connection attempts (with jitter).
+	ReconnectBackoffMin time.Duration
+	ReconnectBackoffMax time.Duration
+	// GiveUpAfter is how long a peer may stay unreachable before it is
+	// reported terminated and its queue dropped.
+	GiveUpAfter time.Duration
+
+	// Kinds are the actor kinds this node offers for remote spawn (used by
+	// the actor runtime; validated here: non-empty, unique).
+	Kinds []string
+	// Serializers is the message type registry; nil means one with the
+	// system messages only.
+	Serializers *Serializers
+	// Logger receives lifecycle (Debug) and refusal (Info/Warn) logs; nil
+	// discards. Payloads are never logged.
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns a Config for a node on loopback with a free port.
+func DefaultConfig() Config {
+	return Config{
+		ListenAddress:       "127.0.0.1:0",
+		SystemName:          "fraktor",
+		MaxFrameSize:        4 << 20,
+		DialTimeout:         5 * time.Second,
+		HandshakeTimeout:    5 * time.Second,
+		WriteTimeout:        10 * time.Second,
+		HeartbeatInterval:   time.Second,
+		HeartbeatTimeout:    10 * time.Second,
+		OutboundQueueSize:   8192,
+		ReconnectBackoffMin: 100 * time.Millisecond,
+		ReconnectBackoffMax: 5 * time.Second,
+		GiveUpAfter:         30 * time.Second,
+	}
+}
+
+// Validate reports every out-of-range field, each wrapped in
+// ErrInvalidConfig.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...))
+	}
+	if _, _, err := net.SplitHostPort(c.ListenAddress); err != nil {
+		bad("ListenAddress %q: %v", c.ListenAddress, err)
+	}
+	if c.AdvertisedAddress != "" {
+		if _, _, err := net.SplitHostPort(c.AdvertisedAddress); err != nil {
+			bad("AdvertisedAddress %q: %v", c.AdvertisedAddress, err)
+		}
+		if len(c.AdvertisedAddress) > maxAddressLen {
+			bad("AdvertisedAddress longer than %d bytes", maxAddressLen)
+		}
+	}
+	if c.SystemName == "" || len(c.SystemName) > maxSystemNameLen {
+		bad("SystemName must be 1..%d bytes", maxSystemNameLen)
+	}
+	if len(c.NodeID) > maxNodeIDLen {
+		bad("NodeID longer than %d bytes", maxNodeIDLen)
+	}
+	if (c.ServerTLS == nil) != (c.ClientTLS == nil) {
+		bad("ServerTLS and ClientTLS must be set together")
+	}
+	if c.ServerTLS != nil && len(c.ServerTLS.Certificates) == 0 && c.ServerTLS.GetCertificate == nil && c.ServerTLS.GetConfigForClient == nil {
+		bad("ServerTLS has no certificate")
+	}
+	if c.MaxFrameSize < MinFrameSize || c.MaxFrameSize > MaxFrameSize {
+		bad("MaxFrameSize %d outside [%d, %d]", c.MaxFrameSize, MinFrameSize, MaxFrameSize)
+	}
+	for name, d := range map[string]time.Duration{
+		"DialTimeout": c.DialTimeout, "HandshakeTimeout": c.HandshakeTimeout, "WriteTimeout": c.WriteTimeout,
+		"HeartbeatInterval": c.HeartbeatInterval, "HeartbeatTimeout": c.HeartbeatTimeout,
+		"ReconnectBackoffMin": c.ReconnectBackoffMin, "ReconnectBackoffMax": c.ReconnectBackoffMax,
+		"GiveUpAfter": c.GiveUpAfter,
+	} {
+		if d <= 0 {
+			bad("%s must be positive, got %v", name, d)
+		}
+	}
+	if c.HeartbeatTimeout <= c.HeartbeatInterval {
+		bad("HeartbeatTimeout %v must exceed HeartbeatInterval %v", c.HeartbeatTimeout, c.HeartbeatInterval)
+	}
+	if c.ReconnectBackoffMax < c.ReconnectBackoffMin {
+		bad("ReconnectBackoffMax %v below ReconnectBackoffMin %v", c.ReconnectBackoffMax, c.ReconnectBackoffMin)
+	}
+	if c.OutboundQueueSize < 1 {
+		bad("OutboundQueueSize must be at least 1, got %d", c.OutboundQueueSize)
+	}
+	seen := map[string]bool{}
+	for _, k := range c.Kinds {
+		if k == "" || seen[k] {
+			bad("Kinds: empty or duplicate kind %q", k)
+		}
+		seen[k] = true
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,58 @@
+package remote
+
+import (
+	"crypto/tls"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDefaultConfigIsValid(t *testing.T) {
+	require.NoError(t, DefaultConfig().Validate())
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*Config)
+	}{
+		{"listen address", func(c *Config) { c.ListenAddress = "nohostport" }},
+		{"advertised address", func(c *Config) { c.AdvertisedAddress = "::bad" }},
+		{"empty system name", func(c *Config) { c.SystemName = "" }},
+		{"long node id", func(c *Config) { c.NodeID = string(make([]byte, 300)) }},
+		{"tls one side", func(c *Config) { c.ClientTLS = &tls.Config{} }},
+		{"tls without cert", func(c *Config) { c.ClientTLS, c.ServerTLS = &tls.Config{}, &tls.Config{} }},
+		{"frame too small", func(c *Config) { c.MaxFrameSize = 100 }},
+		{"frame too large", func(c *Config) { c.MaxFrameSize = MaxFrameSize + 1 }},
+		{"zero dial timeout", func(c *Config) { c.DialTimeout = 0 }},
+		{"heartbeat timeout not above interval", func(c *Config) { c.HeartbeatTimeout = c.HeartbeatInterval }},
+		{"backoff max below min", func(c *Config) { c.ReconnectBackoffMax = time.Millisecond }},
+		{"queue", func(c *Config) { c.OutboundQueueSize = 0 }},
+		{"duplicate kind", func(c *Config) { c.Kinds = []string{"a", "a"} }},
+		{"empty kind", func(c *Config) { c.Kinds = []string{""} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := DefaultConfig()
+			tt.mutate(&c)
+			err := c.Validate()
+			require.ErrorIs(t, err, ErrInvalidConfig)
+			_, err = NewNode(c, Hooks{})
+			assert.ErrorIs(t, err, ErrInvalidConfig)
+		})
+	}
+}
+
+func TestBackoffBounds(t *testing.T) {
+	lo, hi := 10*time.Millisecond, 80*time.Millisecond
+	for f := 1; f <= 10; f++ {
+		want := min(lo<<(f-1), hi)
+		for range 50 {
+			d := backoff(f, lo, hi)
+			assert.GreaterOrEqual(t, d, want/2, "failures=%d", f)
+			assert.LessOrEqual(t, d, want, "failures=%d", f)
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package remote
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"time"
+)
+
+// conn is an established (handshaken) connection. Its reader goroutine is
+// the only reader; the owning endpoint's goroutine is the only writer, so a
+// reader never blocks on a write (which matters on synchronous pipes).
+type conn struct {
+	raw        net.Conn
+	fr         *frameReader
+	peer       hello
+	inbound    bool
+	remoteAddr string
+
+	pongReq chan uint64 // reader → writer: answer this ping (capacity 1)
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	err       error // why it closed; written before closed is closed
+}
+
+func newConn(raw net.Conn, fr *frameReader, peer hello, inbound bool) *conn {
+	return &conn{
+		raw: raw, fr: fr, peer: peer, inbound: inbound, remoteAddr: remoteAddrOf(raw),
+		pongReq: make(chan uint64, 1), closed: make(chan struct{}),
+	}
+}
+
+func (c *conn) peerRef() Peer { return Peer{Address: c.peer.Address, NodeID: c.peer.NodeID} }
+
+func remoteAddrOf(raw net.Conn) string {
+	if a := raw.RemoteAddr(); a != nil {
+		return a.String()
+	}
+	return ""
+}
+
+// closeConn closes c once, records why, and reports the disconnect.
+func (n *Node) closeConn(c *conn, err error) {
+	c.closeOnce.Do(func() {
+		c.err = err
+		close(c.closed)
+		n.closeRaw(c.raw)
+		n.stats.connections.Add(-1)
+		n.log.Debug("remote: connection closed", "peer", c.peerRef().String(), "remote", c.remoteAddr, "inbound", c.inbound, "reason", err)
+		n.emit(Event{Kind: EventDisconnected, Peer: c.peerRef(), RemoteAddr: c.remoteAddr, Inbound: c.inbound, Err: err})
+	})
+}
+
+// readLoop reads frames until the connection fails or is closed, delivering
+// envelopes in order. It runs on its own tracked goroutine.
+func (n *Node) readLoop(c *conn) {
+	dec := newEnvelopeDecoder(n.addr, c.peer.Address)
+	from := c.peerRef()
+	deliver := func(w *wireEnvelope) error {
+		n.deliver(from, w)
+		return nil
+	}
+	for {
+		_ = c.raw.SetReadDeadline(time.Now().Add(n.cfg.HeartbeatTimeout))
+		kind, body, err := c.fr.next()
+		if err == nil {
+			n.stats.framesReceived.Add(1)
+			switch kind {
+			case kindEnvelopes:
+				if n.bl.IsBlocked(from.NodeID, from.Address) {
+					n.closeConn(c, fmt.Errorf("%w: %s", ErrBlocked, from))
+					return
+				}
+				err = dec.decodeBatch(body, deliver)
+			case kindPing:
+				var seq uint64
+				seq, err = decodeSeq(body)
+				if err == nil {
+					select {
+					case c.pongReq <- seq:
+					default: // a pong is already due; one answer is enough
+					}
+				}
+			case kindPong:
+				_, err = decodeSeq(body)
+			case kindGoodbye:
+				n.closeConn(c, fmt.Errorf("%w: %s said goodbye", ErrPeerShutdown, from))
+				return
+			default:
+				err = fmt.Errorf("%w: unexpected %v frame on an established connection", ErrMalformed, kind)
+			}
+		}
+		if err != nil {
+			n.readFailed(c, err)
+			return
+		}
+	}
+}
+
+// readFailed classifies a read error and closes the connection.
+func (n *Node) readFailed(c *conn, err error) {
+	select {
+	case <-c.closed:
+		return // we closed it ourselves
+	default:
+	}
+	switch {
+	case isProtocolError(err):
+		n.stats.protocolErrors.Add(1)
+		n.log.Warn("remote: protocol error, closing connection", "peer", c.peerRef().String(), "remote", c.remoteAddr, "err", err)
+		n.emit(Event{Kind: EventProtocolError, Peer: c.peerRef(), RemoteAddr: c.remoteAddr, Inbound: c.inbound, Err: err})
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		err = fmt.Errorf("%w: nothing received for %v (heartbeat timeout)", ErrConnectionLost, n.cfg.HeartbeatTimeout)
+	default:
+		err = fmt.Errorf("%w: %w", ErrConnectionLost, err)
+	}
+	n.closeConn(c, err)
+}
+
+// deliver deserializes one inbound envelope and hands it to the hooks.
+func (n *Node) deliver(from Peer, w *wireEnvelope) {
+	env := Envelope{Target: w.target, Sender: w.sender}
+	msg, err := n.ser.Deserialize(w.serializer, w.typeName, w.payload)
+	if err != nil {
+		n.log.Warn("remote: refusing inbound envelope", "peer", from.String(), "serializer", w.serializer.String(), "type", w.typeName, "err", err)
+		n.emit(Event{Kind: EventUnknownType, Peer: from, Err: err})
+		n.undelivered(Undelivered{Peer: from, Inbound: true, Envelope: env, TypeName: w.typeName, Err: err})
+		return
+	}
+	env.Message = msg
+	n.stats.envelopesReceived.Add(1)
+	if n.hooks.Deliver != nil {
+		n.hooks.Deliver(from, env)
+	}
+}
+
+func decodeSeq(body []byte) (uint64, error) {
+	c := cursor{b: body}
+	v := c.uvarint()
+	return v, c.finish("heartbeat")
+}
+
+// writeFrame writes one whole frame under the write timeout.
+func (n *Node) writeFrame(c *conn, frame []byte) error {
+	_ = c.raw.SetWriteDeadline(time.Now().Add(n.cfg.WriteTimeout))
+	if _, err := c.raw.Write(frame); err != nil {
+		return fmt.Errorf("%w: write: %w", ErrConnectionLost, err)
+	}
+	n.stats.framesSent.Add(1)
+	return nil
+}

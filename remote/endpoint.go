@@ -1,0 +1,386 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// errEndpointGone: the endpoint terminated between lookup and use; the
+// caller looks it up again (a new one is created).
+var errEndpointGone = errors.New("remote: endpoint terminated")
+
+// outItem is one queued envelope: its wire form and, for Undelivered
+// reports, the original message.
+type outItem struct {
+	w   wireEnvelope
+	msg any
+}
+
+func (it *outItem) envelope() Envelope {
+	return Envelope{Target: it.w.target, Sender: it.w.sender, Message: it.msg}
+}
+
+// endpoint is the link to one peer address: a bounded queue, the current
+// connection, and one goroutine (run) that connects lazily, writes batches,
+// sends heartbeats, reconnects with backoff and gives up.
+//
+// Simultaneous dial tie-break: when both nodes open a connection to each
+// other at once, the one opened by the node with the lower node ID wins.
+// The lower node refuses the inbound connection while its own outbound one
+// is being dialed or is established; the higher node adopts the inbound one
+// and drops its own dial. Both sides apply the same rule, so they agree.
+type endpoint struct {
+	n      *Node
+	addr   string
+	queue  chan outItem
+	wake   chan struct{}      // capacity 1: connection state changed
+	stop   chan struct{}      // closed by terminate
+	cancel context.CancelFunc // cancels run's ctx (an in-flight dial)
+
+	sendMu      sync.RWMutex // Send holds R while enqueuing; exit takes W to close sends
+	sendsClosed bool
+	used        bool // guarded by mu: something was ever enqueued
+
+	mu             sync.Mutex
+	conn           *conn  // current established connection
+	peer           string // node ID of the current or last incarnation
+	dialing        bool
+	inboundPending int   // inbound handshakes admitted, not completed
+	everConnected  bool  // after a loss, reconnect even with an empty queue
+	termErr        error // set once by terminate or exit
+
+	frame []byte    // writer scratch, owned by run
+	batch []outItem // envelopes of the frame being written, owned by run
+	held  outItem   // storage for the one envelope run holds ("carry"), owned by run
+}
+
+func newEndpoint(n *Node, addr string) *endpoint {
+	return &endpoint{
+		n: n, addr: addr,
+		queue: make(chan outItem, n.cfg.OutboundQueueSize),
+		wake:  make(chan struct{}, 1),
+		stop:  make(chan struct{}),
+	}
+}
+
+func (ep *endpoint) signal() {
+	select {
+	case ep.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (ep *endpoint) peerID() string {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	return ep.peer
+}
+
+func (ep *endpoint) current() *conn {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	return ep.conn
+}
+
+// enqueue adds an item without blocking: ErrQueueFull when the queue is
+// full, errEndpointGone once the endpoint has stopped taking sends.
+func (ep *endpoint) enqueue(it outItem) error {
+	ep.sendMu.RLock()
+	defer ep.sendMu.RUnlock()
+	if ep.sendsClosed {
+		return errEndpointGone
+	}
+	ep.mu.Lock()
+	id := ep.peer
+	ep.used = true
+	ep.mu.Unlock()
+	if id != "" && ep.n.bl.IsBlocked(id) {
+		return fmt.Errorf("%w: node %s", ErrBlocked, id)
+	}
+	select {
+	case ep.queue <- it:
+		return nil
+	default:
+		return fmt.Errorf("%w: %d envelopes queued for %q", ErrQueueFull, cap(ep.queue), ep.addr)
+	}
+}
+
+// admit applies the tie-break to a handshake that passed every other check.
+func (ep *endpoint) admit(peer hello, inbound bool) error {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if ep.termErr != nil {
+		return errEndpointGone
+	}
+	lower := ep.n.id < peer.NodeID
+	same := ep.conn != nil && ep.conn.peer.NodeID == peer.NodeID
+	if inbound {
+		if (same && !ep.conn.inbound && lower) || (ep.dialing && lower) {
+			return fmt.Errorf("%w: node %s keeps its own outbound connection (lower node id)", ErrDuplicateConnection, ep.n.id)
+		}
+		ep.inboundPending++
+		return nil
+	}
+	if same || ep.inboundPending > 0 {
+		return fmt.Errorf("%w: an inbound connection from %s is already in use", ErrDuplicateConnection, peer.NodeID)
+	}
+	return nil
+}
+
+// cancelPending undoes an inbound admission whose handshake failed. An
+// endpoint that the failed handshake created and that was never used is
+// retired quietly, so peers that never complete a handshake cannot pile up
+// idle endpoints.
+func (ep *endpoint) cancelPending() {
+	ep.mu.Lock()
+	ep.inboundPending--
+	ep.mu.Unlock()
+	ep.signal()
+	ep.sendMu.Lock() // no enqueue in flight
+	ep.mu.Lock()
+	unused := !ep.used && ep.conn == nil && !ep.everConnected && ep.inboundPending == 0 && ep.termErr == nil
+	if unused {
+		ep.termErr = errEndpointGone
+		ep.sendsClosed = true
+	}
+	ep.mu.Unlock()
+	ep.sendMu.Unlock()
+	if unused {
+		ep.n.removeEndpoint(ep)
+		close(ep.stop)
+		ep.cancel()
+	}
+}
+
+// install makes c the endpoint's connection, replacing (and closing) the
+// previous one. It reports a peer restart when the node ID changed. It
+// returns false (and closes c) when the endpoint is gone or the peer is
+// blocked.
+func (ep *endpoint) install(c *conn) bool {
+	n := ep.n
+	ep.mu.Lock()
+	if c.inbound {
+		ep.inboundPending--
+	}
+	var refuse error
+	switch {
+	case ep.termErr != nil:
+		refuse = fmt.Errorf("%w: endpoint for %q terminated", ErrStopped, ep.addr)
+	case n.bl.IsBlocked(c.peer.NodeID, c.peer.Address):
+		refuse = fmt.Errorf("%w: node %s", ErrBlocked, c.peer.NodeID)
+	}
+	if refuse != nil {
+		ep.mu.Unlock()
+		ep.signal()
+		n.stats.connections.Add(1) // closeConn decrements
+		n.closeConn(c, refuse)
+		return false
+	}
+	old, previous := ep.conn, ep.peer
+	ep.conn, ep.peer, ep.everConnected = c, c.peer.NodeID, true
+	n.stats.connections.Add(1)
+	ep.mu.Unlock()
+	n.markEstablished(c.raw, c.peer) // after ep.mu: the lock order is n.mu before ep.mu
+	ep.signal()
+	if old != nil {
+		n.closeConn(old, fmt.Errorf("%w: replaced by a newer connection", ErrDuplicateConnection))
+	}
+	n.log.Debug("remote: connected", "peer", c.peerRef().String(), "remote", c.remoteAddr, "inbound", c.inbound)
+	n.emit(Event{Kind: EventConnected, Peer: c.peerRef(), RemoteAddr: c.remoteAddr, Inbound: c.inbound})
+	if previous != "" && previous != c.peer.NodeID {
+		ep.reportTerminated(Peer{Address: ep.addr, NodeID: previous}, fmt.Errorf("%w: %s replaced %s", ErrPeerRestarted, c.peer.NodeID, previous))
+	}
+	return true
+}
+
+// connLost forgets c if it is still the current connection.
+func (ep *endpoint) connLost(c *conn) {
+	ep.mu.Lock()
+	if ep.conn == c {
+		ep.conn = nil
+	}
+	ep.mu.Unlock()
+}
+
+// terminate ends the endpoint from any goroutine: it is removed from the
+// Node (a later Send makes a new one), its connection closes, and run drains
+// the queue into Undelivered and reports the peer terminated.
+func (ep *endpoint) terminate(reason error) {
+	ep.mu.Lock()
+	if ep.termErr != nil {
+		ep.mu.Unlock()
+		return
+	}
+	ep.termErr = reason
+	c := ep.conn
+	ep.conn = nil
+	ep.mu.Unlock()
+	ep.n.removeEndpoint(ep)
+	close(ep.stop)
+	ep.cancel()
+	if c != nil {
+		ep.n.closeConn(c, reason)
+	}
+}
+
+func (ep *endpoint) reportTerminated(p Peer, reason error) {
+	n := ep.n
+	n.log.Info("remote: peer terminated", "peer", p.String(), "reason", reason)
+	n.emit(Event{Kind: EventPeerTerminated, Peer: p, Err: reason})
+	if n.hooks.PeerTerminated != nil {
+		n.hooks.PeerTerminated(p, reason)
+	}
+}
+
+// exit is run's last act: no more sends, the carried item and the queue go
+// to Undelivered, and (unless the Node is closing) the peer is reported
+// terminated.
+func (ep *endpoint) exit(carry *outItem, nodeClosing bool) {
+	n := ep.n
+	ep.mu.Lock()
+	if ep.termErr == nil {
+		ep.termErr = fmt.Errorf("%w: node closing", ErrStopped)
+	}
+	reason, c, peer := ep.termErr, ep.conn, Peer{Address: ep.addr, NodeID: ep.peer}
+	ep.conn = nil
+	ep.mu.Unlock()
+	n.removeEndpoint(ep)
+	if c != nil {
+		n.closeConn(c, reason)
+	}
+	ep.sendMu.Lock()
+	ep.sendsClosed = true
+	ep.sendMu.Unlock()
+	if carry != nil {
+		n.undelivered(Undelivered{Peer: peer, Envelope: carry.envelope(), TypeName: carry.w.typeName, Err: reason})
+	}
+	for {
+		select {
+		case it := <-ep.queue:
+			n.undelivered(Undelivered{Peer: peer, Envelope: it.envelope(), TypeName: it.w.typeName, Err: reason})
+			continue
+		default:
+		}
+		break
+	}
+	if !nodeClosing && !errors.Is(reason, errEndpointGone) {
+		ep.reportTerminated(peer, reason)
+	}
+}
+
+// backoff returns the wait before attempt number failures (≥ 1): exponential
+// from ReconnectBackoffMin, capped at ReconnectBackoffMax, with "equal
+// jitter" (uniform in [d/2, d]) so that peers do not retry in lockstep.
+func backoff(failures int, lo, hi time.Duration) time.Duration {
+	d := lo
+	for i := 1; i < failures && d < hi; i++ {
+		d *= 2
+	}
+	d = min(d, hi)
+	half := d / 2
+	return half + rand.N(d-half+1)
+}
+
+// run is the endpoint's goroutine; ctx is cancelled by terminate and by
+// Node.Close and only bounds dialing.
+func (ep *endpoint) run(ctx context.Context) {
+	n := ep.n
+	defer ep.cancel()
+	var carry *outItem
+	failures := 0
+	var downSince time.Time
+	finalTry := false // Close gives a peer that was not failing one attempt to connect and flush
+	for {
+		select {
+		case <-ep.stop:
+			ep.exit(carry, false)
+			return
+		case <-n.stopping:
+			if finalTry || failures > 0 || ep.current() != nil || (carry == nil && len(ep.queue) == 0) {
+				if c := ep.current(); c != nil && !finalTry {
+					finalTry = true
+					carry = ep.connected(c, carry) // flushes and says goodbye
+					continue
+				}
+				ep.exit(carry, true)
+				return
+			}
+			finalTry = true
+		default:
+		}
+		c := ep.current()
+		if c == nil {
+			ep.mu.Lock()
+			pending, reconnect := ep.inboundPending > 0, ep.everConnected
+			ep.mu.Unlock()
+			if !finalTry && (pending || (carry == nil && len(ep.queue) == 0 && !reconnect)) {
+				q := ep.queue
+				if carry != nil {
+					q = nil // already holding one; wait for the connection
+				}
+				select {
+				case it := <-q:
+					ep.held = it
+					carry = &ep.held
+				case <-ep.wake:
+				case <-ep.stop:
+				case <-n.stopping:
+				}
+				continue
+			}
+			if !downSince.IsZero() && time.Since(downSince) >= n.cfg.GiveUpAfter {
+				ep.terminate(fmt.Errorf("%w: %q unreachable for %v", ErrPeerUnreachable, ep.addr, time.Since(downSince).Round(time.Millisecond)))
+				continue
+			}
+			if failures > 0 && !ep.waitBackoff(failures) {
+				continue // woken: re-evaluate
+			}
+			var err error
+			if c, err = ep.dial(ctx); err != nil {
+				if ep.current() != nil {
+					continue // an inbound connection won meanwhile
+				}
+				failures++
+				if downSince.IsZero() {
+					downSince = time.Now()
+				}
+				continue
+			}
+		}
+		failures, downSince = 0, time.Time{}
+		carry = ep.connected(c, carry)
+		if ep.current() == nil {
+			downSince = time.Now()
+		}
+	}
+}
+
+// connected runs the writer on c until c ends, then cleans up after it.
+func (ep *endpoint) connected(c *conn, carry *outItem) *outItem {
+	carry, err := ep.writeLoop(c, carry)
+	ep.n.closeConn(c, err)
+	ep.connLost(c)
+	if errors.Is(c.err, ErrPeerShutdown) {
+		ep.terminate(c.err)
+	}
+	return carry
+}
+
+// waitBackoff waits before a reconnection attempt; it returns false when
+// something else happened first (a connection arrived, stop, close).
+func (ep *endpoint) waitBackoff(failures int) bool {
+	t := time.NewTimer(backoff(failures, ep.n.cfg.ReconnectBackoffMin, ep.n.cfg.ReconnectBackoffMax))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ep.wake:
+	case <-ep.stop:
+	case <-ep.n.stopping:
+	}
+	return false
+}

@@ -1,0 +1,216 @@
+package remote
+
+import "fmt"
+
+// PIDRef names a process on some node: the node's advertised address and the
+// process ID there. It is the wire form of actor.PID; the zero value means
+// "no process" (for example an envelope without a sender).
+type PIDRef struct {
+	Address string
+	ID      string
+}
+
+// IsZero reports whether p names no process.
+func (p PIDRef) IsZero() bool { return p.Address == "" && p.ID == "" }
+
+// String returns "address/id".
+func (p PIDRef) String() string { return p.Address + "/" + p.ID }
+
+// Envelope is one message travelling between nodes: its target, its optional
+// sender, and the message itself (serialized by the Node's Serializers on
+// Send, deserialized before the Deliver hook sees it).
+type Envelope struct {
+	Target  PIDRef
+	Sender  PIDRef // zero when there is no sender
+	Message any
+}
+
+// Field limits enforced on both the encoding and the decoding side.
+const (
+	maxAddressLen    = 1024
+	maxIDLen         = 4096
+	maxTypeNameLen   = 1024
+	maxInternedNames = 1024
+)
+
+// wireEnvelope is an Envelope after serialization: what the batch codec
+// writes and reads. On the decoding side typeName and the PIDRef strings are
+// fresh strings; payload aliases the frame buffer.
+type wireEnvelope struct {
+	target     PIDRef
+	sender     PIDRef
+	serializer SerializerID
+	typeName   string
+	payload    []byte
+}
+
+// Per-envelope flag bits.
+const (
+	envHasSender  = 1 << 0 // a sender follows
+	envTargetAddr = 1 << 1 // the target address is written (else: the receiver's address)
+	envSenderAddr = 1 << 2 // the sender address is written (else: the sending node's address)
+	envFlagsMask  = envHasSender | envTargetAddr | envSenderAddr
+)
+
+// Type name tags: 0 = literal, 1 = literal that is also added to the
+// connection's name table, n ≥ 2 = entry n-2 of that table.
+const (
+	nameLiteral = 0
+	nameDefine  = 1
+	nameRefBase = 2
+)
+
+// check validates field lengths before an envelope is queued.
+func (w *wireEnvelope) check() error {
+	switch {
+	case len(w.target.Address) > maxAddressLen || len(w.sender.Address) > maxAddressLen:
+		return fmt.Errorf("%w: address longer than %d bytes", ErrMalformed, maxAddressLen)
+	case len(w.target.ID) > maxIDLen || len(w.sender.ID) > maxIDLen:
+		return fmt.Errorf("%w: process ID longer than %d bytes", ErrMalformed, maxIDLen)
+	case len(w.typeName) > maxTypeNameLen:
+		return fmt.Errorf("%w: type name longer than %d bytes", ErrMalformed, maxTypeNameLen)
+	}
+	return nil
+}
+
+// maxEncodedLen is an upper bound of the envelope's encoded size whatever
+// the connection's name table holds.
+func (w *wireEnvelope) maxEncodedLen() int {
+	return 1 + stringLen(len(w.target.Address)) + stringLen(len(w.target.ID)) +
+		stringLen(len(w.sender.Address)) + stringLen(len(w.sender.ID)) +
+		1 + 1 + stringLen(len(w.typeName)) + stringLen(len(w.payload))
+}
+
+// envelopeEncoder writes envelopes for one direction of one connection. It
+// omits addresses that the receiver can infer and interns type names. Owned
+// by the connection's writer goroutine.
+type envelopeEncoder struct {
+	localAddr string // our advertised address: the default sender address
+	peerAddr  string // the receiver's advertised address: the default target address
+	names     map[string]uint64
+}
+
+func newEnvelopeEncoder(localAddr, peerAddr string) *envelopeEncoder {
+	return &envelopeEncoder{localAddr: localAddr, peerAddr: peerAddr, names: make(map[string]uint64)}
+}
+
+func (e *envelopeEncoder) append(dst []byte, w *wireEnvelope) []byte {
+	var flags byte
+	hasSender := !w.sender.IsZero()
+	if hasSender {
+		flags |= envHasSender
+		if w.sender.Address != e.localAddr {
+			flags |= envSenderAddr
+		}
+	}
+	if w.target.Address != e.peerAddr {
+		flags |= envTargetAddr
+	}
+	dst = append(dst, flags)
+	if flags&envTargetAddr != 0 {
+		dst = appendString(dst, w.target.Address)
+	}
+	dst = appendString(dst, w.target.ID)
+	if hasSender {
+		if flags&envSenderAddr != 0 {
+			dst = appendString(dst, w.sender.Address)
+		}
+		dst = appendString(dst, w.sender.ID)
+	}
+	dst = append(dst, byte(w.serializer))
+	if idx, ok := e.names[w.typeName]; ok {
+		dst = appendUvarint(dst, idx+nameRefBase)
+	} else if len(e.names) < maxInternedNames && w.typeName != "" {
+		e.names[w.typeName] = uint64(len(e.names))
+		dst = appendUvarint(dst, nameDefine)
+		dst = appendString(dst, w.typeName)
+	} else {
+		dst = appendUvarint(dst, nameLiteral)
+		dst = appendString(dst, w.typeName)
+	}
+	return appendBytes(dst, w.payload)
+}
+
+// envelopeDecoder reads the envelopes of one direction of one connection.
+// Owned by the connection's reader goroutine.
+type envelopeDecoder struct {
+	localAddr string // our advertised address: the default target address
+	peerAddr  string // the sender's advertised address: the default sender address
+	names     []string
+}
+
+func newEnvelopeDecoder(localAddr, peerAddr string) *envelopeDecoder {
+	return &envelopeDecoder{localAddr: localAddr, peerAddr: peerAddr}
+}
+
+// decodeBatch calls fn for each envelope of an envelopes frame body, in
+// order. The *wireEnvelope passed to fn is reused: fn must copy what it keeps
+// beyond the call. A malformed body stops at the first bad envelope with
+// ErrMalformed; envelopes before it have been passed to fn already.
+func (d *envelopeDecoder) decodeBatch(body []byte, fn func(*wireEnvelope) error) error {
+	if len(body) == 0 {
+		return fmt.Errorf("%w: empty envelope batch", ErrMalformed)
+	}
+	c := cursor{b: body}
+	var w wireEnvelope
+	for !c.empty() {
+		flags := c.byte1()
+		if flags&^envFlagsMask != 0 {
+			return fmt.Errorf("%w: reserved envelope flags %#02x", ErrMalformed, flags)
+		}
+		if flags&envHasSender == 0 && flags&envSenderAddr != 0 {
+			return fmt.Errorf("%w: sender address without a sender", ErrMalformed)
+		}
+		w.target.Address = d.localAddr
+		if flags&envTargetAddr != 0 {
+			w.target.Address = c.str("target address", maxAddressLen)
+		}
+		w.target.ID = c.str("target id", maxIDLen)
+		w.sender = PIDRef{}
+		if flags&envHasSender != 0 {
+			w.sender.Address = d.peerAddr
+			if flags&envSenderAddr != 0 {
+				w.sender.Address = c.str("sender address", maxAddressLen)
+			}
+			w.sender.ID = c.str("sender id", maxIDLen)
+		}
+		w.serializer = SerializerID(c.byte1())
+		w.typeName = d.typeName(&c)
+		w.payload = c.bytesField("payload", 0)
+		if c.err != nil {
+			return c.err
+		}
+		if err := fn(&w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *envelopeDecoder) typeName(c *cursor) string {
+	tag := c.uvarint()
+	if c.err != nil {
+		return ""
+	}
+	switch {
+	case tag == nameLiteral:
+		return c.str("type name", maxTypeNameLen)
+	case tag == nameDefine:
+		if len(d.names) >= maxInternedNames {
+			c.fail("type name table full (%d entries)", maxInternedNames)
+			return ""
+		}
+		name := c.str("type name", maxTypeNameLen)
+		if c.err == nil {
+			d.names = append(d.names, name)
+		}
+		return name
+	default:
+		idx := tag - nameRefBase
+		if idx >= uint64(len(d.names)) {
+			c.fail("type name reference %d beyond the table (%d entries)", idx, len(d.names))
+			return ""
+		}
+		return d.names[idx]
+	}
+}

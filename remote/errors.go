@@ -1,0 +1,131 @@
+package remote
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Every error this package returns wraps one of them (or is a
+// *RejectError, which unwraps to one of them), so callers test with errors.Is.
+var (
+	// ErrFrameTooLarge: a frame header announced more bytes than the maximum
+	// frame size, or an envelope does not fit in one frame.
+	ErrFrameTooLarge = errors.New("remote: frame too large")
+	// ErrBadVersion: the peer speaks another protocol version.
+	ErrBadVersion = errors.New("remote: unsupported protocol version")
+	// ErrTruncated: the stream ended in the middle of a frame.
+	ErrTruncated = errors.New("remote: truncated frame")
+	// ErrMalformed: the bytes are not a valid frame (bad magic, unknown frame
+	// kind, reserved flags set, inconsistent lengths, trailing bytes, an
+	// unexpected frame kind at this point of the protocol).
+	ErrMalformed = errors.New("remote: malformed frame")
+	// ErrClusterMismatch: the peer belongs to another system/cluster name.
+	ErrClusterMismatch = errors.New("remote: system name mismatch")
+	// ErrIdentityMismatch: the node answering at an address is not the one
+	// that was dialed (its advertised address differs), or it claims our own
+	// node ID.
+	ErrIdentityMismatch = errors.New("remote: node identity mismatch")
+	// ErrBlocked: the peer is on the BlockList.
+	ErrBlocked = errors.New("remote: node blocked")
+	// ErrUnknownType: a message type that is not registered in the
+	// Serializers, on either side.
+	ErrUnknownType = errors.New("remote: unknown message type")
+	// ErrDuplicateConnection: the peers already have (or are opening) a
+	// connection in the other direction that wins the tie-break.
+	ErrDuplicateConnection = errors.New("remote: duplicate connection")
+	// ErrHandshake: the handshake failed for a transport reason (timeout, TLS
+	// failure, connection closed).
+	ErrHandshake = errors.New("remote: handshake failed")
+	// ErrQueueFull: the peer's bounded outbound queue is full.
+	ErrQueueFull = errors.New("remote: outbound queue full")
+	// ErrStopped: the Node is closing or closed.
+	ErrStopped = errors.New("remote: stopped")
+	// ErrPeerUnreachable: the peer could not be reached for the configured
+	// give-up time.
+	ErrPeerUnreachable = errors.New("remote: peer unreachable")
+	// ErrPeerShutdown: the peer said goodbye (it is shutting down).
+	ErrPeerShutdown = errors.New("remote: peer shut down")
+	// ErrPeerRestarted: a new incarnation (another node ID) answers at the
+	// peer's address, so the previous incarnation is gone.
+	ErrPeerRestarted = errors.New("remote: peer restarted")
+	// ErrConnectionLost: the connection failed while a batch was being
+	// written; the envelopes of that batch may or may not have arrived.
+	ErrConnectionLost = errors.New("remote: connection lost")
+	// ErrInvalidConfig: a Config field is out of range.
+	ErrInvalidConfig = errors.New("remote: invalid config")
+	// ErrAlreadyRegistered: a type or type name is registered twice.
+	ErrAlreadyRegistered = errors.New("remote: type already registered")
+	// ErrNoListener: the in-memory network has no listener at the address.
+	ErrNoListener = errors.New("remote: no listener at address")
+	// ErrAddressInUse: the in-memory network already has a listener there.
+	ErrAddressInUse = errors.New("remote: address in use")
+)
+
+// RejectCode says why a handshake was refused; it travels in a reject frame.
+type RejectCode uint8
+
+// Reject codes, stable on the wire.
+const (
+	RejectMalformed RejectCode = iota + 1
+	RejectVersion
+	RejectCluster
+	RejectIdentity
+	RejectBlocked
+	RejectDuplicate
+	RejectStopping
+)
+
+// sentinel returns the error a reject code stands for.
+func (c RejectCode) sentinel() error {
+	switch c {
+	case RejectVersion:
+		return ErrBadVersion
+	case RejectCluster:
+		return ErrClusterMismatch
+	case RejectIdentity:
+		return ErrIdentityMismatch
+	case RejectBlocked:
+		return ErrBlocked
+	case RejectDuplicate:
+		return ErrDuplicateConnection
+	case RejectStopping:
+		return ErrStopped
+	default:
+		return ErrMalformed
+	}
+}
+
+// rejectCodeOf maps an error to the code sent to the peer.
+func rejectCodeOf(err error) RejectCode {
+	switch {
+	case errors.Is(err, ErrBadVersion):
+		return RejectVersion
+	case errors.Is(err, ErrClusterMismatch):
+		return RejectCluster
+	case errors.Is(err, ErrIdentityMismatch):
+		return RejectIdentity
+	case errors.Is(err, ErrBlocked):
+		return RejectBlocked
+	case errors.Is(err, ErrDuplicateConnection):
+		return RejectDuplicate
+	case errors.Is(err, ErrStopped):
+		return RejectStopping
+	default:
+		return RejectMalformed
+	}
+}
+
+// RejectError is returned by a handshake that the peer refused. It unwraps to
+// the sentinel matching Code, so errors.Is(err, ErrClusterMismatch) works on
+// the refused side too.
+type RejectError struct {
+	Code   RejectCode
+	Reason string // the peer's explanation, for logs; never trusted
+}
+
+func (e *RejectError) Error() string {
+	return fmt.Sprintf("remote: handshake rejected by peer (%v): %q", e.Code.sentinel(), e.Reason)
+}
+
+// Unwrap returns the sentinel for e.Code.
+func (e *RejectError) Unwrap() error { return e.Code.sentinel() }

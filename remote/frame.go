@@ -1,0 +1,159 @@
+package remote
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Frame header layout (9 bytes, see docs/remote.md):
+//
+//	offset 0  2 bytes  magic "FK"
+//	offset 2  1 byte   protocol version (ProtocolVersion)
+//	offset 3  1 byte   frame kind
+//	offset 4  1 byte   flags (all reserved in version 1: must be 0)
+//	offset 5  4 bytes  body length, big endian, ≤ the maximum frame size
+const (
+	frameHeaderSize = 9
+	magic0          = 'F'
+	magic1          = 'K'
+
+	// ProtocolVersion is the wire protocol version this package speaks.
+	ProtocolVersion = 1
+)
+
+// frameKind says what a frame body holds.
+type frameKind uint8
+
+const (
+	kindHello     frameKind = 1 // dialer → acceptor: hello
+	kindWelcome   frameKind = 2 // acceptor → dialer: hello (accepted so far)
+	kindAck       frameKind = 3 // dialer → acceptor: empty, handshake complete
+	kindReject    frameKind = 4 // either way: code + reason, then close
+	kindEnvelopes frameKind = 5 // a batch of one or more envelopes
+	kindPing      frameKind = 6 // heartbeat: uvarint sequence number
+	kindPong      frameKind = 7 // heartbeat answer: the same sequence number
+	kindGoodbye   frameKind = 8 // empty: the sender is shutting down
+	maxFrameKind            = kindGoodbye
+)
+
+func (k frameKind) String() string {
+	switch k {
+	case kindHello:
+		return "hello"
+	case kindWelcome:
+		return "welcome"
+	case kindAck:
+		return "ack"
+	case kindReject:
+		return "reject"
+	case kindEnvelopes:
+		return "envelopes"
+	case kindPing:
+		return "ping"
+	case kindPong:
+		return "pong"
+	case kindGoodbye:
+		return "goodbye"
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// appendFrameHeader appends a header for a body of length n.
+func appendFrameHeader(dst []byte, kind frameKind, n int) []byte {
+	dst = append(dst, magic0, magic1, ProtocolVersion, byte(kind), 0)
+	return binary.BigEndian.AppendUint32(dst, uint32(n))
+}
+
+// appendFrame appends a whole frame.
+func appendFrame(dst []byte, kind frameKind, body []byte) []byte {
+	return append(appendFrameHeader(dst, kind, len(body)), body...)
+}
+
+// parseFrameHeader validates a header; checks run in the order magic,
+// version, kind, flags, length, so a peer of another version is told so
+// rather than "malformed".
+func parseFrameHeader(h []byte, maxFrame int) (frameKind, int, error) {
+	if len(h) < frameHeaderSize {
+		return 0, 0, fmt.Errorf("%w: header of %d bytes", ErrTruncated, len(h))
+	}
+	if h[0] != magic0 || h[1] != magic1 {
+		return 0, 0, fmt.Errorf("%w: bad magic %#02x%02x", ErrMalformed, h[0], h[1])
+	}
+	if h[2] != ProtocolVersion {
+		return 0, 0, fmt.Errorf("%w: peer speaks version %d, this node %d", ErrBadVersion, h[2], ProtocolVersion)
+	}
+	kind := frameKind(h[3])
+	if kind == 0 || kind > maxFrameKind {
+		return 0, 0, fmt.Errorf("%w: unknown frame kind %d", ErrMalformed, h[3])
+	}
+	if h[4] != 0 {
+		return 0, 0, fmt.Errorf("%w: reserved flags %#02x set", ErrMalformed, h[4])
+	}
+	n := binary.BigEndian.Uint32(h[5:9])
+	if uint64(n) > uint64(maxFrame) {
+		return 0, 0, fmt.Errorf("%w: %d bytes announced, maximum %d", ErrFrameTooLarge, n, maxFrame)
+	}
+	return kind, int(n), nil
+}
+
+// frameReader reads frames from a stream. It allocates a body buffer only
+// after the header's length passed the maximum-size check, and reuses it, so
+// it never holds more than maxFrame bytes. Not safe for concurrent use.
+type frameReader struct {
+	r   io.Reader
+	max int
+	hdr [frameHeaderSize]byte
+	buf []byte
+}
+
+func newFrameReader(r io.Reader, maxFrame int) *frameReader {
+	if _, ok := r.(*bufio.Reader); !ok {
+		r = bufio.NewReaderSize(r, 32<<10)
+	}
+	return &frameReader{r: r, max: maxFrame}
+}
+
+// next reads one frame. The body aliases an internal buffer that the next
+// call overwrites. A clean end of stream before a header is io.EOF; an end
+// inside a frame is ErrTruncated; other read errors are returned wrapped.
+func (fr *frameReader) next() (frameKind, []byte, error) {
+	if _, err := io.ReadFull(fr.r, fr.hdr[:]); err != nil {
+		return 0, nil, readErr(err, "header")
+	}
+	kind, n, err := parseFrameHeader(fr.hdr[:], fr.max)
+	if err != nil {
+		return 0, nil, err
+	}
+	if cap(fr.buf) < n {
+		fr.buf = make([]byte, n)
+	}
+	body := fr.buf[:n]
+	if _, err := io.ReadFull(fr.r, body); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, nil, readErr(err, "body")
+	}
+	return kind, body, nil
+}
+
+func readErr(err error, where string) error {
+	switch {
+	case errors.Is(err, io.EOF):
+		return io.EOF
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%w: stream ended inside the frame %s", ErrTruncated, where)
+	default:
+		return fmt.Errorf("remote: reading frame %s: %w", where, err)
+	}
+}
+
+// isProtocolError reports whether err is the peer's fault at the protocol
+// level (as opposed to a network error or a clean close).
+func isProtocolError(err error) bool {
+	return errors.Is(err, ErrMalformed) || errors.Is(err, ErrTruncated) ||
+		errors.Is(err, ErrFrameTooLarge) || errors.Is(err, ErrBadVersion)
+}

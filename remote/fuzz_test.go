@@ -1,0 +1,217 @@
+package remote
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The fuzz targets below are the decoders of bytes that come from the
+// network. Run each for a while with, for example:
+//
+//	go test ./remote -run '^$' -fuzz '^FuzzDecodeFrame$' -fuzztime 30s
+//	go test ./remote -run '^$' -fuzz '^FuzzHandshake$' -fuzztime 30s
+//	go test ./remote -run '^$' -fuzz '^FuzzSystemMessage$' -fuzztime 30s
+//
+// Without -fuzz, `go test` runs the seed corpus (f.Add below and
+// testdata/fuzz/<FuzzName>/) as ordinary tests.
+
+const fuzzMaxFrame = 64 << 10
+
+func isTypedDecodeError(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, ErrTruncated) || errors.Is(err, ErrMalformed) ||
+		errors.Is(err, ErrFrameTooLarge) || errors.Is(err, ErrBadVersion)
+}
+
+func seedStream() [][]byte {
+	enc := newEnvelopeEncoder("a:1", "b:1")
+	envs := []wireEnvelope{
+		{target: PIDRef{"b:1", "t1"}, sender: PIDRef{"a:1", "s"}, serializer: SerializerProto, typeName: "google.protobuf.StringValue", payload: []byte{10, 2, 'h', 'i'}},
+		{target: PIDRef{"c:3", "t2"}, sender: PIDRef{"d:4", "s2"}, serializer: SerializerJSON, typeName: "google.protobuf.StringValue", payload: []byte(`{"a":1}`)},
+		{target: PIDRef{"b:1", "t3"}, serializer: SerializerSystem, payload: []byte{sysPing, 3}},
+	}
+	var batch []byte
+	for i := range envs {
+		batch = enc.append(batch, &envs[i])
+	}
+	h := hello{Version: ProtocolVersion, SystemName: "sys", NodeID: "node-a", Address: "a:1"}
+	var all []byte
+	all = appendFrame(all, kindHello, h.append(nil))
+	all = appendFrame(all, kindEnvelopes, batch)
+	all = appendFrame(all, kindPing, []byte{1})
+	return [][]byte{
+		all,
+		appendFrame(nil, kindEnvelopes, batch),
+		appendFrame(nil, kindReject, appendReject(nil, RejectBlocked, "blocked")),
+		appendFrame(nil, kindGoodbye, nil),
+		appendFrame(nil, kindEnvelopes, nil),
+		{'F', 'K', 2, 1, 0, 0, 0, 0, 0},
+		{'F', 'K', 1, 5, 0, 0xff, 0xff, 0xff, 0xff},
+		[]byte("GET / HTTP/1.1\r\n\r\n"),
+	}
+}
+
+func FuzzDecodeFrame(f *testing.F) {
+	for _, s := range seedStream() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fr := newFrameReader(bytes.NewReader(data), fuzzMaxFrame)
+		dec := newEnvelopeDecoder("b:1", "a:1")
+		for {
+			kind, body, err := fr.next()
+			if err != nil {
+				if !isTypedDecodeError(err) {
+					t.Fatalf("untyped error %v", err)
+				}
+				return
+			}
+			if len(body) > fuzzMaxFrame || cap(fr.buf) > fuzzMaxFrame {
+				t.Fatalf("frame body of %d bytes (buffer %d) beyond the maximum", len(body), cap(fr.buf))
+			}
+			switch kind {
+			case kindEnvelopes:
+				var got []wireEnvelope
+				err := dec.decodeBatch(body, func(w *wireEnvelope) error {
+					c := *w
+					c.payload = bytes.Clone(w.payload)
+					got = append(got, c)
+					return nil
+				})
+				if err != nil {
+					if !errors.Is(err, ErrMalformed) {
+						t.Fatalf("untyped batch error %v", err)
+					}
+					return
+				}
+				// Whatever decoded must re-encode and decode to the same.
+				enc := newEnvelopeEncoder("a:1", "b:1")
+				var re []byte
+				for i := range got {
+					re = enc.append(re, &got[i])
+				}
+				var again []wireEnvelope
+				require.NoError(t, newEnvelopeDecoder("b:1", "a:1").decodeBatch(re, func(w *wireEnvelope) error {
+					c := *w
+					c.payload = bytes.Clone(w.payload)
+					again = append(again, c)
+					return nil
+				}))
+				require.Equal(t, got, again)
+			case kindHello, kindWelcome:
+				if h, err := decodeHello(body); err == nil {
+					h2, err := decodeHello(h.append(nil))
+					require.NoError(t, err)
+					require.Equal(t, h, h2)
+				} else if !errors.Is(err, ErrMalformed) {
+					t.Fatalf("untyped hello error %v", err)
+				}
+			case kindReject:
+				r := decodeReject(body)
+				require.NotZero(t, r.Code)
+			case kindPing, kindPong:
+				if _, err := decodeSeq(body); err != nil && !errors.Is(err, ErrMalformed) {
+					t.Fatalf("untyped seq error %v", err)
+				}
+			}
+		}
+	})
+}
+
+// fuzzRW feeds the fuzz input as the peer's bytes and records ours.
+type fuzzRW struct {
+	in  *bytes.Reader
+	out bytes.Buffer
+}
+
+func FuzzHandshake(f *testing.F) {
+	peer := hello{Version: ProtocolVersion, SystemName: "sys", NodeID: "node-b", Address: "b:1"}
+	for _, s := range seedStream() {
+		f.Add(s, false)
+	}
+	f.Add(append(appendFrame(nil, kindHello, peer.append(nil)), appendFrame(nil, kindAck, nil)...), false)
+	f.Add(appendFrame(nil, kindWelcome, peer.append(nil)), true)
+	f.Add(appendFrame(nil, kindReject, appendReject(nil, RejectCluster, "other cluster")), true)
+	wrong := peer
+	wrong.SystemName = "other"
+	f.Add(appendFrame(nil, kindWelcome, wrong.append(nil)), true)
+
+	f.Fuzz(func(t *testing.T, data []byte, dialer bool) {
+		hs := &handshake{
+			local:   hello{Version: ProtocolVersion, SystemName: "sys", NodeID: "node-a", Address: "a:1"},
+			blocked: func(id, addr string) bool { return id == "evil" || addr == "evil:1" },
+		}
+		rw := &fuzzRW{in: bytes.NewReader(data)}
+		fr := newFrameReader(rw.in, fuzzMaxFrame)
+		var got hello
+		var err error
+		if dialer {
+			got, err = hs.dial(fr, &rw.out, "b:1")
+		} else {
+			got, err = hs.accept(fr, &rw.out)
+		}
+		if err == nil {
+			// Success means every check passed.
+			assert.Equal(t, uint64(ProtocolVersion), got.Version)
+			assert.Equal(t, "sys", got.SystemName)
+			assert.NotEqual(t, "node-a", got.NodeID)
+			assert.NotEqual(t, "evil", got.NodeID)
+			if dialer {
+				assert.Equal(t, "b:1", got.Address)
+			}
+		} else {
+			var rej *RejectError
+			typed := errors.As(err, &rej) || errors.Is(err, ErrHandshake) || isProtocolError(err) ||
+				errors.Is(err, ErrClusterMismatch) || errors.Is(err, ErrIdentityMismatch) || errors.Is(err, ErrBlocked)
+			if !typed {
+				t.Fatalf("untyped handshake error %v", err)
+			}
+		}
+		// What we wrote is well-formed frames of the kinds our role sends.
+		out := newFrameReader(bytes.NewReader(rw.out.Bytes()), fuzzMaxFrame)
+		for {
+			kind, _, err := out.next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			require.NoError(t, err)
+			if dialer {
+				require.Contains(t, []frameKind{kindHello, kindAck, kindReject}, kind)
+			} else {
+				require.Contains(t, []frameKind{kindWelcome, kindReject}, kind)
+			}
+		}
+	})
+}
+
+func FuzzSystemMessage(f *testing.F) {
+	for _, m := range []SystemMessage{
+		&Watch{Watcher: PIDRef{"a", "1"}, Watchee: PIDRef{"b", "2"}},
+		&Terminated{Who: PIDRef{"a", "1"}, Why: 1},
+		&SpawnRequest{Name: "n", Kind: "k", RequestID: 9},
+		&SpawnResponse{RequestID: 9, PID: PIDRef{"a", "1"}, Err: "e"},
+		&Ping{Seq: 3},
+	} {
+		b, err := AppendSystemMessage(nil, m)
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := DecodeSystemMessage(data)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrUnknownType) {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		b, err := AppendSystemMessage(nil, m)
+		require.NoError(t, err)
+		m2, err := DecodeSystemMessage(b)
+		require.NoError(t, err)
+		require.Equal(t, m, m2)
+	})
+}

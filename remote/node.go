@@ -1,0 +1,511 @@
+package remote
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Option configures what a Config cannot carry.
+type Option func(*Node)
+
+// WithTransport replaces the default TCPTransport (built from the Config's
+// TLS settings), for example with a MemoryNetwork.
+func WithTransport(t Transport) Option { return func(n *Node) { n.tr = t } }
+
+// WithBlockList shares a BlockList (for example the cluster's) instead of a
+// private one.
+func WithBlockList(b *BlockList) Option { return func(n *Node) { n.bl = b } }
+
+// Node is this process's presence on the network. It listens for peers,
+// dials them lazily on the first Send, keeps one connection per peer pair,
+// and moves envelopes through a bounded queue per peer.
+//
+// Threading: all methods are safe for concurrent use. Send never blocks.
+// Hooks are called on the Node's goroutines (see Hooks). Every goroutine the
+// Node starts ends before Close returns.
+type Node struct {
+	cfg   Config
+	hooks Hooks
+	tr    Transport
+	bl    *BlockList
+	ser   *Serializers
+	log   *slog.Logger
+	id    string
+	addr  string // advertised address, set by Start
+
+	mu        sync.Mutex
+	state     nodeState
+	endpoints map[string]*endpoint
+	peerIDs   map[string]string     // address → node ID of the last incarnation connected there
+	raws      map[net.Conn]rawState // every open socket
+	forced    bool                  // Close's grace period is over
+	ln        net.Listener
+	cancelRun context.CancelFunc
+	unsub     func()
+	stopping  chan struct{} // closed when Close begins
+	closed    chan struct{} // closed when Close has finished
+
+	wg    sync.WaitGroup
+	stats nodeStats
+}
+
+type nodeState uint8
+
+const (
+	stateNew nodeState = iota
+	stateRunning
+	stateClosing
+	stateClosed
+)
+
+type nodeStats struct {
+	envelopesSent, envelopesReceived atomic.Uint64
+	framesSent, framesReceived       atomic.Uint64
+	undelivered                      atomic.Uint64
+	handshakesRefused                atomic.Uint64
+	protocolErrors                   atomic.Uint64
+	connections                      atomic.Int64
+}
+
+// Stats is a snapshot of a Node's counters.
+type Stats struct {
+	EnvelopesSent     uint64 // envelopes written to a connection
+	EnvelopesReceived uint64 // envelopes delivered to the Deliver hook
+	FramesSent        uint64
+	FramesReceived    uint64
+	Undelivered       uint64 // envelopes handed to the Undelivered hook, both ways
+	HandshakesRefused uint64 // handshakes that failed or were refused, both ways
+	ProtocolErrors    uint64 // established connections closed for bad frames
+	Connections       int64  // established connections now open
+}
+
+// NewNode validates cfg and returns a Node that is not listening yet.
+func NewNode(cfg Config, hooks Hooks, opts ...Option) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	n := &Node{
+		cfg: cfg, hooks: hooks, ser: cfg.Serializers, log: cfg.Logger, id: cfg.NodeID,
+		endpoints: map[string]*endpoint{}, peerIDs: map[string]string{}, raws: map[net.Conn]rawState{},
+		stopping: make(chan struct{}), closed: make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(n)
+	}
+	if n.tr == nil {
+		n.tr = &TCPTransport{ServerTLS: cfg.ServerTLS, ClientTLS: cfg.ClientTLS}
+	}
+	if n.bl == nil {
+		n.bl = NewBlockList()
+	}
+	if n.ser == nil {
+		n.ser = NewSerializers()
+	}
+	if n.log == nil {
+		n.log = slog.New(slog.DiscardHandler)
+	}
+	if n.id == "" {
+		var b [16]byte
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
+		n.id = hex.EncodeToString(b[:])
+	}
+	return n, nil
+}
+
+// Start listens on cfg.ListenAddress and starts accepting peers. It may be
+// called once.
+func (n *Node) Start(ctx context.Context) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.state != stateNew {
+		return fmt.Errorf("%w: Start called twice or after Close", ErrStopped)
+	}
+	ln, err := n.tr.Listen(ctx, n.cfg.ListenAddress)
+	if err != nil {
+		return err
+	}
+	n.ln = ln
+	n.addr = n.cfg.AdvertisedAddress
+	if n.addr == "" {
+		n.addr = ln.Addr().String()
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	n.cancelRun = cancel
+	n.unsub = n.bl.Subscribe(n.onBlockEvent)
+	n.state = stateRunning
+	n.wg.Go(func() { n.acceptLoop(runCtx) })
+	n.log.Debug("remote: node started", "address", n.addr, "node", n.id)
+	return nil
+}
+
+// Address returns the advertised address ("" before Start).
+func (n *Node) Address() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.addr
+}
+
+// NodeID returns this incarnation's node ID.
+func (n *Node) NodeID() string { return n.id }
+
+// BlockList returns the BlockList the Node enforces.
+func (n *Node) BlockList() *BlockList { return n.bl }
+
+// Serializers returns the registry the Node serializes with.
+func (n *Node) Serializers() *Serializers { return n.ser }
+
+// Stats returns a snapshot of the counters.
+func (n *Node) Stats() Stats {
+	return Stats{
+		EnvelopesSent: n.stats.envelopesSent.Load(), EnvelopesReceived: n.stats.envelopesReceived.Load(),
+		FramesSent: n.stats.framesSent.Load(), FramesReceived: n.stats.framesReceived.Load(),
+		Undelivered: n.stats.undelivered.Load(), HandshakesRefused: n.stats.handshakesRefused.Load(),
+		ProtocolErrors: n.stats.protocolErrors.Load(), Connections: n.stats.connections.Load(),
+	}
+}
+
+// Send serializes env.Message and queues it for the node at address,
+// connecting lazily. It never blocks. Every envelope that will not be written
+// to a connection (this call's error, or later: queue dropped at give-up,
+// peer blocked, node closing) is handed exactly once to the Undelivered hook;
+// the returned error is the same one, for callers that want to react at
+// once, and is nil when the envelope was queued. Envelopes sent to one
+// address are written in Send order.
+func (n *Node) Send(address string, env Envelope) error {
+	fail := func(err error) error {
+		n.undelivered(Undelivered{Peer: Peer{Address: address}, Envelope: env, Err: err})
+		return err
+	}
+	n.mu.Lock()
+	id := n.peerIDs[address]
+	n.mu.Unlock()
+	if n.bl.IsBlocked(address, id) {
+		return fail(fmt.Errorf("%w: %q", ErrBlocked, address))
+	}
+	ser, name, payload, err := n.ser.Serialize(nil, env.Message)
+	if err != nil {
+		return fail(err)
+	}
+	item := outItem{msg: env.Message, w: wireEnvelope{target: env.Target, sender: env.Sender, serializer: ser, typeName: name, payload: payload}}
+	if err := item.w.check(); err != nil {
+		return fail(err)
+	}
+	if l := item.w.maxEncodedLen(); l > n.cfg.MaxFrameSize {
+		return fail(fmt.Errorf("%w: envelope of up to %d bytes, maximum frame %d", ErrFrameTooLarge, l, n.cfg.MaxFrameSize))
+	}
+	for range 8 {
+		ep, err := n.endpointFor(address)
+		if err != nil {
+			return fail(err)
+		}
+		switch err := ep.enqueue(item); {
+		case err == nil:
+			return nil
+		case errors.Is(err, errEndpointGone):
+			continue // terminated meanwhile; the next lookup makes a new one
+		default:
+			return fail(err)
+		}
+	}
+	return fail(fmt.Errorf("%w: endpoint for %q keeps terminating", ErrStopped, address))
+}
+
+// endpointFor returns the live endpoint for address, creating it (and its
+// goroutine) if needed.
+func (n *Node) endpointFor(address string) (*endpoint, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.state != stateRunning {
+		return nil, ErrStopped
+	}
+	if address == n.addr {
+		return nil, fmt.Errorf("%w: %q is this node's own address", ErrIdentityMismatch, address)
+	}
+	if ep := n.endpoints[address]; ep != nil {
+		return ep, nil
+	}
+	ep := newEndpoint(n, address)
+	ctx, cancel := context.WithCancel(context.Background())
+	ep.cancel = cancel
+	n.endpoints[address] = ep
+	n.wg.Go(func() { ep.run(ctx) })
+	return ep, nil
+}
+
+func (n *Node) removeEndpoint(ep *endpoint) {
+	n.mu.Lock()
+	if n.endpoints[ep.addr] == ep {
+		delete(n.endpoints, ep.addr)
+	}
+	n.mu.Unlock()
+}
+
+// rawState is what Close needs to know about an open socket.
+type rawState uint8
+
+const (
+	rawInboundHandshake  rawState = iota // accepted, handshake running: closed when Close begins
+	rawOutboundHandshake                 // dialed, handshake running: may finish during the grace period
+	rawEstablished                       // closed by its endpoint after goodbye
+)
+
+// track registers an open socket so Close can force it shut. It refuses
+// (and closes the socket) an inbound socket once the Node is closing, and
+// any socket once the grace period is over.
+func (n *Node) track(raw net.Conn, st rawState) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.forced || n.state == stateClosed || (st == rawInboundHandshake && n.state != stateRunning) {
+		_ = raw.Close()
+		return false
+	}
+	n.raws[raw] = st
+	return true
+}
+
+func (n *Node) markEstablished(raw net.Conn, peer hello) {
+	n.mu.Lock()
+	n.peerIDs[peer.Address] = peer.NodeID
+	if _, ok := n.raws[raw]; ok {
+		n.raws[raw] = rawEstablished
+	}
+	n.mu.Unlock()
+}
+
+func (n *Node) closeRaw(raw net.Conn) {
+	n.mu.Lock()
+	delete(n.raws, raw)
+	n.mu.Unlock()
+	_ = raw.Close()
+}
+
+// localHandshake returns this node's handshake parameters with admit.
+func (n *Node) localHandshake(admit func(hello) error) *handshake {
+	return &handshake{
+		local:   hello{Version: ProtocolVersion, SystemName: n.cfg.SystemName, NodeID: n.id, Address: n.addr},
+		blocked: func(id, addr string) bool { return n.bl.IsBlocked(id, addr) },
+		admit:   admit,
+	}
+}
+
+func (n *Node) acceptLoop(ctx context.Context) {
+	backoff := 5 * time.Millisecond
+	for {
+		raw, err := n.ln.Accept()
+		if err != nil {
+			select {
+			case <-n.stopping:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors and the like: wait a little, then
+			// accept again.
+			n.log.Warn("remote: accept failed", "err", err)
+			t := time.NewTimer(backoff)
+			select {
+			case <-t.C:
+			case <-n.stopping:
+				t.Stop()
+				return
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = 5 * time.Millisecond
+		if !n.track(raw, rawInboundHandshake) {
+			return
+		}
+		n.wg.Go(func() { n.serveInbound(ctx, raw) })
+	}
+}
+
+// serveInbound runs the accepting handshake and then the connection's
+// reader, on one tracked goroutine.
+func (n *Node) serveInbound(ctx context.Context, raw net.Conn) {
+	remote := remoteAddrOf(raw)
+	deadline := time.Now().Add(n.cfg.HandshakeTimeout)
+	_ = raw.SetDeadline(deadline)
+	if tc, ok := raw.(*tls.Conn); ok {
+		hctx, cancel := context.WithDeadline(ctx, deadline)
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
+			n.refused(Peer{}, remote, true, fmt.Errorf("%w: tls: %w", ErrHandshake, err))
+			n.closeRaw(raw)
+			return
+		}
+	}
+	fr := newFrameReader(raw, n.cfg.MaxFrameSize)
+	var ep *endpoint
+	hs := n.localHandshake(func(peer hello) error {
+		for range 8 {
+			e, err := n.endpointFor(peer.Address)
+			if err != nil {
+				return err
+			}
+			if err = e.admit(peer, true); errors.Is(err, errEndpointGone) {
+				continue
+			}
+			if err == nil {
+				ep = e
+			}
+			return err
+		}
+		return fmt.Errorf("%w: endpoint for %q keeps terminating", ErrStopped, peer.Address)
+	})
+	peer, err := hs.accept(fr, raw)
+	if err != nil {
+		if ep != nil {
+			ep.cancelPending()
+		}
+		n.refused(Peer{Address: peer.Address, NodeID: peer.NodeID}, remote, true, err)
+		n.closeRaw(raw)
+		return
+	}
+	_ = raw.SetDeadline(time.Time{})
+	c := newConn(raw, fr, peer, true)
+	if !ep.install(c) {
+		return
+	}
+	n.readLoop(c)
+}
+
+// refused logs and reports a failed handshake.
+func (n *Node) refused(p Peer, remote string, inbound bool, err error) {
+	n.stats.handshakesRefused.Add(1)
+	n.log.Info("remote: handshake refused", "peer", p.String(), "remote", remote, "inbound", inbound, "err", err)
+	n.emit(Event{Kind: EventHandshakeRefused, Peer: p, RemoteAddr: remote, Inbound: inbound, Err: err})
+}
+
+func (n *Node) emit(e Event) {
+	if n.hooks.Event != nil {
+		n.hooks.Event(e)
+	}
+}
+
+func (n *Node) undelivered(u Undelivered) {
+	n.stats.undelivered.Add(1)
+	if n.hooks.Undelivered != nil {
+		n.hooks.Undelivered(u)
+	}
+}
+
+// onBlockEvent terminates the endpoints of newly blocked nodes (closing
+// their connections); unblocking needs no action.
+func (n *Node) onBlockEvent(ev BlockEvent) {
+	if !ev.Blocked {
+		return
+	}
+	n.mu.Lock()
+	var hit []*endpoint
+	for _, ep := range n.endpoints {
+		id := ep.peerID()
+		for _, k := range ev.Keys {
+			if k == ep.addr || (id != "" && k == id) {
+				hit = append(hit, ep)
+				break
+			}
+		}
+	}
+	n.mu.Unlock()
+	for _, ep := range hit {
+		n.log.Info("remote: peer blocked, closing its connection", "peer", ep.addr)
+		ep.terminate(fmt.Errorf("%w: %s", ErrBlocked, ep.addr))
+	}
+}
+
+// Close stops the Node: it stops accepting, flushes each peer's queue (a
+// peer that is connected, being dialed, or not tried yet gets one attempt to
+// connect) and says goodbye, hands what could not be sent to the Undelivered
+// hook with ErrStopped, and waits for every goroutine. When ctx ends first,
+// the remaining connections are closed at once (their queued envelopes
+// become Undelivered) and ctx.Err() is returned after the goroutines ended;
+// a ctx that is already done closes every connection without a goodbye, so
+// peers see what they would see if the process died.
+// Close is idempotent; later Sends fail with ErrStopped.
+func (n *Node) Close(ctx context.Context) error {
+	n.mu.Lock()
+	switch n.state {
+	case stateNew:
+		n.state = stateClosed
+		close(n.stopping)
+		close(n.closed)
+		n.mu.Unlock()
+		return nil
+	case stateClosing, stateClosed:
+		n.mu.Unlock()
+		select {
+		case <-n.closed:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	n.state = stateClosing
+	if ctx.Err() != nil {
+		// No grace period: close every socket before anyone can say
+		// goodbye, as if the process had died.
+		n.forceCloseLocked()
+	}
+	close(n.stopping)
+	var handshaking []net.Conn
+	for raw, st := range n.raws {
+		if st == rawInboundHandshake {
+			handshaking = append(handshaking, raw)
+		}
+	}
+	n.mu.Unlock()
+
+	n.unsub()
+	_ = n.ln.Close()
+	n.cancelRun()
+	for _, raw := range handshaking {
+		_ = raw.Close()
+	}
+	done := make(chan struct{})
+	go func() { n.wg.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+		n.forceClose()
+		<-done
+	}
+	n.mu.Lock()
+	n.state = stateClosed
+	n.mu.Unlock()
+	close(n.closed)
+	n.log.Debug("remote: node closed", "address", n.addr)
+	return err
+}
+
+// forceClose ends the grace period: every socket closes and every dial is
+// abandoned.
+func (n *Node) forceClose() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.forceCloseLocked()
+}
+
+func (n *Node) forceCloseLocked() {
+	n.forced = true
+	for raw := range n.raws {
+		_ = raw.Close()
+	}
+	for _, ep := range n.endpoints {
+		ep.cancel()
+	}
+}

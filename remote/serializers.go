@@ -1,0 +1,202 @@
+package remote
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"sync"
+	"sync/atomic"
+
+	"google.golang.org/protobuf/proto"
+)
+
+// SerializerID says how a payload is encoded; it travels in every envelope.
+type SerializerID uint8
+
+// Serializer IDs, stable on the wire.
+const (
+	SerializerSystem SerializerID = 1 // the compact encoding of SystemMessage types
+	SerializerProto  SerializerID = 2 // protobuf, type name = the message's full name
+	SerializerJSON   SerializerID = 3 // encoding/json, type name = the registered name
+)
+
+func (s SerializerID) String() string {
+	switch s {
+	case SerializerSystem:
+		return "system"
+	case SerializerProto:
+		return "proto"
+	case SerializerJSON:
+		return "json"
+	}
+	return fmt.Sprintf("serializer(%d)", uint8(s))
+}
+
+// Serializers is the registry of message types that may cross the network.
+//
+// Protobuf messages are registered explicitly (RegisterProto) and looked up
+// by full name in this registry only, never in the global protobuf registry:
+// a peer can therefore only make this node instantiate types that the
+// application listed, not any message type that happens to be linked into the
+// binary (descriptor types, types of unrelated libraries, huge or recursive
+// ones). Other Go types are registered with RegisterJSON under an explicit
+// name. The system messages (Watch, Terminated, ...) are built in.
+//
+// Registration is meant for start-up but is safe at any time; Serialize and
+// Deserialize are lock-free (they read an immutable snapshot) and safe for
+// concurrent use.
+type Serializers struct {
+	mu  sync.Mutex // serializes registrations
+	tab atomic.Pointer[serializerTables]
+}
+
+type serializerTables struct {
+	byType map[reflect.Type]*typeCodec
+	byName map[nameKey]*typeCodec
+}
+
+type nameKey struct {
+	ser  SerializerID
+	name string
+}
+
+type typeCodec struct {
+	ser       SerializerID
+	name      string
+	marshal   func(dst []byte, v any) ([]byte, error)
+	unmarshal func([]byte) (any, error)
+}
+
+// NewSerializers returns a registry that knows only the system messages.
+func NewSerializers() *Serializers {
+	s := &Serializers{}
+	s.tab.Store(&serializerTables{byType: map[reflect.Type]*typeCodec{}, byName: map[nameKey]*typeCodec{}})
+	return s
+}
+
+func (s *Serializers) register(t reflect.Type, c *typeCodec) error {
+	if c.name == "" || len(c.name) > maxTypeNameLen {
+		return fmt.Errorf("%w: type name %q must be 1..%d bytes", ErrInvalidConfig, c.name, maxTypeNameLen)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.tab.Load()
+	if prev, ok := old.byType[t]; ok {
+		return fmt.Errorf("%w: Go type %v already registered as %q", ErrAlreadyRegistered, t, prev.name)
+	}
+	if _, ok := old.byName[nameKey{c.ser, c.name}]; ok {
+		return fmt.Errorf("%w: %s name %q already registered", ErrAlreadyRegistered, c.ser, c.name)
+	}
+	next := &serializerTables{byType: maps.Clone(old.byType), byName: maps.Clone(old.byName)}
+	next.byType[t] = c
+	next.byName[nameKey{c.ser, c.name}] = c
+	s.tab.Store(next)
+	return nil
+}
+
+// RegisterProto registers protobuf message types by their full names (for
+// example "google.protobuf.StringValue"). Pass one value of each type (a nil
+// typed pointer such as (*pb.Foo)(nil) is fine). Received messages are
+// decoded into a new value of the registered type; other full names are
+// refused with ErrUnknownType.
+func (s *Serializers) RegisterProto(msgs ...proto.Message) error {
+	for _, m := range msgs {
+		if m == nil {
+			return fmt.Errorf("%w: nil proto message", ErrInvalidConfig)
+		}
+		mt := m.ProtoReflect().Type()
+		name := string(mt.Descriptor().FullName())
+		c := &typeCodec{
+			ser:  SerializerProto,
+			name: name,
+			marshal: func(dst []byte, v any) ([]byte, error) {
+				return proto.MarshalOptions{}.MarshalAppend(dst, v.(proto.Message))
+			},
+			unmarshal: func(b []byte) (any, error) {
+				v := mt.New().Interface()
+				if err := proto.Unmarshal(b, v); err != nil {
+					return nil, fmt.Errorf("%w: proto %s: %v", ErrMalformed, name, err)
+				}
+				return v, nil
+			},
+		}
+		if err := s.register(reflect.TypeOf(m), c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RegisterJSON registers the Go type T, encoded with encoding/json, under
+// name (which both sides must agree on). Messages are matched by their exact
+// dynamic type: register *Foo to send and receive *Foo, Foo to send and
+// receive Foo values. A received payload is decoded into a new T.
+func RegisterJSON[T any](s *Serializers, name string) error {
+	t := reflect.TypeFor[T]()
+	if t.Kind() == reflect.Interface {
+		return fmt.Errorf("%w: RegisterJSON needs a concrete type, got interface %v", ErrInvalidConfig, t)
+	}
+	c := &typeCodec{
+		ser:  SerializerJSON,
+		name: name,
+		marshal: func(dst []byte, v any) ([]byte, error) {
+			b, err := json.Marshal(v)
+			if dst == nil || err != nil {
+				return b, err
+			}
+			return append(dst, b...), nil
+		},
+		unmarshal: func(b []byte) (any, error) {
+			if t.Kind() == reflect.Pointer {
+				p := reflect.New(t.Elem())
+				if err := json.Unmarshal(b, p.Interface()); err != nil {
+					return nil, fmt.Errorf("%w: json %s: %v", ErrMalformed, name, err)
+				}
+				return p.Interface(), nil
+			}
+			var v T
+			if err := json.Unmarshal(b, &v); err != nil {
+				return nil, fmt.Errorf("%w: json %s: %v", ErrMalformed, name, err)
+			}
+			return v, nil
+		},
+	}
+	return s.register(t, c)
+}
+
+// Serialize encodes msg with the serializer its type is registered with and
+// appends the payload to dst. It returns ErrUnknownType for an unregistered
+// type (protobuf types included: they must be registered too).
+func (s *Serializers) Serialize(dst []byte, msg any) (SerializerID, string, []byte, error) {
+	if sm, ok := msg.(SystemMessage); ok {
+		out, err := AppendSystemMessage(dst, sm)
+		return SerializerSystem, "", out, err
+	}
+	c, ok := s.tab.Load().byType[reflect.TypeOf(msg)]
+	if !ok {
+		return 0, "", dst, fmt.Errorf("%w: %T is not registered", ErrUnknownType, msg)
+	}
+	out, err := c.marshal(dst, msg)
+	if err != nil {
+		return 0, "", dst, fmt.Errorf("remote: serializing %s %q: %w", c.ser, c.name, err)
+	}
+	return c.ser, c.name, out, nil
+}
+
+// Deserialize decodes a payload. An unknown serializer ID or type name gives
+// ErrUnknownType (nothing is instantiated); bad bytes give ErrMalformed. The
+// result never aliases payload.
+func (s *Serializers) Deserialize(ser SerializerID, typeName string, payload []byte) (any, error) {
+	if ser == SerializerSystem {
+		if typeName != "" {
+			return nil, fmt.Errorf("%w: system message with type name %q", ErrUnknownType, typeName)
+		}
+		return DecodeSystemMessage(payload)
+	}
+	c, ok := s.tab.Load().byName[nameKey{ser, typeName}]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s type %q is not registered", ErrUnknownType, ser, typeName)
+	}
+	return c.unmarshal(payload)
+}

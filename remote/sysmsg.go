@@ -1,0 +1,162 @@
+package remote
+
+import "fmt"
+
+// SystemMessage marks the runtime's own remote protocol messages. They are
+// serialized by a compact built-in encoding (serializer SerializerSystem),
+// need no registration, and are always sent and delivered as pointers
+// (*Watch, *Terminated, ...).
+type SystemMessage interface{ remoteSystemMessage() }
+
+// Watch asks the node of Watchee to send Terminated to Watcher when Watchee
+// stops.
+type Watch struct{ Watcher, Watchee PIDRef }
+
+// Unwatch cancels a Watch.
+type Unwatch struct{ Watcher, Watchee PIDRef }
+
+// Terminated tells a watcher that Who has stopped; Why is one of the
+// Terminated* reasons.
+type Terminated struct {
+	Who PIDRef
+	Why uint8
+}
+
+// Reasons carried by Terminated.Why.
+const (
+	TerminatedStopped            uint8 = 0 // the process stopped
+	TerminatedAddressTerminated  uint8 = 1 // its node is gone
+	TerminatedNotFound           uint8 = 2 // no such process when the watch arrived
+	TerminatedAddressUnreachable uint8 = 3 // its node is unreachable (give-up)
+)
+
+// SpawnRequest asks a node to spawn an actor of a kind it offers for remote
+// spawn; Name may be empty (the node picks one).
+type SpawnRequest struct {
+	Name      string
+	Kind      string
+	RequestID uint64
+}
+
+// SpawnResponse answers a SpawnRequest with the same RequestID: the new PID,
+// or Err (non-empty) when the spawn failed.
+type SpawnResponse struct {
+	RequestID uint64
+	PID       PIDRef
+	Err       string
+}
+
+// Ping is a heartbeat probe; the peer answers Pong with the same Seq.
+type Ping struct{ Seq uint64 }
+
+// Pong answers Ping.
+type Pong struct{ Seq uint64 }
+
+func (*Watch) remoteSystemMessage()         {}
+func (*Unwatch) remoteSystemMessage()       {}
+func (*Terminated) remoteSystemMessage()    {}
+func (*SpawnRequest) remoteSystemMessage()  {}
+func (*SpawnResponse) remoteSystemMessage() {}
+func (*Ping) remoteSystemMessage()          {}
+func (*Pong) remoteSystemMessage()          {}
+
+// Tags of the compact system encoding: the first payload byte.
+const (
+	sysWatch byte = iota + 1
+	sysUnwatch
+	sysTerminated
+	sysSpawnRequest
+	sysSpawnResponse
+	sysPing
+	sysPong
+)
+
+const maxSysStringLen = 4096
+
+func appendPIDRef(dst []byte, p PIDRef) []byte {
+	return appendString(appendString(dst, p.Address), p.ID)
+}
+
+func (c *cursor) pidRef() PIDRef {
+	a := c.str("address", maxAddressLen)
+	return PIDRef{Address: a, ID: c.str("id", maxIDLen)}
+}
+
+// AppendSystemMessage appends the compact encoding of m to dst. It fails
+// only for a type that is not one of this package's system messages (or a
+// nil pointer).
+func AppendSystemMessage(dst []byte, m SystemMessage) ([]byte, error) {
+	switch m := m.(type) {
+	case *Watch:
+		if m != nil {
+			return appendPIDRef(appendPIDRef(append(dst, sysWatch), m.Watcher), m.Watchee), nil
+		}
+	case *Unwatch:
+		if m != nil {
+			return appendPIDRef(appendPIDRef(append(dst, sysUnwatch), m.Watcher), m.Watchee), nil
+		}
+	case *Terminated:
+		if m != nil {
+			return append(appendPIDRef(append(dst, sysTerminated), m.Who), m.Why), nil
+		}
+	case *SpawnRequest:
+		if m != nil {
+			dst = appendString(appendString(append(dst, sysSpawnRequest), m.Name), m.Kind)
+			return appendUvarint(dst, m.RequestID), nil
+		}
+	case *SpawnResponse:
+		if m != nil {
+			dst = appendPIDRef(appendUvarint(append(dst, sysSpawnResponse), m.RequestID), m.PID)
+			return appendString(dst, m.Err), nil
+		}
+	case *Ping:
+		if m != nil {
+			return appendUvarint(append(dst, sysPing), m.Seq), nil
+		}
+	case *Pong:
+		if m != nil {
+			return appendUvarint(append(dst, sysPong), m.Seq), nil
+		}
+	}
+	return dst, fmt.Errorf("%w: system message %T", ErrUnknownType, m)
+}
+
+// DecodeSystemMessage decodes one system message produced by
+// AppendSystemMessage. Bad bytes give ErrMalformed (or ErrUnknownType for an
+// unknown tag); it never panics.
+func DecodeSystemMessage(b []byte) (SystemMessage, error) {
+	if len(b) == 0 {
+		return nil, fmt.Errorf("%w: empty system message", ErrMalformed)
+	}
+	c := cursor{b: b[1:]}
+	var m SystemMessage
+	switch b[0] {
+	case sysWatch:
+		w := c.pidRef()
+		m = &Watch{Watcher: w, Watchee: c.pidRef()}
+	case sysUnwatch:
+		w := c.pidRef()
+		m = &Unwatch{Watcher: w, Watchee: c.pidRef()}
+	case sysTerminated:
+		who := c.pidRef()
+		m = &Terminated{Who: who, Why: c.byte1()}
+	case sysSpawnRequest:
+		name := c.str("name", maxSysStringLen)
+		kind := c.str("kind", maxSysStringLen)
+		m = &SpawnRequest{Name: name, Kind: kind, RequestID: c.uvarint()}
+	case sysSpawnResponse:
+		id := c.uvarint()
+		pid := c.pidRef()
+		m = &SpawnResponse{RequestID: id, PID: pid, Err: c.str("error", maxSysStringLen)}
+	case sysPing:
+		m = &Ping{Seq: c.uvarint()}
+	case sysPong:
+		m = &Pong{Seq: c.uvarint()}
+	default:
+		return nil, fmt.Errorf("%w: system message tag %d", ErrUnknownType, b[0])
+	}
+	if err := c.finish("system message"); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
