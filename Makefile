@@ -4,7 +4,7 @@ FUZZTIME ?= 10s
 export PATH := $(BIN):$(PATH)
 
 # Fuzz targets: package:FuzzName, each run for FUZZTIME by `make fuzz` (CI too).
-FUZZ_TARGETS := ./cluster:FuzzParseIdentity ./cluster/consul:FuzzDecodeRecord
+FUZZ_TARGETS := ./cluster:FuzzParseIdentity ./cluster/consul:FuzzDecodeRecord ./remote:FuzzDecodeFrame ./remote:FuzzHandshake ./remote:FuzzSystemMessage
 # What `make test` needs installed first.
 TEST_DEPS := consul
 
