@@ -28,7 +28,7 @@ type Mailbox[T any] struct {
 	status     atomic.Uint32
 	suspended  atomic.Bool
 	sys        InlineMPSC[T]
-	user       MPSC[T]
+	user       RingMPSC[T]
 	custom     Queue[T]
 	onDrop     func(T)
 	dispatcher scheduler.Dispatcher
@@ -171,7 +171,7 @@ func (m *Mailbox[T]) SetIdle() bool {
 	return m.pending(sm, um) && m.status.CompareAndSwap(statusIdle, statusScheduled)
 }
 
-func (m *Mailbox[T]) pending(sm, um Mark[T]) bool {
+func (m *Mailbox[T]) pending(sm Mark[T], um RingMark[T]) bool {
 	if m.sys.PublishedAfter(sm) {
 		return true
 	}

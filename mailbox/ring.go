@@ -1,0 +1,237 @@
+package mailbox
+
+import "sync/atomic"
+
+const (
+	ringFirst  = 8     // slots of the first ring
+	ringMax    = 16384 // rings grow ×2 on overflow up to this (given back when idle)
+	closedBit  = uint64(1) << 63
+	ticketMask = closedBit - 1
+)
+
+type rslot[T any] struct {
+	seq atomic.Uint64 // == ticket: free for it; == ticket+1: holds its value
+	val T
+}
+
+type ringSeg[T any] struct {
+	enq   atomic.Uint64 // next ticket; closedBit once full (frozen)
+	next  atomic.Pointer[ringSeg[T]]
+	slots []rslot[T]
+	mask  uint64
+	deq   uint64 // consumer only
+}
+
+func newRingSeg[T any](n int) *ringSeg[T] {
+	r := &ringSeg[T]{slots: make([]rslot[T], n), mask: uint64(n - 1)}
+	for i := range r.slots {
+		r.slots[i].seq.Store(uint64(i))
+	}
+	return r
+}
+
+// RingMPSC is an unbounded lock-free multi-producer single-consumer FIFO made
+// of reusable rings. Each slot carries a sequence number that says whose
+// turn it is (Vyukov's bounded queue), so the current ring is reused lap
+// after lap and a steady stream of messages allocates nothing. When a
+// producer finds the ring full it closes it (a bit in the ticket counter,
+// set with a CAS, freezes it) and links a ring twice the size; the consumer
+// drains the closed ring, then moves on and drops it. Closed rings are never
+// reused, so there is no ABA hazard.
+//
+// Push may be called from any goroutine. Pop, Empty, Len, Mark must be called
+// by one consumer at a time.
+type RingMPSC[T any] struct {
+	tail  atomic.Pointer[ringSeg[T]]
+	first atomic.Pointer[ringSeg[T]]
+	head  *ringSeg[T] // consumer only
+}
+
+// Push enqueues v. It never blocks and never fails.
+func (q *RingMPSC[T]) Push(v T) {
+	r := q.tail.Load()
+	if r == nil {
+		r = q.init()
+	}
+	for {
+		e := r.enq.Load()
+		if e&closedBit != 0 {
+			r = q.advance(r)
+			continue
+		}
+		s := &r.slots[e&r.mask]
+		seq := s.seq.Load()
+		switch {
+		case seq == e:
+			if r.enq.CompareAndSwap(e, e+1) {
+				s.val = v
+				s.seq.Store(e + 1)
+				return
+			}
+		case seq < e:
+			// The slot still holds the value of the previous lap: full.
+			r.enq.CompareAndSwap(e, e|closedBit)
+		}
+		// seq > e: another producer took the ticket; reload.
+	}
+}
+
+func (q *RingMPSC[T]) init() *ringSeg[T] {
+	r := newRingSeg[T](ringFirst)
+	if q.tail.CompareAndSwap(nil, r) {
+		q.first.Store(r)
+		return r
+	}
+	return q.tail.Load()
+}
+
+// advance returns the ring after the closed ring r, linking one if needed.
+func (q *RingMPSC[T]) advance(r *ringSeg[T]) *ringSeg[T] {
+	next := r.next.Load()
+	if next == nil {
+		// A producer that finds the ring closed before the consumer (shrinking
+		// it) linked the small one links a bigger one instead: harmless.
+		n := newRingSeg[T](min(2*len(r.slots), ringMax))
+		if r.next.CompareAndSwap(nil, n) {
+			next = n
+		} else {
+			next = r.next.Load()
+		}
+	}
+	q.tail.CompareAndSwap(r, next)
+	return next
+}
+
+func (q *RingMPSC[T]) headRing() *ringSeg[T] {
+	if q.head == nil {
+		q.head = q.first.Load()
+	}
+	return q.head
+}
+
+// Pop dequeues the oldest published value.
+func (q *RingMPSC[T]) Pop() (T, bool) {
+	var zero T
+	r := q.headRing()
+	for r != nil {
+		d := r.deq
+		s := &r.slots[d&r.mask]
+		if s.seq.Load() == d+1 {
+			v := s.val
+			s.val = zero
+			s.seq.Store(d + uint64(len(r.slots)))
+			r.deq = d + 1
+			return v, true
+		}
+		// Not ready: empty, or a producer is mid-write. A closed ring whose
+		// every ticket was consumed gives way to the next one.
+		e := r.enq.Load()
+		if e&closedBit == 0 || d != e&ticketMask {
+			return zero, false
+		}
+		next := r.next.Load()
+		if next == nil {
+			return zero, false
+		}
+		q.head, r = next, next
+	}
+	return zero, false
+}
+
+// Empty reports whether Pop would find nothing now.
+func (q *RingMPSC[T]) Empty() bool {
+	r := q.headRing()
+	for r != nil {
+		d := r.deq
+		if r.slots[d&r.mask].seq.Load() == d+1 {
+			return false
+		}
+		e := r.enq.Load()
+		if e&closedBit == 0 || d != e&ticketMask {
+			return true
+		}
+		r = r.next.Load()
+	}
+	return true
+}
+
+// Len returns the number of values claimed and not yet consumed in the
+// current and later rings. Consumer only; for metrics.
+func (q *RingMPSC[T]) Len() int {
+	n := 0
+	for r := q.headRing(); r != nil; r = r.next.Load() {
+		n += int(r.enq.Load()&ticketMask) - int(r.deq)
+	}
+	return max(n, 0)
+}
+
+// RingMark is a consumer position (see MPSC.Mark).
+type RingMark[T any] struct {
+	r *ringSeg[T]
+	d uint64
+}
+
+// Mark returns the consumer's position. Consumer only.
+func (q *RingMPSC[T]) Mark() RingMark[T] {
+	r := q.headRing()
+	if r == nil {
+		return RingMark[T]{}
+	}
+	return RingMark[T]{r: r, d: r.deq}
+}
+
+// PublishedAfter reports whether a value was published at or after m. It
+// reads atomics only, so it is safe after the caller gave up the consumer
+// role. It may answer true for a value a later consumer already took (a
+// spurious schedule is harmless); it never answers false for a value that
+// nobody has consumed.
+func (q *RingMPSC[T]) PublishedAfter(m RingMark[T]) bool {
+	r, d := m.r, m.d
+	if r == nil {
+		if r = q.first.Load(); r == nil {
+			return false
+		}
+		d = 0
+	}
+	for r != nil {
+		if r.slots[d&r.mask].seq.Load() > d {
+			return true
+		}
+		e := r.enq.Load()
+		if e&closedBit == 0 || d < e&ticketMask {
+			return false
+		}
+		r, d = r.next.Load(), 0
+	}
+	return false
+}
+
+// Release is called when the consumer goes idle. Pop clears each slot as it
+// frees it, so there is nothing to clear; but a ring that grew during a burst
+// is given back: when it is empty and larger than the first size, the
+// consumer closes it (the same CAS producers use) and links a first-size
+// ring, so an idle actor does not keep a burst's memory. Consumer only.
+func (q *RingMPSC[T]) Release() {
+	r := q.head
+	if r == nil || len(r.slots) <= ringFirst || r.next.Load() != nil {
+		return
+	}
+	if !r.enq.CompareAndSwap(r.deq, r.deq|closedBit) {
+		return // not empty, or a producer is mid-push: keep it
+	}
+	small := newRingSeg[T](ringFirst)
+	if !r.next.CompareAndSwap(nil, small) {
+		small = r.next.Load()
+	}
+	q.tail.CompareAndSwap(r, small)
+	q.head = small
+}
+
+// Cap returns the number of slots of the ring the consumer reads (0 before
+// the first push). Consumer only; for tests and metrics.
+func (q *RingMPSC[T]) Cap() int {
+	if r := q.headRing(); r != nil {
+		return len(r.slots)
+	}
+	return 0
+}

@@ -1,0 +1,141 @@
+package mailbox_test
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/mailbox"
+)
+
+func TestRingFIFOAcrossGrowth(t *testing.T) {
+	var q mailbox.RingMPSC[int]
+	require.True(t, q.Empty())
+	for round := 0; round < 3; round++ {
+		for i := 0; i < 10000; i++ {
+			q.Push(i)
+		}
+		require.Equal(t, 10000, q.Len())
+		for i := 0; i < 10000; i++ {
+			v, ok := q.Pop()
+			require.True(t, ok)
+			require.Equal(t, i, v)
+		}
+		_, ok := q.Pop()
+		require.False(t, ok)
+		require.True(t, q.Empty())
+	}
+}
+
+func TestRingReusesSlotsWithoutAllocating(t *testing.T) {
+	var q mailbox.RingMPSC[int]
+	q.Push(0)
+	q.Pop()
+	allocs := testing.AllocsPerRun(1000, func() {
+		for i := 0; i < 8; i++ {
+			q.Push(i)
+		}
+		for i := 0; i < 8; i++ {
+			q.Pop()
+		}
+	})
+	assert.Zero(t, allocs)
+}
+
+func TestRingConcurrentProducersKeepOrder(t *testing.T) {
+	var q mailbox.RingMPSC[item]
+	const producers, each = 8, 20000
+	var wg sync.WaitGroup
+	for p := 0; p < producers; p++ {
+		wg.Go(func() {
+			for i := 0; i < each; i++ {
+				q.Push(item{p, i})
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	next := make([]int, producers)
+	got, finished := 0, false
+	for got < producers*each {
+		v, ok := q.Pop()
+		if !ok {
+			if finished {
+				require.Failf(t, "lost values", "got %d of %d", got, producers*each)
+			}
+			select {
+			case <-done:
+				finished = true
+			default:
+			}
+			continue
+		}
+		require.Equal(t, next[v.producer], v.seq, "producer %d out of order", v.producer)
+		next[v.producer]++
+		got++
+	}
+	<-done
+	_, ok := q.Pop()
+	assert.False(t, ok)
+}
+
+func TestRingMark(t *testing.T) {
+	var q mailbox.RingMPSC[int]
+	m := q.Mark()
+	require.False(t, q.PublishedAfter(m))
+	q.Push(1)
+	require.True(t, q.PublishedAfter(m))
+	q.Pop()
+	m = q.Mark()
+	require.False(t, q.PublishedAfter(m))
+	for i := 0; i < 100; i++ { // grows: closes the first ring
+		q.Push(i)
+	}
+	require.True(t, q.PublishedAfter(m))
+	for i := 0; i < 100; i++ {
+		q.Pop()
+	}
+	m = q.Mark()
+	require.False(t, q.PublishedAfter(m))
+	q.Push(7)
+	require.True(t, q.PublishedAfter(m))
+}
+
+func BenchmarkRingPushPop(b *testing.B) {
+	var q mailbox.RingMPSC[int]
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		q.Push(i)
+		q.Pop()
+	}
+}
+
+// A ring that grew in a burst is given back when the consumer goes idle.
+func TestRingShrinksWhenIdle(t *testing.T) {
+	var q mailbox.RingMPSC[int]
+	for i := 0; i < 1000; i++ {
+		q.Push(i)
+	}
+	for i := 0; i < 1000; i++ {
+		v, _ := q.Pop()
+		require.Equal(t, i, v)
+	}
+	require.Greater(t, q.Cap(), 8, "grew during the burst")
+	q.Release()
+	require.Equal(t, 8, q.Cap(), "given back when idle")
+	allocs := testing.AllocsPerRun(100, func() {
+		for i := 0; i < 16; i++ {
+			q.Push(i)
+		}
+		for i := 0; i < 16; i++ {
+			q.Pop()
+		}
+	})
+	assert.Zero(t, allocs, "the small ring is reused")
+	q.Push(5)
+	v, ok := q.Pop()
+	require.True(t, ok)
+	require.Equal(t, 5, v)
+}
