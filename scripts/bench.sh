@@ -2,8 +2,8 @@
 # Side-by-side benchmark suite: fraktor-go, protoactor-go and raw Go, in one
 # run on this machine (see docs/benchmarks.md).
 #
-#   bash scripts/bench.sh                 # -count 6, -benchtime 500ms (≈ 8 min on 2 cores)
-#   BENCH_QUICK=1 bash scripts/bench.sh   # -count 3, -benchtime 100ms, SkyNet depth 5 (≈ 1.5 min)
+#   bash scripts/bench.sh                 # -count 6, -benchtime 500ms (≈ 6 min on 2 cores)
+#   BENCH_QUICK=1 bash scripts/bench.sh   # -count 3, -benchtime 100ms, SkyNet depth 5 (≈ 1 min)
 #
 # Optional: BENCH=regexp (which benchmarks), BENCH_COUNT, BENCH_TIME,
 # BENCH_CPU (GOMAXPROCS for the run, default 2 for both frameworks).
