@@ -31,7 +31,7 @@ bench-quick:
 
 ## check-bench: run every workload of benchmarks/ once at a tiny size and check the counts
 check-bench:
-	cd benchmarks && $(GO) test -count=1 ./...
+	cd benchmarks && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 ## fuzz: each fuzz target of the network decoders for FUZZTIME
 fuzz:
@@ -50,3 +50,4 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
+	cd benchmarks && $(GO) mod tidy -diff
