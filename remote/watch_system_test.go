@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -54,6 +55,30 @@ func TestRemoteWatch(t *testing.T) {
 		probe.Watch(pid)
 		term := probe.ExpectTerminated(pid, wait)
 		assert.Equal(t, actor.TerminatedNotFound, term.Why)
+	})
+	t.Run("same ID as a local child", func(t *testing.T) {
+		// A parent "p" on A has a child "p/c" and watches B's "p/c": the
+		// remote Terminated must not be mistaken for its child's.
+		remoteChild := echoOn(t, sysB, "p/c", "b")
+		parent, err := sysA.Root().SpawnNamed(actor.PropsFromFunc(func(c actor.Context) {
+			switch m := c.Message().(type) {
+			case *actor.Started:
+				if _, err := c.SpawnNamed(echoProps("a"), "c"); err != nil {
+					panic(err)
+				}
+				c.Watch(remotePID(remoteChild))
+				c.Request(echo, &Echo{})
+			case *EchoReply:
+				c.Send(probe.PID(), "watching")
+			case *actor.Terminated:
+				c.Send(probe.PID(), fmt.Sprintf("%s %s children=%d", m.Who, m.Why, len(c.Children())))
+			}
+		}), "p")
+		require.NoError(t, err)
+		probe.ExpectMsgEqual("watching", wait)
+		require.NoError(t, sysB.Root().StopFuture(remoteChild).Wait())
+		probe.ExpectMsgEqual(fmt.Sprintf("%s/p/c Stopped children=1", rb.Address()), wait)
+		require.NoError(t, sysA.Root().StopFuture(parent).Wait())
 	})
 	t.Run("unwatch", func(t *testing.T) {
 		local := echoOn(t, sysB, "w2", "b")
