@@ -181,6 +181,13 @@ func TestRemoteStopAndPoison(t *testing.T) {
 			assert.Equal(t, actor.TerminatedStopped, term.Why)
 		})
 	}
+	t.Run("stop future", func(t *testing.T) {
+		// StopFuture watches with a future: the remote Terminated completes it.
+		pid := remotePID(echoOn(t, sysB, "stop-future", "b"))
+		v, err := sysA.Root().StopFuture(pid).ResultContext(ctxWait(t))
+		require.NoError(t, err)
+		assert.True(t, v.(*actor.Terminated).Who.Equal(pid))
+	})
 }
 
 // TestExtensionShutdown: after the remote extension shut down, sends to

@@ -55,7 +55,7 @@ func startNode(name string, kinds map[string]*actor.Props) (*actor.System, error
 	cfg.ListenAddress = "127.0.0.1:0"
 	cfg.Serializers = ser
 	cfg.Kinds = kinds
-	cfg.GiveUpAfter = 2 * time.Second
+	cfg.GiveUpAfter = time.Second
 	return actor.NewSystem(actor.SystemConfig{Name: name, Extensions: []actor.ExtensionInstaller{remote.Install(cfg)}})
 }
 
