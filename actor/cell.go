@@ -157,7 +157,9 @@ func (c *cell) addChild(pid *PID) {
 func (c *cell) removeChild(pid *PID) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.children[pid.ID]; !ok {
+	// Compare the whole PID: a Terminated of a remote process may carry an
+	// ID that equals a local child's.
+	if p, ok := c.children[pid.ID]; !ok || !p.Equal(pid) {
 		return false
 	}
 	delete(c.children, pid.ID)

@@ -190,6 +190,9 @@ func TestSystemMessagesRoundTrip(t *testing.T) {
 		&SpawnResponse{RequestID: 3, PID: a, Err: "no such kind"},
 		&Ping{Seq: 5},
 		&Pong{Seq: 1<<64 - 1},
+		&Stop{},
+		&PoisonPill{},
+		&DeadLetterResponse{Target: b},
 	}
 	for _, m := range msgs {
 		b, err := AppendSystemMessage(nil, m)

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"time"
+
+	"github.com/fraktor-go/fraktor/actor"
 )
 
 // Limits of Config.MaxFrameSize.
@@ -66,9 +68,11 @@ type Config struct {
 	// reported terminated and its queue dropped.
 	GiveUpAfter time.Duration
 
-	// Kinds are the actor kinds this node offers for remote spawn (used by
-	// the actor runtime; validated here: non-empty, unique).
-	Kinds []string
+	// Kinds are the actor kinds this node offers for remote spawn, by name:
+	// a peer's Remote.SpawnNamed(ctx, address, name, kind) spawns a
+	// top-level actor from these Props here. Names must be non-empty and
+	// Props non-nil. Only the remote extension uses them.
+	Kinds map[string]*actor.Props
 	// Serializers is the message type registry; nil means one with the
 	// system messages only.
 	Serializers *Serializers
@@ -147,12 +151,10 @@ func (c Config) Validate() error {
 	if c.OutboundQueueSize < 1 {
 		bad("OutboundQueueSize must be at least 1, got %d", c.OutboundQueueSize)
 	}
-	seen := map[string]bool{}
-	for _, k := range c.Kinds {
-		if k == "" || seen[k] {
-			bad("Kinds: empty or duplicate kind %q", k)
+	for k, p := range c.Kinds {
+		if k == "" || len(k) > maxSysStringLen || p == nil {
+			bad("Kinds: kind %q must be 1..%d bytes with non-nil Props", k, maxSysStringLen)
 		}
-		seen[k] = true
 	}
 	return errors.Join(errs...)
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/actor"
 )
 
 func TestDefaultConfigIsValid(t *testing.T) {
@@ -30,8 +32,8 @@ func TestConfigValidate(t *testing.T) {
 		{"heartbeat timeout not above interval", func(c *Config) { c.HeartbeatTimeout = c.HeartbeatInterval }},
 		{"backoff max below min", func(c *Config) { c.ReconnectBackoffMax = time.Millisecond }},
 		{"queue", func(c *Config) { c.OutboundQueueSize = 0 }},
-		{"duplicate kind", func(c *Config) { c.Kinds = []string{"a", "a"} }},
-		{"empty kind", func(c *Config) { c.Kinds = []string{""} }},
+		{"nil kind props", func(c *Config) { c.Kinds = map[string]*actor.Props{"a": nil} }},
+		{"empty kind", func(c *Config) { c.Kinds = map[string]*actor.Props{"": actor.PropsFromFunc(func(actor.Context) {})} }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

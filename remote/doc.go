@@ -24,9 +24,18 @@
 //     bounded queue per peer, coalesces them into one frame per write, sends
 //     heartbeats, reconnects with exponential backoff and jitter, and reports a
 //     peer that stays unreachable as terminated. Inbound envelopes go to the
-//     [Hooks] supplied by the caller (the actor runtime's endpoint manager).
+//     [Hooks] supplied by the caller (the remote extension, [Remote]).
 //   - [BlockList] refuses blocked nodes both ways.
 //
-// The actor-facing parts (remote PIDs, remote watch, remote spawn, the
-// extension installer) are built on top of [Node] by the actor runtime.
+// # The actor runtime on top
+//
+// [Install] is the extension installer for actor.SystemConfig.Extensions and
+// [Get] returns the installed [Remote]. With it, a PID whose address is
+// another node's resolves to a process that serializes what is sent to it
+// and hands it to the Node; inbound envelopes are delivered to local
+// processes by ID. Remote watch (with Terminated{AddressTerminated} when a
+// node is gone), remote stop and poison, request/response across nodes,
+// remote spawn of a registered kind ([Remote.SpawnNamed]), dead letters on
+// both sides with the reason, and EventStream events ([EndpointTerminated],
+// [BlockEvent], [Event]) are described in docs/remote.md.
 package remote

@@ -59,6 +59,16 @@ var (
 	ErrNoListener = errors.New("remote: no listener at address")
 	// ErrAddressInUse: the in-memory network already has a listener there.
 	ErrAddressInUse = errors.New("remote: address in use")
+	// ErrUnknownKind: a remote spawn named a kind the target node does not
+	// offer (Config.Kinds).
+	ErrUnknownKind = errors.New("remote: unknown kind")
+	// ErrSpawnFailed: the target node could not spawn the actor for another
+	// reason than an unknown kind or a taken name (for example it is
+	// shutting down); the error text carries the node's explanation.
+	ErrSpawnFailed = errors.New("remote: spawn failed")
+	// ErrMisaddressed: an envelope arrived for a process of another address
+	// than this node's.
+	ErrMisaddressed = errors.New("remote: envelope for another address")
 )
 
 // RejectCode says why a handshake was refused; it travels in a reject frame.

@@ -2,8 +2,10 @@ package remote_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/remote"
 )
 
@@ -66,4 +68,56 @@ func ExampleRegisterJSON() {
 	// Output:
 	// json bank.Deposit {"Amount":5} 5
 	// remote: unknown message type: struct {} is not registered
+}
+
+// Two actor systems with the remote extension: a request to an actor on the
+// other system, and a remote spawn by kind. The in-memory network keeps the
+// example self-contained; without WithTransport the same code runs over TCP.
+func ExampleInstall() {
+	ctx := context.Background()
+	network := remote.NewMemoryNetwork()
+	type Greet struct{ Name string }
+	newSystem := func(addr string, kinds map[string]*actor.Props) *actor.System {
+		ser := remote.NewSerializers()
+		if err := remote.RegisterJSON[*Greet](ser, "example.Greet"); err != nil {
+			panic(err)
+		}
+		cfg := remote.DefaultConfig()
+		cfg.ListenAddress = addr
+		cfg.Serializers = ser
+		cfg.Kinds = kinds
+		sys, err := actor.NewSystem(actor.SystemConfig{Extensions: []actor.ExtensionInstaller{
+			remote.Install(cfg, remote.WithTransport(network)),
+		}})
+		if err != nil {
+			panic(err)
+		}
+		return sys
+	}
+	greeter := actor.PropsFromFunc(func(c actor.Context) {
+		if g, ok := c.Message().(*Greet); ok {
+			c.Respond(&Greet{Name: "hello " + g.Name + " from " + c.Self().Address})
+		}
+	})
+	a := newSystem("node-a:1", nil)
+	defer a.Shutdown(ctx)
+	b := newSystem("node-b:1", map[string]*actor.Props{"greeter": greeter})
+	defer b.Shutdown(ctx)
+
+	pid, err := remote.Get(a).SpawnNamed(ctx, "node-b:1", "greeter-1", "greeter")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("spawned", pid)
+	reply, err := actor.Request[*Greet](ctx, a.Root(), pid, &Greet{Name: "a"})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(reply.Name)
+	_, err = remote.Get(a).SpawnNamed(ctx, "node-b:1", "", "no-such-kind")
+	fmt.Println(errors.Is(err, remote.ErrUnknownKind))
+	// Output:
+	// spawned node-b:1/greeter-1
+	// hello a from node-b:1
+	// true
 }

@@ -195,6 +195,9 @@ func FuzzSystemMessage(f *testing.F) {
 		&SpawnRequest{Name: "n", Kind: "k", RequestID: 9},
 		&SpawnResponse{RequestID: 9, PID: PIDRef{"a", "1"}, Err: "e"},
 		&Ping{Seq: 3},
+		&Stop{},
+		&PoisonPill{},
+		&DeadLetterResponse{Target: PIDRef{"b", "2"}},
 	} {
 		b, err := AppendSystemMessage(nil, m)
 		require.NoError(f, err)

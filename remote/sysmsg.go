@@ -46,19 +46,35 @@ type SpawnResponse struct {
 	Err       string
 }
 
-// Ping is a heartbeat probe; the peer answers Pong with the same Seq.
+// Ping is a liveness probe carried as an ordinary message; Pong answers it
+// with the same Seq. Neither needs registration.
 type Ping struct{ Seq uint64 }
 
 // Pong answers Ping.
 type Pong struct{ Seq uint64 }
 
-func (*Watch) remoteSystemMessage()         {}
-func (*Unwatch) remoteSystemMessage()       {}
-func (*Terminated) remoteSystemMessage()    {}
-func (*SpawnRequest) remoteSystemMessage()  {}
-func (*SpawnResponse) remoteSystemMessage() {}
-func (*Ping) remoteSystemMessage()          {}
-func (*Pong) remoteSystemMessage()          {}
+// Stop stops the envelope's target at once (the wire form of actor.Stop).
+type Stop struct{}
+
+// PoisonPill stops the envelope's target after the messages queued before
+// it (the wire form of *actor.PoisonPill, a user message).
+type PoisonPill struct{}
+
+// DeadLetterResponse tells the envelope's target (the sender of a message
+// that could not be delivered, typically a future waiting for an answer)
+// that Target does not exist, so the request fails at once.
+type DeadLetterResponse struct{ Target PIDRef }
+
+func (*Watch) remoteSystemMessage()              {}
+func (*Unwatch) remoteSystemMessage()            {}
+func (*Terminated) remoteSystemMessage()         {}
+func (*SpawnRequest) remoteSystemMessage()       {}
+func (*SpawnResponse) remoteSystemMessage()      {}
+func (*Ping) remoteSystemMessage()               {}
+func (*Pong) remoteSystemMessage()               {}
+func (*Stop) remoteSystemMessage()               {}
+func (*PoisonPill) remoteSystemMessage()         {}
+func (*DeadLetterResponse) remoteSystemMessage() {}
 
 // Tags of the compact system encoding: the first payload byte.
 const (
@@ -69,6 +85,9 @@ const (
 	sysSpawnResponse
 	sysPing
 	sysPong
+	sysStop
+	sysPoisonPill
+	sysDeadLetterResponse
 )
 
 const maxSysStringLen = 4096
@@ -117,6 +136,18 @@ func AppendSystemMessage(dst []byte, m SystemMessage) ([]byte, error) {
 		if m != nil {
 			return appendUvarint(append(dst, sysPong), m.Seq), nil
 		}
+	case *Stop:
+		if m != nil {
+			return append(dst, sysStop), nil
+		}
+	case *PoisonPill:
+		if m != nil {
+			return append(dst, sysPoisonPill), nil
+		}
+	case *DeadLetterResponse:
+		if m != nil {
+			return appendPIDRef(append(dst, sysDeadLetterResponse), m.Target), nil
+		}
 	}
 	return dst, fmt.Errorf("%w: system message %T", ErrUnknownType, m)
 }
@@ -152,6 +183,12 @@ func DecodeSystemMessage(b []byte) (SystemMessage, error) {
 		m = &Ping{Seq: c.uvarint()}
 	case sysPong:
 		m = &Pong{Seq: c.uvarint()}
+	case sysStop:
+		m = &Stop{}
+	case sysPoisonPill:
+		m = &PoisonPill{}
+	case sysDeadLetterResponse:
+		m = &DeadLetterResponse{Target: c.pidRef()}
 	default:
 		return nil, fmt.Errorf("%w: system message tag %d", ErrUnknownType, b[0])
 	}

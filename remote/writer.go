@@ -110,6 +110,14 @@ func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 				}
 			}
 		}
+		// The select above may pick a queued envelope although c has closed
+		// meanwhile: keep it for the next connection rather than write it
+		// into a dead socket (and lose it).
+		select {
+		case <-c.closed:
+			return carry, c.err
+		default:
+		}
 		var err error
 		if carry, err = ep.writeBatch(c, enc, carry); err != nil {
 			return carry, err

@@ -1,0 +1,34 @@
+package actor_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/testkit"
+)
+
+// System.DeadLetter (the hook for extensions that deliver messages
+// themselves): counted, published with the reason, and a local future
+// named by a fresh PID (as rebuilt from the wire) fails at once.
+func TestDeadLetterHook(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	events := make(chan *actor.DeadLetterEvent, 4)
+	sub := actor.Subscribe(sys.EventStream(), func(e *actor.DeadLetterEvent) { events <- e })
+	defer sys.EventStream().Unsubscribe(sub)
+	sys.SetRemoteHandler(func(*actor.PID) actor.Process { return nil }) // futures become reachable by ID
+
+	reason := errors.New("queue full")
+	silent := sys.Root().Spawn(actor.PropsFromFunc(func(actor.Context) {})) // never answers
+	f := sys.Root().RequestFuture(silent, "msg", 0)
+	sys.DeadLetter(actor.NewPID("elsewhere:1", "x"), "msg", actor.NewPID(f.PID().Address, f.PID().ID), reason)
+	_, err := f.Result()
+	require.ErrorIs(t, err, reason)
+	e := <-events
+	assert.Equal(t, "x", e.PID.ID)
+	assert.ErrorIs(t, e.Reason, reason)
+	assert.GreaterOrEqual(t, sys.DeadLetters(), uint64(1))
+}

@@ -1,0 +1,18 @@
+package remote
+
+import "testing"
+
+// Exports for the actor-level tests in package remote_test.
+
+// TestCA is a certificate authority made for one test.
+type TestCA = testCA
+
+// NewTestCA returns a fresh self-signed CA.
+func NewTestCA(t *testing.T) *TestCA { return newTestCA(t) }
+
+// MTLSConfig is NodeTestConfig with mutual TLS under ca: a certificate for
+// 127.0.0.1 named name, used as server and client certificate.
+func (ca *testCA) MTLSConfig(t *testing.T, name string) Config { return mtlsConfig(t, ca, name) }
+
+// NodeTestConfig is DefaultConfig with the short backoffs of the tests.
+func NodeTestConfig() Config { return testConfig() }

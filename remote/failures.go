@@ -1,0 +1,96 @@
+package remote
+
+import (
+	"fmt"
+
+	"github.com/fraktor-go/fraktor/actor"
+)
+
+// EndpointTerminated is published on the actor system's EventStream when a
+// peer incarnation is considered gone: it stayed unreachable for
+// Config.GiveUpAfter (Reason wraps ErrPeerUnreachable), said goodbye
+// (ErrPeerShutdown), was replaced by a new incarnation at its address
+// (ErrPeerRestarted) or was blocked (ErrBlocked). By then every local watcher
+// of its processes has been sent Terminated{Why: AddressTerminated}, and
+// pending remote spawns on it have failed.
+type EndpointTerminated struct {
+	Address string
+	NodeID  string // the gone incarnation, when known
+	Reason  error
+}
+
+// undelivered is the Node's Undelivered hook: every envelope that did not
+// make it, in either direction, becomes a dead letter here.
+func (r *Remote) undelivered(u Undelivered) {
+	env := u.Envelope
+	if u.Inbound {
+		// The payload could not be decoded (unregistered type, bad bytes):
+		// the Node has logged it and emitted EventUnknownType.
+		r.sys.DeadLetter(r.pid(env.Target), nil, r.pid(env.Sender), u.Err)
+		r.answerDeadLetter(env)
+		return
+	}
+	msg := env.Message
+	switch m := msg.(type) {
+	case *Watch:
+		r.watchUndelivered(m)
+	case *SpawnRequest:
+		r.spawns.fail(m.RequestID, u.Err)
+	case *PoisonPill:
+		msg = &actor.PoisonPill{}
+	}
+	r.sys.DeadLetter(r.pid(env.Target), msg, r.pid(env.Sender), u.Err)
+}
+
+// watchUndelivered: a Watch that never left this node cannot be answered by
+// the peer, so the watcher is told at once that the node is out of reach.
+func (r *Remote) watchUndelivered(m *Watch) {
+	k := watchKey{watcher: r.normalize(m.Watcher), watchee: r.normalize(m.Watchee)}
+	e, ok := r.watches.takeOutbound(k)
+	if !ok {
+		return // unwatched meanwhile, or already told
+	}
+	r.tellTerminated(e.watcher, e.watchee, actor.TerminatedAddressTerminated)
+}
+
+// tellTerminated sends Terminated{who, why} to the local watcher.
+func (r *Remote) tellTerminated(watcher, who *actor.PID, why actor.TerminatedReason) {
+	if p, ok := r.sys.Lookup(watcher.ID); ok {
+		p.SendSystem(watcher, &actor.TerminatedSystem{Terminated: actor.Terminated{Who: who, Why: why}})
+	}
+}
+
+// peerTerminated is the Node's PeerTerminated hook.
+func (r *Remote) peerTerminated(p Peer, reason error) {
+	out, in := r.watches.takeAddress(p.Address)
+	for _, e := range out {
+		r.tellTerminated(e.watcher, e.watchee, actor.TerminatedAddressTerminated)
+	}
+	for _, e := range in {
+		if proc, ok := r.sys.Lookup(e.watchee.ID); ok {
+			proc.SendSystem(e.watchee, &actor.Unwatch{Watcher: e.watcher})
+		}
+	}
+	failed := r.spawns.failAddress(p.Address, reason)
+	r.log.Info("remote: endpoint terminated", "peer", p.String(), "reason", reason,
+		"watchers_notified", len(out), "remote_watchers_dropped", len(in), "spawns_failed", failed)
+	r.sys.EventStream().Publish(&EndpointTerminated{Address: p.Address, NodeID: p.NodeID, Reason: reason})
+}
+
+// event is the Node's Event hook: transport events go to the EventStream
+// as *Event.
+func (r *Remote) event(e Event) {
+	r.sys.EventStream().Publish(&e)
+}
+
+// onBlockEvent publishes BlockList changes on the EventStream as
+// *BlockEvent. (The Node itself closes the blocked peers' connections and
+// reports them terminated.)
+func (r *Remote) onBlockEvent(ev BlockEvent) {
+	verb := "unblocked"
+	if ev.Blocked {
+		verb = "blocked"
+	}
+	r.log.Info(fmt.Sprintf("remote: nodes %s", verb), "keys", ev.Keys)
+	r.sys.EventStream().Publish(&ev)
+}

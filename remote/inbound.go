@@ -1,0 +1,102 @@
+package remote
+
+import (
+	"fmt"
+
+	"github.com/fraktor-go/fraktor/actor"
+)
+
+// deliver is the Node's Deliver hook: one inbound envelope, on the reader
+// goroutine of its connection (so envelopes of one connection are handled
+// in order). Everything here is a non-blocking hand-off to a mailbox, a
+// future or the Node.
+func (r *Remote) deliver(from Peer, env Envelope) {
+	switch m := env.Message.(type) {
+	case *SpawnRequest:
+		r.handleSpawnRequest(env, m)
+		return
+	case *SpawnResponse:
+		r.spawns.complete(r, from, m)
+		return
+	}
+	if !r.isLocal(env.Target.Address) {
+		r.sys.DeadLetter(r.pid(env.Target), env.Message, r.pid(env.Sender),
+			fmt.Errorf("%w: %s sent %s to this node (%s)", ErrMisaddressed, from, env.Target, r.Address()))
+		return
+	}
+	target := actor.NewPID(env.Target.Address, env.Target.ID)
+	p, ok := r.sys.Lookup(env.Target.ID)
+	if !ok {
+		r.targetNotFound(env, target)
+		return
+	}
+	switch m := env.Message.(type) {
+	case *Watch:
+		watcher := r.pid(m.Watcher)
+		if watcher == nil {
+			return
+		}
+		r.watches.addInbound(watchKey{watcher: r.normalize(m.Watcher), watchee: r.ref(target)}, watchEntry{watcher: watcher, watchee: target})
+		p.SendSystem(target, &actor.Watch{Watcher: watcher})
+	case *Unwatch:
+		watcher := r.pid(m.Watcher)
+		if watcher == nil {
+			return
+		}
+		r.watches.removeInboundKey(watchKey{watcher: r.normalize(m.Watcher), watchee: r.ref(target)})
+		p.SendSystem(target, &actor.Unwatch{Watcher: watcher})
+	case *Terminated:
+		who := r.pid(m.Who)
+		if e, ok := r.watches.takeOutbound(watchKey{watcher: r.ref(target), watchee: r.normalize(m.Who)}); ok {
+			who = e.watchee
+		}
+		if who == nil {
+			return
+		}
+		p.SendSystem(target, &actor.TerminatedSystem{Terminated: actor.Terminated{Who: who, Why: actorReason(m.Why)}})
+	case *Stop:
+		p.SendSystem(target, &actor.Stop{})
+	case *PoisonPill:
+		p.SendUser(target, &actor.PoisonPill{}, r.pid(env.Sender))
+	case *DeadLetterResponse:
+		// Only a waiting future is told; an actor is not (as locally).
+		if _, ok := p.(*actor.Future); ok {
+			p.SendUser(target, &actor.DeadLetterResponse{Target: r.pid(m.Target)}, nil)
+		}
+	default:
+		p.SendUser(target, env.Message, r.pid(env.Sender))
+	}
+}
+
+// targetNotFound handles an envelope for a process that does not exist here
+// (never did, stopped, or a guardian: guardians are not reachable from other
+// nodes). As locally: a user message is a dead letter, a Watch is answered
+// with Terminated{NotFound}, other system messages are dropped. A sender on
+// another node is told with a DeadLetterResponse, so that its request fails
+// at once instead of timing out.
+func (r *Remote) targetNotFound(env Envelope, target *actor.PID) {
+	switch m := env.Message.(type) {
+	case *Watch:
+		if !m.Watcher.IsZero() {
+			r.sendEnv(Envelope{Target: m.Watcher, Message: &Terminated{Who: r.ref(target), Why: TerminatedNotFound}})
+		}
+	case *Unwatch, *Terminated, *Stop, *DeadLetterResponse:
+		r.log.Debug("remote: system message for a missing process dropped", "pid", target.String(), "type", fmt.Sprintf("%T", m))
+	default:
+		msg := env.Message
+		if _, ok := msg.(*PoisonPill); ok {
+			msg = &actor.PoisonPill{}
+		}
+		r.sys.DeadLetter(target, msg, r.pid(env.Sender), nil)
+		r.answerDeadLetter(env)
+	}
+}
+
+// answerDeadLetter tells a sender on another node that env.Target does not
+// exist (or could not take the message).
+func (r *Remote) answerDeadLetter(env Envelope) {
+	if env.Sender.IsZero() || r.isLocal(env.Sender.Address) {
+		return
+	}
+	r.sendEnv(Envelope{Target: env.Sender, Message: &DeadLetterResponse{Target: r.normalize(env.Target)}})
+}

@@ -1,0 +1,121 @@
+package remote
+
+import (
+	"fmt"
+
+	"github.com/fraktor-go/fraktor/actor"
+)
+
+// remoteProcess is the process of every PID on another node (one instance
+// per Remote: the target address is in the PID). It turns what the runtime
+// sends into envelopes for Node.Send. It never blocks; a failure to send is
+// reported once through the Undelivered hook, which makes it a dead letter.
+type remoteProcess struct{ r *Remote }
+
+var _ actor.Process = (*remoteProcess)(nil)
+
+// SendUser implements actor.Process: msg travels with its sender (as a
+// PIDRef, so the receiver can answer). *actor.PoisonPill travels as
+// *PoisonPill; any other message must be registered in the Serializers.
+func (p *remoteProcess) SendUser(pid *actor.PID, msg any, sender *actor.PID) {
+	if _, ok := msg.(*actor.PoisonPill); ok {
+		msg = &PoisonPill{}
+	}
+	p.r.send(pid, msg, sender)
+}
+
+// SendSystem implements actor.Process. Watch and Unwatch are recorded (so
+// that the watcher hears of the node's end) and sent; Terminated (a local
+// actor that a remote watcher watched has stopped) and Stop are sent.
+// Supervision messages never cross nodes: a parent is always local.
+func (p *remoteProcess) SendSystem(pid *actor.PID, m actor.SystemMessage) {
+	r := p.r
+	switch m := m.(type) {
+	case *actor.Watch:
+		if m.Watcher == nil {
+			return
+		}
+		r.watches.addOutbound(r, pid, m.Watcher)
+		r.send(pid, &Watch{Watcher: r.ref(m.Watcher), Watchee: r.ref(pid)}, nil)
+	case *actor.Unwatch:
+		if m.Watcher == nil {
+			return
+		}
+		r.watches.removeOutbound(r, pid, m.Watcher)
+		r.send(pid, &Unwatch{Watcher: r.ref(m.Watcher), Watchee: r.ref(pid)}, nil)
+	case *actor.TerminatedSystem:
+		r.watches.removeInbound(r, pid, m.Who)
+		r.send(pid, &Terminated{Who: r.ref(m.Who), Why: wireReason(m.Why)}, nil)
+	case *actor.Stop:
+		r.send(pid, &Stop{}, nil)
+	default:
+		r.log.Debug("remote: system message not sent to a remote process", "type", fmt.Sprintf("%T", m), "pid", pid.String())
+	}
+}
+
+// StopProcess implements actor.Process: the remote process is stopped.
+func (p *remoteProcess) StopProcess(pid *actor.PID) { p.r.send(pid, &Stop{}, nil) }
+
+// send hands one envelope to the Node. Errors are reported through the
+// Undelivered hook (exactly once), so the result is not needed here.
+func (r *Remote) send(target *actor.PID, msg any, sender *actor.PID) {
+	_ = r.node.Send(target.Address, Envelope{Target: PIDRef{Address: target.Address, ID: target.ID}, Sender: r.ref(sender), Message: msg})
+}
+
+// sendEnv sends an envelope built from wire references.
+func (r *Remote) sendEnv(env Envelope) { _ = r.node.Send(env.Target.Address, env) }
+
+// ref is the wire form of a PID. A PID made before the remote extension was
+// installed (the guardians) carries actor.LocalAddress; on the wire it
+// carries this node's address, so that peers can answer it.
+func (r *Remote) ref(p *actor.PID) PIDRef {
+	if p == nil {
+		return PIDRef{}
+	}
+	if p.Address == actor.LocalAddress {
+		return PIDRef{Address: r.Address(), ID: p.ID}
+	}
+	return PIDRef{Address: p.Address, ID: p.ID}
+}
+
+// normalize is ref for a reference that came from the wire.
+func (r *Remote) normalize(p PIDRef) PIDRef {
+	if p.Address == actor.LocalAddress {
+		p.Address = r.Address()
+	}
+	return p
+}
+
+// pid is the PID of a wire reference (nil for the zero reference). It
+// resolves lazily: to a local process, or to the remote process.
+func (r *Remote) pid(p PIDRef) *actor.PID {
+	if p.IsZero() {
+		return nil
+	}
+	return actor.NewPID(p.Address, p.ID)
+}
+
+// wireReason maps an actor.TerminatedReason to Terminated.Why.
+func wireReason(why actor.TerminatedReason) uint8 {
+	switch why {
+	case actor.TerminatedNotFound:
+		return TerminatedNotFound
+	case actor.TerminatedAddressTerminated:
+		return TerminatedAddressTerminated
+	default:
+		return TerminatedStopped
+	}
+}
+
+// actorReason maps Terminated.Why to an actor.TerminatedReason; unknown
+// values (a newer peer) count as stopped.
+func actorReason(why uint8) actor.TerminatedReason {
+	switch why {
+	case TerminatedNotFound:
+		return actor.TerminatedNotFound
+	case TerminatedAddressTerminated, TerminatedAddressUnreachable:
+		return actor.TerminatedAddressTerminated
+	default:
+		return actor.TerminatedStopped
+	}
+}

@@ -1,0 +1,214 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/fraktor-go/fraktor/actor"
+)
+
+// spawnerID is the process ID that remote spawn requests and responses are
+// addressed to. It is not a registered process: the extension handles them
+// itself.
+const spawnerID = "$remote-spawner"
+
+// Spawn failure codes carried in SpawnResponse.Err as "code: detail".
+const (
+	spawnErrUnknownKind = "unknown-kind"
+	spawnErrNameExists  = "name-exists"
+	spawnErrFailed      = "failed"
+)
+
+// SpawnNamed asks the node at address to spawn a top-level actor of kind (one
+// of that node's Config.Kinds) named name ("" lets that node pick one) and
+// returns its PID. It blocks until the node answers or ctx ends.
+//
+// Errors: ErrUnknownKind (the node does not offer kind); actor.ErrNameExists
+// (the name is taken there); ErrPeerUnreachable (the node could not be
+// reached within Config.GiveUpAfter, or went away before answering), or
+// ErrBlocked, ErrStopped, ErrPeerShutdown, ErrPeerRestarted; actor.ErrTimeout
+// wrapping ctx's error when ctx ends first; ErrSpawnFailed for anything else
+// the node reports. The address of this node spawns locally.
+func (r *Remote) SpawnNamed(ctx context.Context, address, name, kind string) (*actor.PID, error) {
+	if kind == "" || len(kind) > maxSysStringLen || len(name) > maxSysStringLen {
+		return nil, fmt.Errorf("%w: kind must be 1..%d bytes and name at most %d", ErrSpawnFailed, maxSysStringLen, maxSysStringLen)
+	}
+	if r.isLocal(address) {
+		return r.spawnKind(name, kind)
+	}
+	id, ch, err := r.spawns.add(address)
+	if err != nil {
+		return nil, err
+	}
+	defer r.spawns.remove(id)
+	r.sendEnv(Envelope{
+		Target:  PIDRef{Address: address, ID: spawnerID},
+		Sender:  PIDRef{Address: r.Address(), ID: spawnerID},
+		Message: &SpawnRequest{Name: name, Kind: kind, RequestID: id},
+	})
+	select {
+	case res := <-ch:
+		if res.err != nil {
+			return nil, fmt.Errorf("remote: spawn of %q on %s: %w", kind, address, res.err)
+		}
+		return res.pid, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("remote: spawn of %q on %s: %w: %w", kind, address, actor.ErrTimeout, ctx.Err())
+	}
+}
+
+// spawnKind spawns a top-level actor of a local kind.
+func (r *Remote) spawnKind(name, kind string) (*actor.PID, error) {
+	props := r.kinds[kind]
+	if props == nil {
+		return nil, fmt.Errorf("%w: %q is not offered by %s", ErrUnknownKind, kind, r.Address())
+	}
+	if name != "" {
+		return r.sys.Root().SpawnNamed(props, name)
+	}
+	if r.sys.Stopped() {
+		return nil, actor.ErrSystemStopped
+	}
+	return r.sys.Root().Spawn(props), nil
+}
+
+// handleSpawnRequest answers a peer's SpawnRequest (on the reader
+// goroutine: spawning does not block).
+func (r *Remote) handleSpawnRequest(env Envelope, m *SpawnRequest) {
+	resp := &SpawnResponse{RequestID: m.RequestID}
+	pid, err := r.spawnKind(m.Name, m.Kind)
+	switch {
+	case err == nil:
+		resp.PID = r.ref(pid)
+	case errors.Is(err, ErrUnknownKind):
+		resp.Err = spawnErrUnknownKind + ": " + err.Error()
+	case errors.Is(err, actor.ErrNameExists):
+		resp.Err = spawnErrNameExists + ": " + err.Error()
+	default:
+		resp.Err = spawnErrFailed + ": " + err.Error()
+	}
+	if len(resp.Err) > maxSysStringLen {
+		resp.Err = resp.Err[:maxSysStringLen]
+	}
+	r.log.Debug("remote: spawn request", "kind", m.Kind, "name", m.Name, "from", env.Sender.Address, "pid", resp.PID.String(), "err", resp.Err)
+	if env.Sender.IsZero() {
+		return
+	}
+	r.sendEnv(Envelope{Target: env.Sender, Message: resp})
+}
+
+// spawnError turns SpawnResponse.Err back into a typed error. The peer's
+// text is kept for the message but never trusted for anything else.
+func spawnError(s string) error {
+	code, detail, _ := strings.Cut(s, ": ")
+	switch code {
+	case spawnErrUnknownKind:
+		return fmt.Errorf("%w (peer said: %s)", ErrUnknownKind, detail)
+	case spawnErrNameExists:
+		return fmt.Errorf("%w (peer said: %s)", actor.ErrNameExists, detail)
+	default:
+		return fmt.Errorf("%w (peer said: %s)", ErrSpawnFailed, s)
+	}
+}
+
+type spawnResult struct {
+	pid *actor.PID
+	err error
+}
+
+type pendingSpawn struct {
+	addr string
+	ch   chan spawnResult // capacity 1: the first result wins
+}
+
+// spawnTable holds the remote spawns waiting for an answer, by request ID.
+type spawnTable struct {
+	mu      sync.Mutex
+	seq     uint64
+	closed  error
+	pending map[uint64]*pendingSpawn
+}
+
+func (t *spawnTable) init() { t.pending = map[uint64]*pendingSpawn{} }
+
+func (t *spawnTable) add(addr string) (uint64, <-chan spawnResult, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed != nil {
+		return 0, nil, t.closed
+	}
+	t.seq++
+	p := &pendingSpawn{addr: addr, ch: make(chan spawnResult, 1)}
+	t.pending[t.seq] = p
+	return t.seq, p.ch, nil
+}
+
+func (t *spawnTable) remove(id uint64) {
+	t.mu.Lock()
+	delete(t.pending, id)
+	t.mu.Unlock()
+}
+
+func (p *pendingSpawn) resolve(res spawnResult) {
+	select {
+	case p.ch <- res:
+	default:
+	}
+}
+
+// complete delivers a peer's answer. Answers to unknown request IDs (that
+// come after the caller gave up) or from another node than the one asked
+// are dropped.
+func (t *spawnTable) complete(r *Remote, from Peer, m *SpawnResponse) {
+	t.mu.Lock()
+	p := t.pending[m.RequestID]
+	t.mu.Unlock()
+	if p == nil || p.addr != from.Address {
+		r.log.Debug("remote: spawn response without a request", "request", m.RequestID, "peer", from.String())
+		return
+	}
+	switch {
+	case m.Err != "":
+		p.resolve(spawnResult{err: spawnError(m.Err)})
+	case m.PID.IsZero():
+		p.resolve(spawnResult{err: fmt.Errorf("%w: the peer answered without a PID", ErrSpawnFailed)})
+	default:
+		p.resolve(spawnResult{pid: r.pid(m.PID)})
+	}
+}
+
+func (t *spawnTable) fail(id uint64, err error) {
+	t.mu.Lock()
+	p := t.pending[id]
+	t.mu.Unlock()
+	if p != nil {
+		p.resolve(spawnResult{err: err})
+	}
+}
+
+// failAddress fails every spawn waiting on addr and returns how many.
+func (t *spawnTable) failAddress(addr string, err error) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, p := range t.pending {
+		if p.addr == addr {
+			p.resolve(spawnResult{err: err})
+			n++
+		}
+	}
+	return n
+}
+
+// failAll fails every waiting spawn and refuses new ones with err.
+func (t *spawnTable) failAll(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = err
+	for _, p := range t.pending {
+		p.resolve(spawnResult{err: err})
+	}
+}
