@@ -10,30 +10,34 @@ const (
 )
 
 type rslot[T any] struct {
-	seq atomic.Uint64 // == ticket: free for it; == ticket+1: holds its value
+	seq atomic.Uint64 // ticket+1 once the value of that ticket is published
 	val T
 }
 
 type ringSeg[T any] struct {
-	enq   atomic.Uint64 // next ticket; closedBit once full (frozen)
-	next  atomic.Pointer[ringSeg[T]]
-	slots []rslot[T]
-	mask  uint64
-	deq   uint64 // consumer only
+	enq     atomic.Uint64 // next ticket; closedBit once full (frozen)
+	deqPub  atomic.Uint64 // the consumer's position, published every pubEvery pops
+	next    atomic.Pointer[ringSeg[T]]
+	slots   []rslot[T]
+	mask    uint64
+	pubMask uint64
+	deq     uint64 // consumer only
 }
 
+// newRingSeg returns a ring of n slots (a power of two). Zeroed slots need no
+// initialization: a slot's seq is ticket+1 only once that ticket's value is
+// published, and 0 is nobody's ticket+1.
 func newRingSeg[T any](n int) *ringSeg[T] {
-	r := &ringSeg[T]{slots: make([]rslot[T], n), mask: uint64(n - 1)}
-	for i := range r.slots {
-		r.slots[i].seq.Store(uint64(i))
-	}
-	return r
+	return &ringSeg[T]{slots: make([]rslot[T], n), mask: uint64(n - 1), pubMask: uint64(max(n/4, 1) - 1)}
 }
 
 // RingMPSC is an unbounded lock-free multi-producer single-consumer FIFO made
-// of reusable rings. Each slot carries a sequence number that says whose
-// turn it is (Vyukov's bounded queue), so the current ring is reused lap
-// after lap and a steady stream of messages allocates nothing. When a
+// of reusable rings. A producer takes a ticket with a CAS, writes its slot and
+// publishes it by storing ticket+1 in the slot's sequence word; the consumer
+// reads slots in ticket order and publishes its own position every quarter
+// ring, which is how producers know a slot of the previous lap is free. The
+// current ring is reused lap after lap, so a steady stream of messages
+// allocates nothing, and the consumer does no atomic write per message. When a
 // producer finds the ring full it closes it (a bit in the ticket counter,
 // set with a CAS, freezes it) and links a ring twice the size; the consumer
 // drains the closed ring, then moves on and drops it. Closed rings are never
@@ -59,20 +63,19 @@ func (q *RingMPSC[T]) Push(v T) {
 			r = q.advance(r)
 			continue
 		}
-		s := &r.slots[e&r.mask]
-		seq := s.seq.Load()
-		switch {
-		case seq == e:
-			if r.enq.CompareAndSwap(e, e+1) {
-				s.val = v
-				s.seq.Store(e + 1)
-				return
-			}
-		case seq < e:
-			// The slot still holds the value of the previous lap: full.
+		if e-r.deqPub.Load() >= uint64(len(r.slots)) {
+			// The slot may still hold the previous lap's value: full (or the
+			// consumer has not published its position lately). Close it.
 			r.enq.CompareAndSwap(e, e|closedBit)
+			continue
 		}
-		// seq > e: another producer took the ticket; reload.
+		if r.enq.CompareAndSwap(e, e+1) {
+			s := &r.slots[e&r.mask]
+			s.val = v
+			s.seq.Store(e + 1)
+			return
+		}
+		// Another producer took the ticket; reload.
 	}
 }
 
@@ -119,8 +122,12 @@ func (q *RingMPSC[T]) Pop() (T, bool) {
 		if s.seq.Load() == d+1 {
 			v := s.val
 			s.val = zero
-			s.seq.Store(d + uint64(len(r.slots)))
 			r.deq = d + 1
+			// Producers learn that slots are free in batches: one atomic
+			// store per quarter ring, not one per message.
+			if (d+1)&r.pubMask == 0 {
+				r.deqPub.Store(d + 1)
+			}
 			return v, true
 		}
 		// Not ready: empty, or a producer is mid-write. A closed ring whose
@@ -206,14 +213,20 @@ func (q *RingMPSC[T]) PublishedAfter(m RingMark[T]) bool {
 	return false
 }
 
-// Release is called when the consumer goes idle. Pop clears each slot as it
-// frees it, so there is nothing to clear; but a ring that grew during a burst
+// Release is called when the consumer goes idle. It publishes the consumer's
+// position (Pop does so only every quarter ring), and a ring that grew during a burst
 // is given back: when it is empty and larger than the first size, the
 // consumer closes it (the same CAS producers use) and links a first-size
 // ring, so an idle actor does not keep a burst's memory. Consumer only.
 func (q *RingMPSC[T]) Release() {
 	r := q.head
-	if r == nil || len(r.slots) <= ringFirst || r.next.Load() != nil {
+	if r == nil {
+		return
+	}
+	if r.deqPub.Load() != r.deq {
+		r.deqPub.Store(r.deq) // all consumed slots are free again
+	}
+	if len(r.slots) <= ringFirst || r.next.Load() != nil {
 		return
 	}
 	if !r.enq.CompareAndSwap(r.deq, r.deq|closedBit) {
