@@ -117,6 +117,13 @@ func (ep *EventProbe) fatalf(format string, args ...any) {
 	ep.t.Fatalf("testkit: EventProbe: %s", msg)
 }
 
+// Receive takes the next recorded event if one arrives within timeout,
+// without failing the test when none does (timeouts as for Probe.Receive).
+func (ep *EventProbe) Receive(timeout time.Duration) (any, bool) {
+	r, ok := ep.next(ep.normalize(timeout, DefaultTimeout))
+	return r.Msg, ok
+}
+
 // ExpectEvent takes the next recorded event, waiting up to timeout
 // (0: DefaultTimeout; virtual time in deterministic mode), and fails the
 // test unless it is a T. It returns the event.

@@ -102,4 +102,3 @@ func exampleT() *recorderTB {
 		onError: func(msg string) { fmt.Println("FAIL:", msg) },
 	}
 }
-

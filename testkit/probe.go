@@ -154,6 +154,14 @@ func (p *Probe) Unwatch(pid *actor.PID) {
 	p.do("Unwatch("+pid.String()+")", func(c actor.Context) { c.Unwatch(pid) })
 }
 
+// Receive takes the next message if one arrives within timeout, without
+// failing the test when none does (0: DefaultTimeout; in deterministic mode
+// 0 only runs the system until idle, and a positive timeout is virtual
+// time). It is for collecting a sequence to assert on as a whole.
+func (p *Probe) Receive(timeout time.Duration) (Received, bool) {
+	return p.take(p.normalize(timeout, DefaultTimeout))
+}
+
 // ExpectMsg takes the next message, waiting up to timeout (0: DefaultTimeout;
 // virtual time in deterministic mode), and fails the test unless it is a T.
 // It returns the message.
