@@ -1,5 +1,17 @@
-// Package testkit tests actors and grains: a system per test that shuts
-// down and checks for leaked goroutines at cleanup, probes that record what
-// they receive, expectations with clear failures, and a deterministic mode
-// in which the test steps the scheduler and moves a virtual clock.
+// Package testkit is for testing actors: a system per test that shuts down
+// and checks for leaked goroutines at cleanup (NewSystem), probes that
+// record the messages (Probe) and EventStream events (EventProbe) they
+// receive, expectations whose failures name what arrived instead (type,
+// value, sender), Eventually for state without events, and a deterministic
+// mode (NewManualSystem) in which the test steps the scheduler and moves a
+// virtual clock, so a scenario gives the same trace on every run.
+//
+// Expectations take a timeout. On a NewSystem system it is wall time
+// (0 means DefaultTimeout). On a NewManualSystem system it is virtual time:
+// the expectation runs the system until idle and, when nothing has arrived,
+// advances the virtual clock one timer deadline at a time, up to the
+// timeout; 0 means "do not move the clock".
+//
+// Functions that take a testing.TB call only its Helper, Cleanup, Fatalf
+// and Errorf methods. docs/testing.md shows both modes step by step.
 package testkit

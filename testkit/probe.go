@@ -1,252 +1,257 @@
 package testkit
 
 import (
-	"fmt"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fraktor-go/fraktor/actor"
 )
 
-// DefaultTimeout is the wait of expectations called with timeout 0.
-const DefaultTimeout = 3 * time.Second
-
-// Received is one message a probe got, with its sender.
-type Received struct {
-	Msg    any
-	Sender *actor.PID
-}
-
-// Probe is an actor that records every message it receives (lifecycle
-// messages excepted, Terminated included) so a test can assert on them.
-// Its methods are called from the test goroutine.
+// Probe is an actor that records every message it receives, so a test can
+// assert on them. It records everything but its own lifecycle messages
+// (Started, Stopping, Stopped, Restarting); *actor.Terminated of watched
+// actors is recorded. Its queue is unbounded: nothing is ever dropped.
+//
+// The expectations (ExpectMsg, ExpectMsgEqual, ExpectNoMsg, FishForMsg,
+// ExpectTerminated) take messages in arrival order; a message taken by a
+// failed expectation is gone. A failure names what arrived instead, with its
+// type, value and sender.
+//
+// In a system whose dispatcher is the manual executor (NewManualSystem),
+// every expectation first runs the system until idle, and its timeout is
+// virtual time (see NewManualSystem): the result is the same on every run.
+//
+// A Probe's methods are for the test goroutine; they are not safe for
+// concurrent use.
 type Probe struct {
-	t     testing.TB
-	sys   *actor.System
-	pid   *actor.PID
-	mu    sync.Mutex
-	queue []Received
-	wake  chan struct{}
-	last  Received
-	step  func() int
+	waiter
+	t    testing.TB
+	sys  *actor.System
+	pid  *actor.PID
+	last Received
 }
 
-// NewProbe spawns a probe in sys.
+// NewProbe spawns a probe in sys, named "probe$<n>". It detects
+// deterministic mode from the system's dispatcher, so it works for
+// NewSystem and NewManualSystem (pass ManualSystem.System) alike. The probe
+// stops with the system.
 func NewProbe(t testing.TB, sys *actor.System) *Probe {
 	t.Helper()
-	p := &Probe{t: t, sys: sys, wake: make(chan struct{}, 1)}
-	p.pid = sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
-		switch m := c.Message().(type) {
-		case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
-			return
-		case *watchCmd:
-			c.Watch(m.pid)
-			close(m.done)
-			return
-		}
-		p.mu.Lock()
-		p.queue = append(p.queue, Received{Msg: c.Message(), Sender: c.Sender()})
-		p.mu.Unlock()
-		select {
-		case p.wake <- struct{}{}:
-		default:
-		}
-	}))
+	p := &Probe{t: t, sys: sys, waiter: waiter{box: newInbox(), drv: driverFor(sys)}}
+	if sys.Stopped() {
+		t.Fatalf("testkit: NewProbe: %v", actor.ErrSystemStopped)
+		return p
+	}
+	p.pid = sys.Root().SpawnPrefix(actor.PropsFromFunc(p.receive), "probe")
 	return p
 }
 
-// NewManualProbe spawns a probe in a deterministic system; its expectations
-// run the system until idle before they look.
+// NewManualProbe spawns a probe in a deterministic system and runs the
+// system until idle, so the probe has started when it returns.
 func NewManualProbe(t testing.TB, sys *ManualSystem) *Probe {
+	t.Helper()
 	p := NewProbe(t, sys.System)
-	p.step = sys.RunUntilIdle
 	sys.RunUntilIdle()
 	return p
+}
+
+func (p *Probe) receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
+		return
+	case *probeCmd:
+		m.run(c)
+		close(m.done)
+		return
+	}
+	p.box.put(Received{Msg: c.Message(), Sender: c.Sender()})
+}
+
+// probeCmd runs inside the probe actor (Watch, Unwatch need its Context).
+type probeCmd struct {
+	run  func(actor.Context)
+	done chan struct{}
+}
+
+// do runs f inside the probe and returns once it has run.
+func (p *Probe) do(what string, f func(actor.Context)) {
+	p.t.Helper()
+	cmd := &probeCmd{run: f, done: make(chan struct{})}
+	p.sys.Root().Send(p.pid, cmd)
+	if p.drv != nil {
+		p.drv.exec.RunUntilIdle()
+		select {
+		case <-cmd.done:
+		default:
+			p.fatalf("%s: the probe did not run the command (is the system stopped?)", what)
+		}
+		return
+	}
+	timer := time.NewTimer(DefaultTimeout)
+	defer timer.Stop()
+	select {
+	case <-cmd.done:
+	case <-timer.C:
+		p.fatalf("%s: the probe did not run the command within %v", what, DefaultTimeout)
+	}
+}
+
+func (p *Probe) fatalf(format string, args ...any) {
+	p.t.Helper()
+	p.t.Fatalf("testkit: probe %s: "+format, append([]any{p.pid}, args...)...)
+}
+
+// take takes the next message and remembers it as the last one.
+func (p *Probe) take(wait time.Duration) (Received, bool) {
+	r, ok := p.next(wait)
+	if ok {
+		p.last = r
+	}
+	return r, ok
 }
 
 // PID is the probe's address.
 func (p *Probe) PID() *actor.PID { return p.pid }
 
-// Sender is the sender of the last message taken by an expectation.
+// Sender is the sender of the last message taken by an expectation (nil if
+// it had none).
 func (p *Probe) Sender() *actor.PID { return p.last.Sender }
 
 // Last is the last message taken by an expectation.
 func (p *Probe) Last() Received { return p.last }
 
-// Send sends msg to pid with the probe as the sender.
+// Len returns the number of messages received and not yet taken. It does
+// not run the system.
+func (p *Probe) Len() int { return p.box.len() }
+
+// Send sends msg to pid with the probe as the sender, so pid's Respond
+// reaches the probe.
 func (p *Probe) Send(pid *actor.PID, msg any) { p.sys.Root().SendWithSender(pid, msg, p.pid) }
 
-// Reply answers the sender of the last message taken.
+// Reply answers the sender of the last message taken, with the probe as
+// the sender. It fails the test when that message had no sender.
 func (p *Probe) Reply(msg any) {
 	p.t.Helper()
 	if p.last.Sender == nil {
-		p.t.Fatalf("testkit: Reply(%T): the last message (%T) had no sender", msg, p.last.Msg)
+		p.fatalf("Reply(%s): the last message taken (%s) had no sender", describe(msg), describe(p.last.Msg))
+		return
 	}
 	p.sys.Root().SendWithSender(p.last.Sender, msg, p.pid)
 }
 
-// Watch makes the probe watch pid: it then receives *actor.Terminated.
-// It returns once the watch is in place.
+// Watch makes the probe watch pid: when pid ends the probe receives
+// *actor.Terminated (at once, with Why NotFound, if pid does not exist).
+// It returns once the watch has been sent.
 func (p *Probe) Watch(pid *actor.PID) {
 	p.t.Helper()
-	cmd := &watchCmd{pid: pid, done: make(chan struct{})}
-	p.sys.Root().Send(p.pid, cmd)
-	if p.step != nil {
-		p.step()
-	}
-	select {
-	case <-cmd.done:
-	case <-time.After(DefaultTimeout):
-		p.t.Fatalf("testkit: Watch(%s): the probe did not take the command", pid)
-	}
+	p.do("Watch("+pid.String()+")", func(c actor.Context) { c.Watch(pid) })
 }
 
-type watchCmd struct {
-	pid  *actor.PID
-	done chan struct{}
+// Unwatch cancels a Watch. It returns once the cancellation has been sent.
+func (p *Probe) Unwatch(pid *actor.PID) {
+	p.t.Helper()
+	p.do("Unwatch("+pid.String()+")", func(c actor.Context) { c.Unwatch(pid) })
 }
 
-// next takes the next message, waiting up to timeout.
-func (p *Probe) next(timeout time.Duration) (Received, bool) {
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	var timer *time.Timer
-	for {
-		if p.step != nil {
-			p.step()
-		}
-		p.mu.Lock()
-		if len(p.queue) > 0 {
-			r := p.queue[0]
-			p.queue[0] = Received{}
-			p.queue = p.queue[1:]
-			p.mu.Unlock()
-			p.last = r
-			return r, true
-		}
-		p.mu.Unlock()
-		if p.step != nil {
-			return Received{}, false // deterministic: nothing more will come without a clock move
-		}
-		if timer == nil {
-			timer = time.NewTimer(timeout)
-			defer timer.Stop()
-		}
-		select {
-		case <-p.wake:
-		case <-timer.C:
-			return Received{}, false
-		}
-	}
+// Receive takes the next message if one arrives within timeout, without
+// failing the test when none does (0: DefaultTimeout; in deterministic mode
+// 0 only runs the system until idle, and a positive timeout is virtual
+// time). It is for collecting a sequence to assert on as a whole.
+func (p *Probe) Receive(timeout time.Duration) (Received, bool) {
+	return p.take(p.normalize(timeout, DefaultTimeout))
 }
 
-func describe(v any) string {
-	if v == nil {
-		return "<nil>"
-	}
-	return fmt.Sprintf("%T %+v", v, v)
-}
-
-// ExpectMsg waits up to timeout for the next message and fails the test
-// unless it is a T.
+// ExpectMsg takes the next message, waiting up to timeout (0: DefaultTimeout;
+// virtual time in deterministic mode), and fails the test unless it is a T.
+// It returns the message.
 func ExpectMsg[T any](p *Probe, timeout time.Duration) T {
 	p.t.Helper()
 	var zero T
-	r, ok := p.next(timeout)
+	wait := p.normalize(timeout, DefaultTimeout)
+	r, ok := p.take(wait)
 	if !ok {
-		p.t.Fatalf("testkit: expected %v, got nothing within %v", reflect.TypeFor[T](), timeout)
+		p.fatalf("ExpectMsg[%s]: got no message %s", typeName[T](), p.within(wait))
 		return zero
 	}
 	v, ok := r.Msg.(T)
 	if !ok {
-		p.t.Fatalf("testkit: expected %v, got %s", reflect.TypeFor[T](), describe(r.Msg))
+		p.fatalf("ExpectMsg[%s]: got %s instead", typeName[T](), r)
+		return zero
 	}
 	return v
 }
 
-// ExpectMsgEqual waits for the next message and fails unless it equals want
-// (reflect.DeepEqual).
+// ExpectMsgEqual takes the next message, waiting up to timeout, and fails
+// the test unless it equals want (reflect.DeepEqual: pointers compare by
+// what they point to).
 func (p *Probe) ExpectMsgEqual(want any, timeout time.Duration) {
 	p.t.Helper()
-	r, ok := p.next(timeout)
+	wait := p.normalize(timeout, DefaultTimeout)
+	r, ok := p.take(wait)
 	if !ok {
-		p.t.Fatalf("testkit: expected %s, got nothing within %v", describe(want), timeout)
+		p.fatalf("ExpectMsgEqual(%s): got no message %s", describe(want), p.within(wait))
 		return
 	}
 	if !reflect.DeepEqual(r.Msg, want) {
-		p.t.Fatalf("testkit: expected %s, got %s", describe(want), describe(r.Msg))
+		p.fatalf("ExpectMsgEqual(%s): got %s instead", describe(want), r)
 	}
 }
 
-// ExpectNoMsg fails if a message arrives within d. In deterministic mode it
-// runs the system until idle and checks that nothing arrived.
+// ExpectNoMsg fails the test if a message is queued or arrives within d
+// (0: DefaultNoMsgWait). In deterministic mode it runs the system until
+// idle and, for d > 0, advances the virtual clock by d (firing the timers
+// due meanwhile), then checks that nothing arrived; d = 0 checks without
+// moving the clock.
 func (p *Probe) ExpectNoMsg(d time.Duration) {
 	p.t.Helper()
-	if p.step == nil && d <= 0 {
-		d = 100 * time.Millisecond
-	}
-	if r, ok := p.next(d); ok {
-		p.t.Fatalf("testkit: expected no message, got %s", describe(r.Msg))
+	wait := p.normalize(d, DefaultNoMsgWait)
+	if r, ok := p.take(wait); ok {
+		p.fatalf("ExpectNoMsg: got %s %s", r, p.within(wait))
 	}
 }
 
-// FishForMsg skips messages until one of type T satisfies pred, waiting up
-// to timeout in all; skipped messages are lost.
+// FishForMsg takes messages until one is a T for which pred is true (nil
+// pred: any T), waiting up to timeout in all, and returns it. The messages
+// skipped on the way are gone; when none matches, the failure lists them.
 func FishForMsg[T any](p *Probe, pred func(T) bool, timeout time.Duration) T {
 	p.t.Helper()
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	deadline := time.Now().Add(timeout)
-	var seen []string
+	wait := p.normalize(timeout, DefaultTimeout)
+	left := p.remaining(wait)
+	var skipped []Received
 	for {
-		left := time.Until(deadline)
-		if left <= 0 && p.step == nil {
-			break
-		}
-		r, ok := p.next(max(left, time.Millisecond))
+		r, ok := p.take(left())
 		if !ok {
 			break
 		}
 		if v, ok := r.Msg.(T); ok && (pred == nil || pred(v)) {
 			return v
 		}
-		seen = append(seen, describe(r.Msg))
+		skipped = append(skipped, r)
 	}
+	p.fatalf("FishForMsg[%s]: no match %s; skipped %s", typeName[T](), p.within(wait), describeAll(skipped))
 	var zero T
-	p.t.Fatalf("testkit: no %v matched within %v; skipped %v", reflect.TypeFor[T](), timeout, seen)
 	return zero
 }
 
-// ExpectTerminated waits for the Terminated of pid (the probe must watch it).
+// ExpectTerminated takes the next message, waiting up to timeout, and fails
+// the test unless it is the *actor.Terminated of pid (the probe must Watch
+// pid). It returns the Terminated it got, nil when nothing came.
 func (p *Probe) ExpectTerminated(pid *actor.PID, timeout time.Duration) *actor.Terminated {
 	p.t.Helper()
-	t := ExpectMsg[*actor.Terminated](p, timeout)
-	if !t.Who.Equal(pid) {
-		p.t.Fatalf("testkit: expected Terminated of %s, got Terminated of %s", pid, t.Who)
+	wait := p.normalize(timeout, DefaultTimeout)
+	r, ok := p.take(wait)
+	if !ok {
+		p.fatalf("ExpectTerminated(%s): got no message %s", pid, p.within(wait))
+		return nil
 	}
-	return t
-}
-
-// Eventually fails the test unless cond becomes true within timeout. It
-// re-checks cond on a short tick; use it for state that has no event.
-func Eventually(t testing.TB, cond func() bool, timeout time.Duration, msgAndArgs ...any) {
-	t.Helper()
-	if timeout <= 0 {
-		timeout = DefaultTimeout
+	term, ok := r.Msg.(*actor.Terminated)
+	if !ok {
+		p.fatalf("ExpectTerminated(%s): got %s instead", pid, r)
+		return nil
 	}
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("testkit: condition not met within %v %v", timeout, fmt.Sprint(msgAndArgs...))
-		case <-tick.C:
-		}
+	if !term.Who.Equal(pid) {
+		p.fatalf("ExpectTerminated(%s): got the Terminated of %s (%s) instead", pid, term.Who, term.Why)
 	}
+	return term
 }

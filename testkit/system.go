@@ -2,14 +2,12 @@ package testkit
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/fraktor-go/fraktor/actor"
-	"github.com/fraktor-go/fraktor/scheduler"
 )
 
 // Option adjusts the SystemConfig of a test system.
@@ -18,12 +16,24 @@ type Option func(*actor.SystemConfig)
 // WithConfig replaces the whole config (options after it still apply).
 func WithConfig(cfg actor.SystemConfig) Option { return func(c *actor.SystemConfig) { *c = cfg } }
 
-// ShutdownTimeout bounds the shutdown at test cleanup.
-var shutdownTimeout = 10 * time.Second
+// WithGuardianStrategy sets the strategy that supervises top-level actors
+// (SystemConfig.GuardianStrategy).
+func WithGuardianStrategy(s actor.SupervisorStrategy) Option {
+	return func(c *actor.SystemConfig) { c.GuardianStrategy = s }
+}
 
-// NewSystem starts a system for one test. At cleanup it shuts the system
-// down, fails the test if that fails, and checks that no goroutine started
-// during the test is left (goleak).
+// shutdownTimeout bounds the shutdown at test cleanup.
+const shutdownTimeout = 10 * time.Second
+
+// NewSystem starts a system (named "test" unless an option names it) for
+// one test. At cleanup it shuts the system down, fails the test (Errorf)
+// if that fails, and then fails it if a goroutine started after NewSystem
+// is still running (goleak, which retries for a while so that goroutines on
+// their way out are not reported).
+//
+// The leak check sees every goroutine of the process: tests that use
+// NewSystem must not run in parallel (t.Parallel) with tests that start
+// goroutines, or they report each other's.
 func NewSystem(t testing.TB, opts ...Option) *actor.System {
 	t.Helper()
 	ignore := goleak.IgnoreCurrent()
@@ -34,6 +44,7 @@ func NewSystem(t testing.TB, opts ...Option) *actor.System {
 	sys, err := actor.NewSystem(cfg)
 	if err != nil {
 		t.Fatalf("testkit: NewSystem: %v", err)
+		return nil
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
@@ -47,105 +58,3 @@ func NewSystem(t testing.TB, opts ...Option) *actor.System {
 	})
 	return sys
 }
-
-// ManualSystem is a system in deterministic mode: its scheduler is the
-// manual executor and its clock is virtual. Nothing runs until the test
-// calls Step, RunUntilIdle or Advance, so a scenario gives the same trace on
-// every run.
-type ManualSystem struct {
-	*actor.System
-	Exec  *scheduler.Manual
-	Clock *scheduler.ManualClock
-	trace *traceLog
-}
-
-// TraceEntry is one invocation in deterministic mode: the virtual time, the
-// actor (nil for non-actor runnables) and the result.
-type TraceEntry struct {
-	At     time.Duration // since the clock's start
-	PID    *actor.PID
-	Result scheduler.InvokeResult
-}
-
-// String renders the entry for trace comparison.
-func (e TraceEntry) String() string {
-	who := "<runnable>"
-	if e.PID != nil {
-		who = e.PID.ID
-	}
-	return e.At.String() + " " + who + " " + e.Result.String()
-}
-
-type traceLog struct {
-	mu      sync.Mutex
-	entries []TraceEntry
-}
-
-// NewManualSystem starts a deterministic system for one test, starting the
-// virtual clock at the Unix epoch. trace, when not nil, is called after every
-// invocation.
-func NewManualSystem(t testing.TB, opts ...Option) *ManualSystem {
-	t.Helper()
-	var probe actor.SystemConfig
-	for _, o := range opts {
-		o(&probe)
-	}
-	start := time.Unix(0, 0).UTC()
-	clock := scheduler.NewManualClock(start)
-	tl := &traceLog{}
-	exec := scheduler.NewManual(scheduler.ManualConfig{Clock: clock, Throughput: probe.Throughput, Trace: func(r scheduler.Runnable, res scheduler.InvokeResult) {
-		var pid *actor.PID
-		if s, ok := r.(interface{ Self() *actor.PID }); ok {
-			pid = s.Self()
-		}
-		tl.mu.Lock()
-		tl.entries = append(tl.entries, TraceEntry{At: clock.Now().Sub(start), PID: pid, Result: res})
-		tl.mu.Unlock()
-	}})
-	all := append([]Option{func(c *actor.SystemConfig) {
-		c.Dispatcher = exec
-		c.Clock = clock
-	}}, opts...)
-	sys := NewSystem(t, all...)
-	t.Cleanup(exec.Shutdown)
-	exec.RunUntilIdle()
-	return &ManualSystem{System: sys, Exec: exec, Clock: clock, trace: tl}
-}
-
-// Trace returns every invocation so far, in order.
-func (m *ManualSystem) Trace() []TraceEntry {
-	m.trace.mu.Lock()
-	defer m.trace.mu.Unlock()
-	return append([]TraceEntry(nil), m.trace.entries...)
-}
-
-// ResetTrace forgets the invocations so far.
-func (m *ManualSystem) ResetTrace() {
-	m.trace.mu.Lock()
-	m.trace.entries = nil
-	m.trace.mu.Unlock()
-}
-
-// TraceOf returns the results of pid's invocations, in order.
-func (m *ManualSystem) TraceOf(pid *actor.PID) []scheduler.InvokeResult {
-	var out []scheduler.InvokeResult
-	for _, e := range m.Trace() {
-		if e.PID != nil && e.PID.Equal(pid) {
-			out = append(out, e.Result)
-		}
-	}
-	return out
-}
-
-// Step runs one invocation; false when nothing was ready.
-func (m *ManualSystem) Step() bool { return m.Exec.RunOnce() }
-
-// RunUntilIdle runs invocations until nothing is ready; it returns how many ran.
-func (m *ManualSystem) RunUntilIdle() int { return m.Exec.RunUntilIdle() }
-
-// Advance moves the virtual clock by d, firing due timers (receive
-// timeouts, resume timers, backoff), and runs until idle.
-func (m *ManualSystem) Advance(d time.Duration) int { return m.Exec.Advance(d) }
-
-// Now returns the virtual time.
-func (m *ManualSystem) Now() time.Time { return m.Clock.Now() }
