@@ -50,7 +50,7 @@ type cell struct {
 	x         *cellExtra // rarely used state, allocated on first use
 
 	mu       sync.Mutex // guards children: guardians get spawns from outside
-	children map[string]*PID
+	children *childSet  // spawn order; nil until the first child
 
 	mw *invokeMW // nil without invoke middleware
 
@@ -148,35 +148,31 @@ func (c *cell) Sink(e envelope) {
 func (c *cell) addChild(pid *PID) {
 	c.mu.Lock()
 	if c.children == nil {
-		c.children = make(map[string]*PID)
+		c.children = &childSet{}
 	}
-	c.children[pid.ID] = pid
+	c.children.add(pid)
 	c.mu.Unlock()
 }
 
 func (c *cell) removeChild(pid *PID) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	// Compare the whole PID: a Terminated of a remote process may carry an
-	// ID that equals a local child's.
-	if p, ok := c.children[pid.ID]; !ok || !p.Equal(pid) {
-		return false
-	}
-	delete(c.children, pid.ID)
-	return true
+	return c.children != nil && c.children.remove(pid)
 }
 
 func (c *cell) childCount() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.children)
+	if c.children == nil {
+		return 0
+	}
+	return c.children.live
 }
 
 func (c *cell) isChild(pid *PID) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, ok := c.children[pid.ID]
-	return ok
+	return c.children != nil && c.children.contains(pid)
 }
 
 func indexPID(list []*PID, p *PID) int {

@@ -78,11 +78,10 @@ func (c *cell) Children() []*PID { return c.childList() }
 func (c *cell) childList() []*PID {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]*PID, 0, len(c.children))
-	for _, p := range c.children {
-		out = append(out, p)
+	if c.children == nil {
+		return nil
 	}
-	return out
+	return c.children.snapshot()
 }
 
 func (c *cell) Logger() *slog.Logger {

@@ -222,12 +222,7 @@ func (c *cell) beginRestart() {
 }
 
 func (c *cell) stopChildren() {
-	c.mu.Lock()
-	kids := make([]*PID, 0, len(c.children))
-	for _, pid := range c.children {
-		kids = append(kids, pid)
-	}
-	c.mu.Unlock()
+	kids := c.childList()
 	for _, pid := range kids {
 		c.sys.sendSystem(c.worker, pid, stopSys)
 	}

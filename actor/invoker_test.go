@@ -41,10 +41,6 @@ func (s *recordingStrategy) all() []actor.Failure {
 
 func throughput(n int) testkit.Option { return func(c *actor.SystemConfig) { c.Throughput = n } }
 
-func guardian(s actor.SupervisorStrategy) testkit.Option {
-	return func(c *actor.SystemConfig) { c.GuardianStrategy = s }
-}
-
 func panicky(c actor.Context) {
 	if _, ok := c.Message().(*boom); ok {
 		panic("boom")
@@ -84,7 +80,7 @@ func TestInvokeYieldsAtHint(t *testing.T) {
 // notified with the failure.
 func TestInvokeFailureNotifiesGuardianWithBackoff(t *testing.T) {
 	strat := &recordingStrategy{apply: func(sup actor.Supervisor, f actor.Failure) { sup.ResumeChildren(f.Child) }}
-	sys := testkit.NewManualSystem(t, guardian(strat))
+	sys := testkit.NewManualSystem(t, testkit.WithGuardianStrategy(strat))
 	pid := sys.Root().Spawn(actor.PropsFromFunc(panicky))
 	sys.RunUntilIdle()
 	sys.ResetTrace()
@@ -116,7 +112,7 @@ func TestInvokeFailureNotifiesGuardianWithBackoff(t *testing.T) {
 // invocation caused by a system message, and processes no user message.
 func TestInvokeSuspendedActor(t *testing.T) {
 	strat := &recordingStrategy{} // decides nothing: the child stays suspended
-	sys := testkit.NewManualSystem(t, guardian(strat))
+	sys := testkit.NewManualSystem(t, testkit.WithGuardianStrategy(strat))
 	var handled int
 	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
 		panicky(c)
@@ -141,7 +137,7 @@ func TestInvokeSuspendedActor(t *testing.T) {
 // dropped and the actor's state is kept.
 func TestInvokeSuspendResumeCycle(t *testing.T) {
 	resume := actor.OneForOne(10, time.Second, func(error) actor.Directive { return actor.ResumeDirective })
-	sys := testkit.NewManualSystem(t, guardian(resume))
+	sys := testkit.NewManualSystem(t, testkit.WithGuardianStrategy(resume))
 	var handled []int
 	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
 		panicky(c)

@@ -366,15 +366,18 @@ func (p prio) Priority() int { return int(p) }
 func TestEventStream(t *testing.T) {
 	sys := testkit.NewSystem(t)
 	es := sys.EventStream()
-	got := make(chan string, 10)
-	sub := actor.Subscribe(es, func(s string) { got <- s })
+	strs := testkit.NewEventProbe(t, sys, testkit.OfType[string]())
 	es.Publish(42) // not a string: filtered
 	es.Publish("a")
-	assert.Equal(t, "a", <-got)
+	assert.Equal(t, "a", testkit.ExpectEvent[string](strs, 0))
+	strs.ExpectNoEvent(20 * time.Millisecond)
+
+	n := es.Len()
+	sub := actor.Subscribe(es, func(string) {})
+	assert.Equal(t, n+1, es.Len())
 	es.Unsubscribe(sub)
-	es.Unsubscribe(sub)
-	es.Publish("b")
-	assert.Equal(t, 0, es.Len())
+	es.Unsubscribe(sub) // idempotent
+	assert.Equal(t, n, es.Len())
 
 	// A slow subscriber never blocks the publisher: its events are dropped and counted.
 	release := make(chan struct{})
@@ -388,11 +391,10 @@ func TestEventStream(t *testing.T) {
 
 func TestDeadLetterEvent(t *testing.T) {
 	sys := testkit.NewSystem(t)
-	events := make(chan *actor.DeadLetterEvent, 1)
-	actor.Subscribe(sys.EventStream(), func(e *actor.DeadLetterEvent) { events <- e })
+	events := testkit.NewEventProbe(t, sys, testkit.OfType[*actor.DeadLetterEvent]())
 	ghost := actor.NewPID(actor.LocalAddress, "ghost")
 	sys.Root().Send(ghost, "hello?")
-	e := <-events
+	e := testkit.ExpectEvent[*actor.DeadLetterEvent](events, 0)
 	assert.True(t, e.PID.Equal(ghost))
 	assert.Equal(t, "hello?", e.Message)
 }

@@ -60,7 +60,7 @@ func TestPanickingActorRestarted(t *testing.T) {
 }
 
 func TestDirectiveResumeKeepsState(t *testing.T) {
-	sys := testkit.NewSystem(t, guardian(directive(actor.ResumeDirective)))
+	sys := testkit.NewSystem(t, testkit.WithGuardianStrategy(directive(actor.ResumeDirective)))
 	probe := testkit.NewProbe(t, sys)
 	pid := sys.Root().Spawn(counterProps(probe))
 	probe.ExpectMsgEqual("started", 0)
@@ -74,7 +74,7 @@ func TestDirectiveResumeKeepsState(t *testing.T) {
 }
 
 func TestDirectiveStop(t *testing.T) {
-	sys := testkit.NewSystem(t, guardian(directive(actor.StopDirective)))
+	sys := testkit.NewSystem(t, testkit.WithGuardianStrategy(directive(actor.StopDirective)))
 	probe := testkit.NewProbe(t, sys)
 	pid := sys.Root().Spawn(counterProps(probe))
 	probe.ExpectMsgEqual("started", 0)
@@ -132,7 +132,7 @@ func TestAllForOne(t *testing.T) {
 
 // OneForOne stops a child that failed more than maxRestarts times in the window.
 func TestOneForOneGivesUp(t *testing.T) {
-	sys := testkit.NewManualSystem(t, guardian(actor.OneForOne(2, time.Minute, nil)))
+	sys := testkit.NewManualSystem(t, testkit.WithGuardianStrategy(actor.OneForOne(2, time.Minute, nil)))
 	probe := testkit.NewManualProbe(t, sys)
 	pid := sys.Root().Spawn(counterProps(probe))
 	probe.ExpectMsgEqual("started", 0)
@@ -150,7 +150,7 @@ func TestOneForOneGivesUp(t *testing.T) {
 // ExponentialBackoff (S6): the restart waits 100 ms, then 200 ms for the
 // next consecutive failure, on the virtual clock.
 func TestExponentialBackoffRestart(t *testing.T) {
-	sys := testkit.NewManualSystem(t, guardian(actor.ExponentialBackoff()))
+	sys := testkit.NewManualSystem(t, testkit.WithGuardianStrategy(actor.ExponentialBackoff()))
 	probe := testkit.NewManualProbe(t, sys)
 	pid := sys.Root().Spawn(counterProps(probe))
 	probe.ExpectMsgEqual("started", 0)
