@@ -10,15 +10,26 @@ import (
 // allocs/op count the measuring process only.
 
 // benchRemote runs one sub-benchmark per implementation, named impl=NAME,
-// with a client connected to a peer process.
+// with a client connected to a peer process. The pair is started by the
+// first run of the sub-benchmark and stopped by the parent's cleanup:
+// testing runs a benchmark's own cleanups after every b.N round.
 func benchRemote(b *testing.B, run func(b *testing.B, c Client)) {
 	for _, impl := range impls {
 		var c Client
-		b.Run("impl="+impl, func(b *testing.B) {
+		b.Run("impl="+impl, func(sub *testing.B) {
 			if c == nil {
-				c = startPair(b, impl)
+				pair, stop, err := newPair(impl)
+				if err != nil {
+					sub.Fatal(err)
+				}
+				c = pair
+				b.Cleanup(func() {
+					if err := stop(); err != nil {
+						b.Error(err)
+					}
+				})
 			}
-			run(b, c)
+			run(sub, c)
 		})
 	}
 }

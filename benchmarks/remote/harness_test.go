@@ -2,6 +2,8 @@ package remotebench
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -15,44 +17,60 @@ import (
 const peerLimit = 30 * time.Second
 
 // peerCmd re-executes this test binary as a peer of impl.
-func peerCmd(tb testing.TB, impl string) *exec.Cmd {
-	tb.Helper()
+func peerCmd(impl string) (*exec.Cmd, error) {
 	exe, err := os.Executable()
-	require.NoError(tb, err)
+	if err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), PeerEnv+"="+impl)
-	return cmd
+	return cmd, nil
 }
 
-// startPair starts a peer process of impl and a client connected to it,
-// warmed up (connected both ways). tb's cleanup stops the client, then the
-// peer, and fails if either does not stop cleanly.
-func startPair(tb testing.TB, impl string) Client {
-	tb.Helper()
+// newPair starts a peer process of impl and a client connected to it,
+// warmed up (connected both ways). stop closes the client, then the peer.
+func newPair(impl string) (c Client, stop func() error, err error) {
+	cmd, err := peerCmd(impl)
+	if err != nil {
+		return nil, nil, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), peerLimit)
 	defer cancel()
-	peer, err := StartPeer(ctx, peerCmd(tb, impl))
-	require.NoError(tb, err)
-	tb.Cleanup(func() {
+	peer, err := StartPeer(ctx, cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	closePeer := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), peerLimit)
 		defer cancel()
-		require.NoError(tb, peer.Close(ctx))
-	})
-	client, err := NewClient(impl, peer.Info)
-	require.NoError(tb, err)
-	tb.Cleanup(func() {
+		return peer.Close(ctx)
+	}
+	c, err = NewClient(impl, peer.Info)
+	if err != nil {
+		return nil, nil, errors.Join(err, closePeer())
+	}
+	stop = func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), peerLimit)
 		defer cancel()
-		require.NoError(tb, client.Close(ctx))
-	})
-	got, err := client.OneWay(1)
-	require.NoError(tb, err)
-	require.Equal(tb, 1, got)
+		return errors.Join(c.Close(ctx), closePeer())
+	}
+	if got, err := c.OneWay(1); err != nil || got != 1 {
+		return nil, nil, errors.Join(fmt.Errorf("warm-up one-way: got %d: %w", got, err), stop())
+	}
 	lat := make([]time.Duration, 1)
-	got, err = client.PingPong(1, lat)
+	if got, err := c.PingPong(1, lat); err != nil || got != 1 {
+		return nil, nil, errors.Join(fmt.Errorf("warm-up ping-pong: got %d: %w", got, err), stop())
+	}
+	return c, stop, nil
+}
+
+// startPair is newPair stopped by tb's cleanup.
+func startPair(tb testing.TB, impl string) Client {
+	tb.Helper()
+	c, stop, err := newPair(impl)
 	require.NoError(tb, err)
-	require.Equal(tb, 1, got)
-	return client
+	tb.Cleanup(func() { require.NoError(tb, stop()) })
+	return c
 }
 
 // percentiles returns the median and the 99th percentile of lat (sorted

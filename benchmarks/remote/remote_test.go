@@ -56,7 +56,9 @@ func TestBadInput(t *testing.T) {
 func TestStartPeerFails(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), peerLimit)
 	defer cancel()
-	_, err := StartPeer(ctx, peerCmd(t, "akka"))
+	cmd, err := peerCmd("akka")
+	require.NoError(t, err)
+	_, err = StartPeer(ctx, cmd)
 	require.ErrorIs(t, err, ErrPeer)
 	require.ErrorContains(t, err, "unknown implementation")
 }

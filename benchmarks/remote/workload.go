@@ -2,6 +2,7 @@ package remotebench
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -130,13 +131,13 @@ func runOneWay(w *window, n int, send func()) (int, error) {
 		if sent-w.acked >= Window {
 			w.drain()
 			if err := w.waitBelow(ctx, sent, Window); err != nil {
-				return int(w.acked), err
+				return int(w.acked), fmt.Errorf("%w: %d of %d sent, %d acknowledged", err, sent, n, w.acked)
 			}
 		}
 		send()
 	}
 	if err := w.waitBelow(ctx, int64(n), 1); err != nil {
-		return int(w.acked), err
+		return int(w.acked), fmt.Errorf("%w: all %d sent, %d acknowledged", err, n, w.acked)
 	}
 	return int(w.acked), nil
 }
