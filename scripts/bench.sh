@@ -34,7 +34,7 @@ pattern=${BENCH:-.}
 
 out=benchmarks/results/latest.txt
 mkdir -p "$(dirname "$out")"
-cmd=(go test -run '^$' -bench "$pattern" -benchmem -count "$count" -benchtime "$benchtime" -cpu "$cpu" -timeout 30m .)
+cmd=(go test -run '^$' -bench "$pattern" -benchmem -count "$count" -benchtime "$benchtime" -cpu "$cpu" -timeout 30m . ./remote/)
 
 {
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"

@@ -30,7 +30,7 @@ type row struct {
 }
 
 // rows lists, per workload, the figures worth a line: time per op, plus the
-// ping-pong percentiles, plus bytes per idle actor.
+// round-trip percentiles where reported, plus bytes per idle actor.
 func rows(res *results) []row {
 	var out []row
 	for _, w := range res.order {
@@ -39,11 +39,24 @@ func rows(res *results) []row {
 			continue
 		}
 		out = append(out, row{w, w, "ns/op", true})
-		if w == "PingPong" {
-			out = append(out, row{"PingPong p50", w, "p50-ns", true}, row{"PingPong p99", w, "p99-ns", true})
+		for _, p := range []string{"p50", "p99"} {
+			if hasUnit(res, w, p+"-ns") {
+				out = append(out, row{w + " " + p, w, p + "-ns", true})
+			}
 		}
 	}
 	return out
+}
+
+// hasUnit reports whether any implementation of workload w reported unit
+// (the round-trip workloads report p50-ns and p99-ns).
+func hasUnit(res *results, w, unit string) bool {
+	for _, im := range res.impls[w] {
+		if len(res.values[key{w, im, unit}]) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // render writes the summary table as Markdown.

@@ -1,0 +1,157 @@
+package remotebench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+)
+
+// PeerEnv is the environment variable that turns a re-executed test binary
+// into a peer: BENCH_PEER=fraktor|protoactor.
+const PeerEnv = "BENCH_PEER"
+
+// readyPrefix starts the one line a peer prints once it is listening:
+// "remotebench-peer ADDRESS SINK-ID ECHO-ID".
+const readyPrefix = "remotebench-peer"
+
+// PeerInfo is what a peer announces: its remote address and the IDs of its
+// sink and echo actors.
+type PeerInfo struct {
+	Address, Sink, Echo string
+}
+
+// ServePeer hosts the sink and the echo actor of impl on a new actor system
+// with its remote listening on 127.0.0.1 (free port), writes one ready line
+// to out, and blocks until in reaches end of file (the measuring process
+// closed the pipe, or exited); then it stops the system, waiting at most
+// until ctx ends (fraktor-go; protoactor-go bounds its own stop), and
+// returns.
+func ServePeer(ctx context.Context, impl string, in io.Reader, out io.Writer) error {
+	announce := func(p PeerInfo) error {
+		_, err := fmt.Fprintf(out, "%s %s %s %s\n", readyPrefix, p.Address, p.Sink, p.Echo)
+		return err
+	}
+	stop := func() { _, _ = io.Copy(io.Discard, in) }
+	switch impl {
+	case ImplFraktor:
+		return serveFraktor(ctx, announce, stop)
+	case ImplProto:
+		return serveProto(ctx, announce, stop)
+	default:
+		return fmt.Errorf("%w: %q", ErrUnknownImpl, impl)
+	}
+}
+
+// Peer is a running peer process started by StartPeer. Close it exactly
+// once.
+type Peer struct {
+	Info   PeerInfo
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	exited chan error
+	stderr *tailBuffer
+}
+
+// StartPeer starts cmd (which must run ServePeer with its standard input
+// and output, e.g. a test binary re-executed with PeerEnv set), waits until
+// it announced its address, and returns it. On failure, or when ctx ends
+// first, the process is killed and waited for.
+func StartPeer(ctx context.Context, cmd *exec.Cmd) (*Peer, error) {
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPeer, err)
+	}
+	ready := &lineWriter{line: make(chan string, 1)}
+	p := &Peer{cmd: cmd, stdin: stdin, exited: make(chan error, 1), stderr: &tailBuffer{}}
+	cmd.Stdout = ready
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPeer, err)
+	}
+	go func() { p.exited <- cmd.Wait() }()
+	select {
+	case line := <-ready.line:
+		f := strings.Fields(line)
+		if len(f) == 4 && f[0] == readyPrefix {
+			p.Info = PeerInfo{Address: f[1], Sink: f[2], Echo: f[3]}
+			return p, nil
+		}
+		p.kill()
+		return nil, fmt.Errorf("%w: unexpected output %q", ErrPeer, line)
+	case err := <-p.exited:
+		p.exited <- err
+		return nil, fmt.Errorf("%w: exited before it was ready (%v): %s", ErrPeer, err, p.stderr.String())
+	case <-ctx.Done():
+		p.kill()
+		return nil, fmt.Errorf("%w: not ready: %w", ErrStalled, ctx.Err())
+	}
+}
+
+// Close asks the peer to stop (closes its standard input) and waits for it
+// to exit; when ctx ends first, the process is killed. It returns the
+// process's exit error, with its standard error output.
+func (p *Peer) Close(ctx context.Context) error {
+	_ = p.stdin.Close()
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			return fmt.Errorf("%w: %w: %s", ErrPeer, err, p.stderr.String())
+		}
+		return nil
+	case <-ctx.Done():
+		p.kill()
+		return fmt.Errorf("%w: did not exit: %w", ErrStalled, ctx.Err())
+	}
+}
+
+// kill kills the process and waits for it.
+func (p *Peer) kill() {
+	_ = p.stdin.Close()
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
+// lineWriter hands the first line written to it to line and discards the
+// rest. Only exec's copying goroutine writes to it.
+type lineWriter struct {
+	buf  []byte
+	sent bool
+	line chan string
+}
+
+func (w *lineWriter) Write(b []byte) (int, error) {
+	if w.sent {
+		return len(b), nil
+	}
+	w.buf = append(w.buf, b...)
+	if i := strings.IndexByte(string(w.buf), '\n'); i >= 0 {
+		w.line <- string(w.buf[:i])
+		w.sent, w.buf = true, nil
+	}
+	return len(b), nil
+}
+
+// tailBuffer keeps the last 4 KiB written to it, for error messages.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tailBuffer) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if over := len(t.buf) - 4096; over > 0 {
+		t.buf = t.buf[over:]
+	}
+	return len(b), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
