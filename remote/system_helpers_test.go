@@ -70,12 +70,9 @@ func testConfig(t testing.TB) remote.Config {
 // down when the test ends (goleak runs in TestMain).
 func startSystem(t testing.TB, name string, cfg remote.Config, opts ...remote.Option) (*actor.System, *remote.Remote) {
 	t.Helper()
-	sys, err := actor.NewSystem(actor.SystemConfig{Name: name, Extensions: []actor.ExtensionInstaller{remote.Install(cfg, opts...)}})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		defer cancel()
-		require.NoError(t, sys.Shutdown(ctx))
+	sys := testkit.NewPeerSystem(t, func(c *actor.SystemConfig) {
+		c.Name = name
+		c.Extensions = []actor.ExtensionInstaller{remote.Install(cfg, opts...)}
 	})
 	r := remote.Get(sys)
 	require.NotNil(t, r)

@@ -58,3 +58,29 @@ func NewSystem(t testing.TB, opts ...Option) *actor.System {
 	})
 	return sys
 }
+
+// NewPeerSystem starts a system for a test that runs several systems at
+// once (remote, cluster): it is shut down at cleanup like NewSystem's, but
+// without the per-system leak check, which would report the goroutines of
+// the other systems of the same test. Check leaks for the whole package
+// with goleak.VerifyTestMain instead.
+func NewPeerSystem(t testing.TB, opts ...Option) *actor.System {
+	t.Helper()
+	cfg := actor.SystemConfig{Name: "test"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	sys, err := actor.NewSystem(cfg)
+	if err != nil {
+		t.Fatalf("testkit: NewPeerSystem: %v", err)
+		return nil
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		if err := sys.Shutdown(ctx); err != nil {
+			t.Errorf("testkit: Shutdown: %v", err)
+		}
+	})
+	return sys
+}
