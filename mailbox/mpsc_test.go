@@ -30,10 +30,15 @@ func TestMPSCFIFOAcrossSegments(t *testing.T) {
 
 type item struct{ producer, seq int }
 
+// fifo is what the MPSC and ring queues have in common for these tests.
+type fifo interface {
+	Push(item)
+	Pop() (item, bool)
+}
+
 // Many producers, one consumer: nothing lost, nothing duplicated, and each
 // producer's values arrive in the order it pushed them.
-func TestMPSCConcurrentProducersKeepOrder(t *testing.T) {
-	var q mailbox.MPSC[item]
+func checkConcurrentProducersKeepOrder(t *testing.T, q fifo) {
 	const producers, each = 8, 20000
 	var wg sync.WaitGroup
 	for p := 0; p < producers; p++ {
@@ -43,16 +48,14 @@ func TestMPSCConcurrentProducersKeepOrder(t *testing.T) {
 			}
 		})
 	}
-	next := make([]int, producers)
-	got := 0
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	finished := false
+	next := make([]int, producers)
+	got, finished := 0, false
 	for got < producers*each {
 		v, ok := q.Pop()
 		if !ok {
 			if finished {
-				// all pushed and still empty: lost values
 				require.Failf(t, "lost values", "got %d of %d", got, producers*each)
 			}
 			select {
@@ -69,6 +72,10 @@ func TestMPSCConcurrentProducersKeepOrder(t *testing.T) {
 	<-done
 	_, ok := q.Pop()
 	assert.False(t, ok, "no extra values")
+}
+
+func TestMPSCConcurrentProducersKeepOrder(t *testing.T) {
+	checkConcurrentProducersKeepOrder(t, &mailbox.MPSC[item]{})
 }
 
 func TestMPSCMarkSeesLaterPublish(t *testing.T) {

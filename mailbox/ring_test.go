@@ -1,7 +1,6 @@
 package mailbox_test
 
 import (
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,40 +44,7 @@ func TestRingReusesSlotsWithoutAllocating(t *testing.T) {
 }
 
 func TestRingConcurrentProducersKeepOrder(t *testing.T) {
-	var q mailbox.RingMPSC[item]
-	const producers, each = 8, 20000
-	var wg sync.WaitGroup
-	for p := 0; p < producers; p++ {
-		wg.Go(func() {
-			for i := 0; i < each; i++ {
-				q.Push(item{p, i})
-			}
-		})
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	next := make([]int, producers)
-	got, finished := 0, false
-	for got < producers*each {
-		v, ok := q.Pop()
-		if !ok {
-			if finished {
-				require.Failf(t, "lost values", "got %d of %d", got, producers*each)
-			}
-			select {
-			case <-done:
-				finished = true
-			default:
-			}
-			continue
-		}
-		require.Equal(t, next[v.producer], v.seq, "producer %d out of order", v.producer)
-		next[v.producer]++
-		got++
-	}
-	<-done
-	_, ok := q.Pop()
-	assert.False(t, ok)
+	checkConcurrentProducersKeepOrder(t, &mailbox.RingMPSC[item]{})
 }
 
 func TestRingMark(t *testing.T) {

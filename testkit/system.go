@@ -36,6 +36,21 @@ const shutdownTimeout = 10 * time.Second
 // goroutines, or they report each other's.
 func NewSystem(t testing.TB, opts ...Option) *actor.System {
 	t.Helper()
+	return startSystem(t, true, opts)
+}
+
+// NewPeerSystem starts a system for a test that runs several systems at
+// once (remote, cluster): it is shut down at cleanup like NewSystem's, but
+// without the per-system leak check, which would report the goroutines of
+// the other systems of the same test. Check leaks for the whole package
+// with goleak.VerifyTestMain instead.
+func NewPeerSystem(t testing.TB, opts ...Option) *actor.System {
+	t.Helper()
+	return startSystem(t, false, opts)
+}
+
+func startSystem(t testing.TB, leakCheck bool, opts []Option) *actor.System {
+	t.Helper()
 	ignore := goleak.IgnoreCurrent()
 	cfg := actor.SystemConfig{Name: "test"}
 	for _, o := range opts {
@@ -52,34 +67,11 @@ func NewSystem(t testing.TB, opts ...Option) *actor.System {
 		if err := sys.Shutdown(ctx); err != nil {
 			t.Errorf("testkit: Shutdown: %v", err)
 		}
+		if !leakCheck {
+			return
+		}
 		if err := goleak.Find(ignore); err != nil {
 			t.Errorf("testkit: leaked goroutines: %v", err)
-		}
-	})
-	return sys
-}
-
-// NewPeerSystem starts a system for a test that runs several systems at
-// once (remote, cluster): it is shut down at cleanup like NewSystem's, but
-// without the per-system leak check, which would report the goroutines of
-// the other systems of the same test. Check leaks for the whole package
-// with goleak.VerifyTestMain instead.
-func NewPeerSystem(t testing.TB, opts ...Option) *actor.System {
-	t.Helper()
-	cfg := actor.SystemConfig{Name: "test"}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	sys, err := actor.NewSystem(cfg)
-	if err != nil {
-		t.Fatalf("testkit: NewPeerSystem: %v", err)
-		return nil
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-		defer cancel()
-		if err := sys.Shutdown(ctx); err != nil {
-			t.Errorf("testkit: Shutdown: %v", err)
 		}
 	})
 	return sys
