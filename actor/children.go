@@ -5,30 +5,35 @@ package actor
 // run. Removal leaves a hole that a compaction closes once holes are the
 // majority, so removing is O(1) amortized even under a guardian with many
 // children. The owning cell's mu guards it.
+//
+// Children are keyed by the identity of the *PID their spawn created (every
+// Terminated and failure a child sends carries that same pointer), not by
+// name: a name freed by a stop can be spawned again before the parent has
+// processed the old child's Terminated, and a remote process may carry an
+// ID equal to a local child's.
 type childSet struct {
 	list  []*PID
-	index map[string]int // PID.ID → position in list
+	index map[*PID]int // the child's own PID → position in list
 	live  int
 }
 
 func (s *childSet) add(pid *PID) {
 	if s.index == nil {
-		s.index = make(map[string]int)
+		s.index = make(map[*PID]int)
 	}
-	s.index[pid.ID] = len(s.list)
+	s.index[pid] = len(s.list)
 	s.list = append(s.list, pid)
 	s.live++
 }
 
-// remove deletes pid when it is a child (the whole PID must match: a
-// Terminated of a remote process may carry an ID equal to a local child's).
+// remove deletes pid when it is a child.
 func (s *childSet) remove(pid *PID) bool {
-	i, ok := s.index[pid.ID]
-	if !ok || !s.list[i].Equal(pid) {
+	i, ok := s.index[pid]
+	if !ok {
 		return false
 	}
 	s.list[i] = nil
-	delete(s.index, pid.ID)
+	delete(s.index, pid)
 	s.live--
 	if len(s.list) > 16 && s.live < len(s.list)/2 {
 		s.compact()
@@ -41,7 +46,7 @@ func (s *childSet) compact() {
 	for _, p := range s.list {
 		if p != nil {
 			s.list[j] = p
-			s.index[p.ID] = j
+			s.index[p] = j
 			j++
 		}
 	}
@@ -50,7 +55,7 @@ func (s *childSet) compact() {
 }
 
 func (s *childSet) contains(pid *PID) bool {
-	_, ok := s.index[pid.ID]
+	_, ok := s.index[pid]
 	return ok
 }
 
