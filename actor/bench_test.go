@@ -18,8 +18,6 @@ func newBenchSystem(b *testing.B) *actor.System {
 	return sys
 }
 
-type countDone struct{ wg *sync.WaitGroup }
-
 // BenchmarkTell: one-way tell from outside to one actor (1→1).
 func BenchmarkTell(b *testing.B) {
 	sys := newBenchSystem(b)

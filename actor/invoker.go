@@ -201,22 +201,24 @@ func (c *cell) beginStop() {
 	if c.state == stateStopping || c.state == stateStopped {
 		return
 	}
-	c.state = stateStopping
-	c.mb.Suspend()
-	c.cancelReceiveTimeout()
-	c.deliverSafely(stoppingMsg)
-	c.stopChildren()
-	c.tryComplete()
+	c.windDown(stateStopping, stoppingMsg)
 }
 
 func (c *cell) beginRestart() {
 	if c.state != stateAlive {
 		return
 	}
-	c.state = stateRestarting
+	c.windDown(stateRestarting, restartingMsg)
+}
+
+// windDown is the common start of a stop and a restart: no more user
+// messages, no receive timeout, the lifecycle message, the children
+// stopped; tryComplete finishes once they are gone.
+func (c *cell) windDown(s cellState, lifecycle any) {
+	c.state = s
 	c.mb.Suspend()
 	c.cancelReceiveTimeout()
-	c.deliverSafely(restartingMsg)
+	c.deliverSafely(lifecycle)
 	c.stopChildren()
 	c.tryComplete()
 }

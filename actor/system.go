@@ -65,16 +65,16 @@ type SystemConfig struct {
 func (c SystemConfig) Validate() error {
 	var errs []error
 	if c.Workers < 0 {
-		errs = append(errs, fmt.Errorf("Workers must be ≥ 0, got %d", c.Workers))
+		errs = append(errs, fmt.Errorf("field Workers must be ≥ 0, got %d", c.Workers))
 	}
 	if c.Throughput < 0 {
-		errs = append(errs, fmt.Errorf("Throughput must be ≥ 0, got %d", c.Throughput))
+		errs = append(errs, fmt.Errorf("field Throughput must be ≥ 0, got %d", c.Throughput))
 	}
 	if c.BlockingWorkers < 0 {
-		errs = append(errs, fmt.Errorf("BlockingWorkers must be ≥ 0, got %d", c.BlockingWorkers))
+		errs = append(errs, fmt.Errorf("field BlockingWorkers must be ≥ 0, got %d", c.BlockingWorkers))
 	}
 	if c.EventBuffer < 0 {
-		errs = append(errs, fmt.Errorf("EventBuffer must be ≥ 0, got %d", c.EventBuffer))
+		errs = append(errs, fmt.Errorf("field EventBuffer must be ≥ 0, got %d", c.EventBuffer))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))

@@ -128,14 +128,6 @@ func (m *Mailbox[T]) PopUser() (T, bool) {
 // HasSystem reports whether a system message is waiting. Consumer only.
 func (m *Mailbox[T]) HasSystem() bool { return !m.sys.Empty() }
 
-// HasUser reports whether a user message is waiting. Consumer only.
-func (m *Mailbox[T]) HasUser() bool {
-	if m.custom != nil {
-		return !m.custom.Empty()
-	}
-	return !m.user.Empty()
-}
-
 // UserLen returns the number of queued user messages (for metrics). Consumer
 // only for the default queue; any goroutine for custom queues.
 func (m *Mailbox[T]) UserLen() int {
@@ -154,9 +146,6 @@ func (m *Mailbox[T]) Resume() { m.suspended.Store(false) }
 
 // Suspended reports whether the mailbox is suspended.
 func (m *Mailbox[T]) Suspended() bool { return m.suspended.Load() }
-
-// Scheduled reports whether the mailbox is scheduled or running.
-func (m *Mailbox[T]) Scheduled() bool { return m.status.Load() == statusScheduled }
 
 // SetIdle implements the executor side of scheduler.Runnable: it marks the
 // mailbox idle and, when work arrived meanwhile, re-claims it and reports

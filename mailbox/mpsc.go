@@ -82,12 +82,7 @@ type MPSC[T any] struct {
 	head   *segment[T] // consumer only
 	hidx   int         // consumer only
 	zeroed int         // consumer only: slots of head below this are cleared
-	first0 int         // size of the first segment; 0 means firstSegment
 }
-
-// SetFirstSegment sets the size of the first segment (for queues that
-// usually hold one or two values). Call it before the first Push.
-func (q *MPSC[T]) SetFirstSegment(n int) { q.first0 = n }
 
 // InlineMPSC is an MPSC queue whose first segment, of two slots, lives inside
 // the queue itself: a queue that rarely holds more than two values (an
@@ -140,11 +135,7 @@ func (q *MPSC[T]) Push(v T) {
 // the consumer before it pushes its own value, so a value pushed meanwhile by
 // another producer is found no later than the winner's own.
 func (q *MPSC[T]) init() *segment[T] {
-	n := q.first0
-	if n <= 0 {
-		n = firstSegment
-	}
-	s := newSegment[T](n)
+	s := newSegment[T](firstSegment)
 	if q.tail.CompareAndSwap(nil, s) {
 		q.first.Store(s)
 		return s

@@ -46,18 +46,6 @@ func TestFrameHeaderErrors(t *testing.T) {
 	assert.Equal(t, 10, n)
 }
 
-// countingReader fails the test if more than limit bytes are requested at
-// once: the decoder must check the length before allocating.
-type countingReader struct {
-	r     io.Reader
-	reads int
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	c.reads++
-	return c.r.Read(p)
-}
-
 func TestFrameReader(t *testing.T) {
 	var stream []byte
 	stream = appendFrame(stream, kindPing, []byte{7})

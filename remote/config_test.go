@@ -46,15 +46,3 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
-
-func TestBackoffBounds(t *testing.T) {
-	lo, hi := 10*time.Millisecond, 80*time.Millisecond
-	for f := 1; f <= 10; f++ {
-		want := min(lo<<(f-1), hi)
-		for range 50 {
-			d := backoff(f, lo, hi)
-			assert.GreaterOrEqual(t, d, want/2, "failures=%d", f)
-			assert.LessOrEqual(t, d, want, "failures=%d", f)
-		}
-	}
-}

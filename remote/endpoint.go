@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/fraktor-go/fraktor/internal/backoff"
 )
 
 // errEndpointGone: the endpoint terminated between lookup and use; the
@@ -272,19 +273,6 @@ func (ep *endpoint) exit(carry *outItem, nodeClosing bool) {
 	}
 }
 
-// backoff returns the wait before attempt number failures (≥ 1): exponential
-// from ReconnectBackoffMin, capped at ReconnectBackoffMax, with "equal
-// jitter" (uniform in [d/2, d]) so that peers do not retry in lockstep.
-func backoff(failures int, lo, hi time.Duration) time.Duration {
-	d := lo
-	for i := 1; i < failures && d < hi; i++ {
-		d *= 2
-	}
-	d = min(d, hi)
-	half := d / 2
-	return half + rand.N(d-half+1)
-}
-
 // run is the endpoint's goroutine; ctx is cancelled by terminate and by
 // Node.Close and only bounds dialing.
 func (ep *endpoint) run(ctx context.Context) {
@@ -373,7 +361,7 @@ func (ep *endpoint) connected(c *conn, carry *outItem) *outItem {
 // waitBackoff waits before a reconnection attempt; it returns false when
 // something else happened first (a connection arrived, stop, close).
 func (ep *endpoint) waitBackoff(failures int) bool {
-	t := time.NewTimer(backoff(failures, ep.n.cfg.ReconnectBackoffMin, ep.n.cfg.ReconnectBackoffMax))
+	t := time.NewTimer(backoff.Jittered(failures, ep.n.cfg.ReconnectBackoffMin, ep.n.cfg.ReconnectBackoffMax))
 	defer t.Stop()
 	select {
 	case <-t.C:

@@ -160,19 +160,10 @@ func (ep *EventProbe) ExpectNoEvent(d time.Duration) {
 func FishForEvent[T any](ep *EventProbe, pred func(T) bool, timeout time.Duration) T {
 	ep.t.Helper()
 	wait := ep.normalize(timeout, DefaultTimeout)
-	left := ep.remaining(wait)
-	var skipped []Received
-	for {
-		r, ok := ep.next(left())
-		if !ok {
-			break
-		}
-		if v, ok := r.Msg.(T); ok && (pred == nil || pred(v)) {
-			return v
-		}
-		skipped = append(skipped, r)
+	v, skipped, ok := fish(ep.next, ep.remaining(wait), pred)
+	if ok {
+		return v
 	}
 	ep.fatalf("FishForEvent[%s]: no match %s; skipped %s", typeName[T](), ep.within(wait), describeAll(skipped))
-	var zero T
-	return zero
+	return v
 }

@@ -217,21 +217,30 @@ func (p *Probe) ExpectNoMsg(d time.Duration) {
 func FishForMsg[T any](p *Probe, pred func(T) bool, timeout time.Duration) T {
 	p.t.Helper()
 	wait := p.normalize(timeout, DefaultTimeout)
-	left := p.remaining(wait)
+	v, skipped, ok := fish(p.take, p.remaining(wait), pred)
+	if ok {
+		return v
+	}
+	p.fatalf("FishForMsg[%s]: no match %s; skipped %s", typeName[T](), p.within(wait), describeAll(skipped))
+	return v
+}
+
+// fish takes messages with take until one is a T for which pred is true
+// (nil pred: any T), or take finds nothing within the time left; it returns
+// the match and the messages skipped on the way.
+func fish[T any](take func(time.Duration) (Received, bool), left func() time.Duration, pred func(T) bool) (T, []Received, bool) {
 	var skipped []Received
 	for {
-		r, ok := p.take(left())
+		r, ok := take(left())
 		if !ok {
-			break
+			var zero T
+			return zero, skipped, false
 		}
 		if v, ok := r.Msg.(T); ok && (pred == nil || pred(v)) {
-			return v
+			return v, skipped, true
 		}
 		skipped = append(skipped, r)
 	}
-	p.fatalf("FishForMsg[%s]: no match %s; skipped %s", typeName[T](), p.within(wait), describeAll(skipped))
-	var zero T
-	return zero
 }
 
 // ExpectTerminated takes the next message, waiting up to timeout, and fails

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/consul/api"
 
 	"github.com/fraktor-go/fraktor/cluster"
+	"github.com/fraktor-go/fraktor/internal/backoff"
 )
 
 // membership is one incarnation's Consul membership: the embedded feed is
@@ -58,14 +59,14 @@ func (m *membership) renewLoop(ctx context.Context) {
 		case err != nil:
 			failures++
 			m.RenewalFailed(fmt.Errorf("%w: %w", cluster.ErrRenewalFailed, classify(err)))
-			next = min(backoff(failures, m.cfg.BackoffBase, m.cfg.BackoffMax), m.cfg.RenewInterval)
+			next = min(backoff.Jittered(failures, m.cfg.BackoffBase, m.cfg.BackoffMax), m.cfg.RenewInterval)
 		case entry == nil:
 			// A server that just became leader may answer before it has
 			// replayed its log; only a consistent read can say "gone".
 			if gone, err := m.sessionGone(ctx); !gone {
 				failures++
 				m.RenewalFailed(fmt.Errorf("%w: session not found, not confirmed: %w", cluster.ErrRenewalFailed, err))
-				next = min(backoff(failures, m.cfg.BackoffBase, m.cfg.BackoffMax), m.cfg.RenewInterval)
+				next = min(backoff.Jittered(failures, m.cfg.BackoffBase, m.cfg.BackoffMax), m.cfg.RenewInterval)
 				break
 			}
 			m.Revoke(fmt.Errorf("%w: %w: session %s", cluster.ErrLeaseRevoked, ErrSessionInvalidated, shortID(m.session)))
@@ -129,7 +130,7 @@ func (m *membership) watchLoop(ctx context.Context) {
 			failures++
 			m.ViewFailed(classify(err))
 			index = 0
-			if !waitCtx(ctx, backoff(failures, m.cfg.BackoffBase, m.cfg.BackoffMax)) {
+			if !waitCtx(ctx, backoff.Jittered(failures, m.cfg.BackoffBase, m.cfg.BackoffMax)) {
 				return
 			}
 			continue

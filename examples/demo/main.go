@@ -141,7 +141,7 @@ func attrs(kvs []attribute.KeyValue) string {
 		if out != "" {
 			out += ","
 		}
-		out += string(kv.Key[strings.LastIndex(string(kv.Key), ".")+1:]) + "=" + kv.Value.Emit()
+		out += string(kv.Key[strings.LastIndex(string(kv.Key), ".")+1:]) + "=" + kv.Value.String()
 	}
 	return out
 }

@@ -1,0 +1,32 @@
+package consul
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestWaitCtx(t *testing.T) {
+	assert.True(t, waitCtx(context.Background(), 0))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.False(t, waitCtx(ctx, time.Hour))
+}
+
+func TestEpochTracker(t *testing.T) {
+	var e epochTracker
+	var got []uint64
+	regressions := 0
+	for _, idx := range []uint64{10, 10, 15, 3, 3, 8, 20, 2} {
+		epoch, regressed, from := e.observe(idx)
+		if regressed {
+			regressions++
+			assert.Greater(t, from, idx)
+		}
+		got = append(got, epoch)
+	}
+	assert.Equal(t, []uint64{10, 10, 15, 16, 16, 21, 33, 34}, got)
+	assert.Equal(t, 2, regressions)
+}
