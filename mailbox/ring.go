@@ -15,14 +15,28 @@ type rslot[T any] struct {
 }
 
 type ringSeg[T any] struct {
-	enq     atomic.Uint64 // next ticket; closedBit once full (frozen)
-	deqPub  atomic.Uint64 // the consumer's position, published every pubEvery pops
-	next    atomic.Pointer[ringSeg[T]]
+	// Read-mostly: written once.
 	slots   []rslot[T]
 	mask    uint64
 	pubMask uint64
-	deq     uint64 // consumer only
+	next    atomic.Pointer[ringSeg[T]]
+	_       [64 - 24 - 8 - 8 - 8]byte
+
+	// Written by producers on every push.
+	enq    atomic.Uint64 // next ticket; closedBit once full (frozen)
+	deqPub atomic.Uint64 // the consumer's position, published every pubEvery pops
+	_      [64 - 16]byte
+
+	// The consumer's own.
+	deq    uint64 // consumer only
+	relDeq uint64 // consumer only: deq at the last Release
+	quiet  uint32 // consumer only: Releases in a row after a quiet activation
 }
+
+// shrinkAfter is the number of quiet activations in a row (each consuming
+// at most an eighth of the ring) after which Release gives a grown ring
+// back.
+const shrinkAfter = 8
 
 // newRingSeg returns a ring of n slots (a power of two). Zeroed slots need no
 // initialization: a slot's seq is ticket+1 only once that ticket's value is
@@ -213,11 +227,18 @@ func (q *RingMPSC[T]) PublishedAfter(m RingMark[T]) bool {
 	return false
 }
 
-// Release is called when the consumer goes idle. It publishes the consumer's
-// position (Pop does so only every quarter ring), and a ring that grew during a burst
-// is given back: when it is empty and larger than the first size, the
-// consumer closes it (the same CAS producers use) and links a first-size
-// ring, so an idle actor does not keep a burst's memory. Consumer only.
+// Release is called when the consumer goes idle. It publishes the
+// consumer's position (Pop does so only every quarter ring), so producers
+// see every consumed slot as free.
+//
+// It also gives back a ring that grew during a burst, with hysteresis: a
+// consumer that goes idle between the bursts of a busy stream would
+// otherwise drop its ring at every pause and grow it again, allocating, at
+// the next burst. The ring goes back only after shrinkAfter idle periods in
+// a row in which the consumer took at most an eighth of it; the consumer
+// then closes it (the same CAS producers use) and links a first-size ring.
+// A consumer that goes idle for good right after a burst keeps its grown
+// ring (bounded by the burst) until it becomes active again. Consumer only.
 func (q *RingMPSC[T]) Release() {
 	r := q.head
 	if r == nil {
@@ -226,7 +247,16 @@ func (q *RingMPSC[T]) Release() {
 	if r.deqPub.Load() != r.deq {
 		r.deqPub.Store(r.deq) // all consumed slots are free again
 	}
+	took := r.deq - r.relDeq
+	r.relDeq = r.deq
 	if len(r.slots) <= ringFirst || r.next.Load() != nil {
+		return
+	}
+	if took*8 > uint64(len(r.slots)) {
+		r.quiet = 0
+		return
+	}
+	if r.quiet++; r.quiet < shrinkAfter {
 		return
 	}
 	if !r.enq.CompareAndSwap(r.deq, r.deq|closedBit) {

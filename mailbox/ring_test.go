@@ -78,20 +78,41 @@ func BenchmarkRingPushPop(b *testing.B) {
 	}
 }
 
-// A ring that grew in a burst is given back when the consumer goes idle.
+// A ring that grew in a burst is kept while bursts keep coming (a consumer
+// that pauses between bursts does not allocate a ring per burst), and given
+// back after quiet idle periods.
 func TestRingShrinksWhenIdle(t *testing.T) {
 	var q mailbox.RingMPSC[int]
-	for i := 0; i < 1000; i++ {
-		q.Push(i)
+	burst := func() {
+		for i := 0; i < 1000; i++ {
+			q.Push(i)
+		}
+		for i := 0; i < 1000; i++ {
+			if v, _ := q.Pop(); v != i {
+				t.Fatalf("popped %d, want %d", v, i) // not testify: no boxing in AllocsPerRun
+			}
+		}
+		q.Release()
 	}
-	for i := 0; i < 1000; i++ {
-		v, _ := q.Pop()
-		require.Equal(t, i, v)
-	}
+	burst()
 	require.Greater(t, q.Cap(), 8, "grew during the burst")
+	allocs := testing.AllocsPerRun(20, burst) // its warm-up run may grow the ring once more
+	assert.Zero(t, allocs, "the grown ring serves the next bursts")
+	grown := q.Cap()
+	for range 7 { // quiet periods, one short of shrinkAfter
+		q.Push(1)
+		q.Pop()
+		q.Release()
+	}
+	require.Equal(t, grown, q.Cap(), "kept: not quiet long enough")
+	burst() // a busy period starts the count again
+	for range 7 {
+		q.Release()
+	}
+	require.Equal(t, grown, q.Cap())
 	q.Release()
-	require.Equal(t, 8, q.Cap(), "given back when idle")
-	allocs := testing.AllocsPerRun(100, func() {
+	require.Equal(t, 8, q.Cap(), "given back after eight quiet idle periods")
+	allocs = testing.AllocsPerRun(100, func() {
 		for i := 0; i < 16; i++ {
 			q.Push(i)
 		}

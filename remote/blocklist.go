@@ -1,8 +1,10 @@
 package remote
 
 import (
+	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // BlockEvent is published by a BlockList when its content changes.
@@ -20,8 +22,8 @@ type BlockEvent struct {
 // that called Block/Unblock, in subscription order; they must not block and
 // must not call Subscribe or the returned cancel function.
 type BlockList struct {
-	mu     sync.RWMutex
-	keys   map[string]struct{}
+	mu     sync.Mutex                          // serializes changes
+	keys   atomic.Pointer[map[string]struct{}] // copy on write: readers take no lock
 	subs   []*blockSub
 	subsMu sync.Mutex // orders notifications; taken before mu
 }
@@ -29,7 +31,11 @@ type BlockList struct {
 type blockSub struct{ fn func(BlockEvent) }
 
 // NewBlockList returns an empty BlockList.
-func NewBlockList() *BlockList { return &BlockList{keys: map[string]struct{}{}} }
+func NewBlockList() *BlockList {
+	b := &BlockList{}
+	b.keys.Store(&map[string]struct{}{})
+	return b
+}
 
 // Block adds keys (node IDs or addresses) and publishes the ones that were
 // not blocked yet. Empty keys are ignored.
@@ -43,19 +49,23 @@ func (b *BlockList) change(block bool, keys []string) {
 	defer b.subsMu.Unlock()
 	var changed []string
 	b.mu.Lock()
+	next := maps.Clone(*b.keys.Load())
 	for _, k := range keys {
 		if k == "" {
 			continue
 		}
-		_, had := b.keys[k]
+		_, had := next[k]
 		switch {
 		case block && !had:
-			b.keys[k] = struct{}{}
+			next[k] = struct{}{}
 			changed = append(changed, k)
 		case !block && had:
-			delete(b.keys, k)
+			delete(next, k)
 			changed = append(changed, k)
 		}
+	}
+	if len(changed) > 0 {
+		b.keys.Store(&next)
 	}
 	subs := slices.Clone(b.subs)
 	b.mu.Unlock()
@@ -69,24 +79,29 @@ func (b *BlockList) change(block bool, keys []string) {
 
 // IsBlocked reports whether any of keys is blocked.
 func (b *BlockList) IsBlocked(keys ...string) bool {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
+	m := *b.keys.Load()
+	if len(m) == 0 {
+		return false
+	}
 	for _, k := range keys {
-		if _, ok := b.keys[k]; ok && k != "" {
+		if _, ok := m[k]; ok && k != "" {
 			return true
 		}
 	}
 	return false
 }
 
+// active reports whether anything is blocked: when not, the send path skips
+// its block checks.
+func (b *BlockList) active() bool { return len(*b.keys.Load()) > 0 }
+
 // Blocked returns the blocked keys, sorted.
 func (b *BlockList) Blocked() []string {
-	b.mu.RLock()
-	out := make([]string, 0, len(b.keys))
-	for k := range b.keys {
+	m := *b.keys.Load()
+	out := make([]string, 0, len(m))
+	for k := range m {
 		out = append(out, k)
 	}
-	b.mu.RUnlock()
 	slices.Sort(out)
 	return out
 }

@@ -60,7 +60,7 @@ func (n *Node) readLoop(c *conn) {
 	dec := newEnvelopeDecoder(n.addr, c.peer.Address)
 	from := c.peerRef()
 	deliver := func(w *wireEnvelope) error {
-		n.deliver(from, w)
+		n.deliver(from, dec, w)
 		return nil
 	}
 	for {
@@ -121,9 +121,13 @@ func (n *Node) readFailed(c *conn, err error) {
 }
 
 // deliver deserializes one inbound envelope and hands it to the hooks.
-func (n *Node) deliver(from Peer, w *wireEnvelope) {
+func (n *Node) deliver(from Peer, dec *envelopeDecoder, w *wireEnvelope) {
 	env := Envelope{Target: w.target, Sender: w.sender}
-	msg, err := n.ser.Deserialize(w.serializer, w.typeName, w.payload)
+	c, err := dec.codec(n.ser, w)
+	var msg any
+	if err == nil {
+		msg, err = c.unmarshal(w.payload)
+	}
 	if err != nil {
 		n.log.Warn("remote: refusing inbound envelope", "peer", from.String(), "serializer", w.serializer.String(), "type", w.typeName, "err", err)
 		n.emit(Event{Kind: EventUnknownType, Peer: from, Err: err})

@@ -14,17 +14,6 @@ import (
 // caller looks it up again (a new one is created).
 var errEndpointGone = errors.New("remote: endpoint terminated")
 
-// outItem is one queued envelope: its wire form and, for Undelivered
-// reports, the original message.
-type outItem struct {
-	w   wireEnvelope
-	msg any
-}
-
-func (it *outItem) envelope() Envelope {
-	return Envelope{Target: it.w.target, Sender: it.w.sender, Message: it.msg}
-}
-
 // endpoint is the link to one peer address: a bounded queue, the current
 // connection, and one goroutine (run) that connects lazily, writes batches,
 // sends heartbeats, reconnects with backoff and gives up.
@@ -37,14 +26,10 @@ func (it *outItem) envelope() Envelope {
 type endpoint struct {
 	n      *Node
 	addr   string
-	queue  chan outItem
+	q      *outQueue
 	wake   chan struct{}      // capacity 1: connection state changed
 	stop   chan struct{}      // closed by terminate
 	cancel context.CancelFunc // cancels run's ctx (an in-flight dial)
-
-	sendMu      sync.RWMutex // Send holds R while enqueuing; exit takes W to close sends
-	sendsClosed bool
-	used        bool // guarded by mu: something was ever enqueued
 
 	mu             sync.Mutex
 	conn           *conn  // current established connection
@@ -54,17 +39,18 @@ type endpoint struct {
 	everConnected  bool  // after a loss, reconnect even with an empty queue
 	termErr        error // set once by terminate or exit
 
-	frame []byte    // writer scratch, owned by run
-	batch []outItem // envelopes of the frame being written, owned by run
-	held  outItem   // storage for the one envelope run holds ("carry"), owned by run
+	frame   []byte    // writer scratch, owned by run
+	payload []byte    // the payload being encoded, owned by run
+	batch   []outItem // envelopes of the frame being written, owned by run
+	held    outItem   // storage for the one envelope run holds ("carry"), owned by run
 }
 
 func newEndpoint(n *Node, addr string) *endpoint {
 	return &endpoint{
 		n: n, addr: addr,
-		queue: make(chan outItem, n.cfg.OutboundQueueSize),
-		wake:  make(chan struct{}, 1),
-		stop:  make(chan struct{}),
+		q:    newOutQueue(n.cfg.OutboundQueueSize),
+		wake: make(chan struct{}, 1),
+		stop: make(chan struct{}),
 	}
 }
 
@@ -88,25 +74,21 @@ func (ep *endpoint) current() *conn {
 }
 
 // enqueue adds an item without blocking: ErrQueueFull when the queue is
-// full, errEndpointGone once the endpoint has stopped taking sends.
+// full, ErrBlocked when the peer's node ID is blocked, errEndpointGone once
+// the endpoint has stopped taking sends. It takes no lock.
 func (ep *endpoint) enqueue(it outItem) error {
-	ep.sendMu.RLock()
-	defer ep.sendMu.RUnlock()
-	if ep.sendsClosed {
-		return errEndpointGone
+	if ep.n.bl.active() {
+		if id := ep.peerID(); id != "" && ep.n.bl.IsBlocked(id) {
+			return fmt.Errorf("%w: node %s", ErrBlocked, id)
+		}
 	}
-	ep.mu.Lock()
-	id := ep.peer
-	ep.used = true
-	ep.mu.Unlock()
-	if id != "" && ep.n.bl.IsBlocked(id) {
-		return fmt.Errorf("%w: node %s", ErrBlocked, id)
-	}
-	select {
-	case ep.queue <- it:
+	switch err := ep.q.push(it); {
+	case err == nil:
 		return nil
+	case errors.Is(err, ErrQueueFull):
+		return fmt.Errorf("%w: %d envelopes queued for %q", ErrQueueFull, ep.q.limit, ep.addr)
 	default:
-		return fmt.Errorf("%w: %d envelopes queued for %q", ErrQueueFull, cap(ep.queue), ep.addr)
+		return err
 	}
 }
 
@@ -133,23 +115,18 @@ func (ep *endpoint) admit(peer hello, inbound bool) error {
 }
 
 // cancelPending undoes an inbound admission whose handshake failed. An
-// endpoint that the failed handshake created and that was never used is
-// retired quietly, so peers that never complete a handshake cannot pile up
-// idle endpoints.
+// endpoint that the failed handshake created and that holds nothing to send
+// is retired quietly (its queue closed while empty), so peers that never
+// complete a handshake cannot pile up idle endpoints.
 func (ep *endpoint) cancelPending() {
 	ep.mu.Lock()
 	ep.inboundPending--
-	ep.mu.Unlock()
-	ep.signal()
-	ep.sendMu.Lock() // no enqueue in flight
-	ep.mu.Lock()
-	unused := !ep.used && ep.conn == nil && !ep.everConnected && ep.inboundPending == 0 && ep.termErr == nil
+	unused := ep.conn == nil && !ep.everConnected && ep.inboundPending == 0 && ep.termErr == nil && ep.q.closeIfIdle()
 	if unused {
 		ep.termErr = errEndpointGone
-		ep.sendsClosed = true
 	}
 	ep.mu.Unlock()
-	ep.sendMu.Unlock()
+	ep.signal()
 	if unused {
 		ep.n.removeEndpoint(ep)
 		close(ep.stop)
@@ -253,21 +230,14 @@ func (ep *endpoint) exit(carry *outItem, nodeClosing bool) {
 	if c != nil {
 		n.closeConn(c, reason)
 	}
-	ep.sendMu.Lock()
-	ep.sendsClosed = true
-	ep.sendMu.Unlock()
+	ep.q.close()
 	if carry != nil {
-		n.undelivered(Undelivered{Peer: peer, Envelope: carry.envelope(), TypeName: carry.w.typeName, Err: reason})
+		n.undelivered(Undelivered{Peer: peer, Envelope: carry.envelope(), TypeName: carry.typeName(), Err: reason})
+		ep.q.release(1)
 	}
-	for {
-		select {
-		case it := <-ep.queue:
-			n.undelivered(Undelivered{Peer: peer, Envelope: it.envelope(), TypeName: it.w.typeName, Err: reason})
-			continue
-		default:
-		}
-		break
-	}
+	ep.q.drain(func(it outItem) {
+		n.undelivered(Undelivered{Peer: peer, Envelope: it.envelope(), TypeName: it.typeName(), Err: reason})
+	})
 	if !nodeClosing && !errors.Is(reason, errEndpointGone) {
 		ep.reportTerminated(peer, reason)
 	}
@@ -288,7 +258,7 @@ func (ep *endpoint) run(ctx context.Context) {
 			ep.exit(carry, false)
 			return
 		case <-n.stopping:
-			if finalTry || failures > 0 || ep.current() != nil || (carry == nil && len(ep.queue) == 0) {
+			if finalTry || failures > 0 || ep.current() != nil || ep.q.pending() == 0 {
 				if c := ep.current(); c != nil && !finalTry {
 					finalTry = true
 					carry = ep.connected(c, carry) // flushes and says goodbye
@@ -305,15 +275,16 @@ func (ep *endpoint) run(ctx context.Context) {
 			ep.mu.Lock()
 			pending, reconnect := ep.inboundPending > 0, ep.everConnected
 			ep.mu.Unlock()
-			if !finalTry && (pending || (carry == nil && len(ep.queue) == 0 && !reconnect)) {
-				q := ep.queue
-				if carry != nil {
-					q = nil // already holding one; wait for the connection
+			if !finalTry && (pending || (ep.q.pending() == 0 && !reconnect)) {
+				var ready <-chan struct{} // while a handshake is pending, wait for it alone
+				if !pending {
+					if !ep.q.park() {
+						continue // something was queued meanwhile
+					}
+					ready = ep.q.ready
 				}
 				select {
-				case it := <-q:
-					ep.held = it
-					carry = &ep.held
+				case <-ready:
 				case <-ep.wake:
 				case <-ep.stop:
 				case <-n.stopping:

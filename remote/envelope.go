@@ -42,6 +42,7 @@ type wireEnvelope struct {
 	serializer SerializerID
 	typeName   string
 	payload    []byte
+	nameSlot   int // decoding side: the type name's entry in the name table, or -1
 }
 
 // Per-envelope flag bits.
@@ -60,7 +61,7 @@ const (
 	nameRefBase = 2
 )
 
-// check validates field lengths before an envelope is queued.
+// check validates the field lengths.
 func (w *wireEnvelope) check() error {
 	switch {
 	case len(w.target.Address) > maxAddressLen || len(w.sender.Address) > maxAddressLen:
@@ -69,6 +70,19 @@ func (w *wireEnvelope) check() error {
 		return fmt.Errorf("%w: process ID longer than %d bytes", ErrMalformed, maxIDLen)
 	case len(w.typeName) > maxTypeNameLen:
 		return fmt.Errorf("%w: type name longer than %d bytes", ErrMalformed, maxTypeNameLen)
+	}
+	return nil
+}
+
+// check validates what Send can check before the message is encoded: the
+// field lengths, and that the envelope without its payload fits a frame.
+func (it *outItem) check(maxFrame int) error {
+	w := wireEnvelope{target: it.target, sender: it.sender, typeName: it.codec.name}
+	if err := w.check(); err != nil {
+		return err
+	}
+	if l := w.maxEncodedLen(); l > maxFrame {
+		return fmt.Errorf("%w: envelope of at least %d bytes, maximum frame %d", ErrFrameTooLarge, l, maxFrame)
 	}
 	return nil
 }
@@ -133,14 +147,56 @@ func (e *envelopeEncoder) append(dst []byte, w *wireEnvelope) []byte {
 
 // envelopeDecoder reads the envelopes of one direction of one connection.
 // Owned by the connection's reader goroutine.
+//
+// Process IDs and addresses repeat from envelope to envelope, so the decoder
+// interns them: a string it has seen recently is returned again rather than
+// allocated. The table is bounded; when full it starts over.
 type envelopeDecoder struct {
 	localAddr string // our advertised address: the default target address
 	peerAddr  string // the sender's advertised address: the default sender address
 	names     []string
+	codecs    []*typeCodec // the codec resolved for names[i], once it resolved
+	strs      map[string]string
 }
 
+// maxInterned bounds the decoder's table of interned strings.
+const maxInterned = 4096
+
 func newEnvelopeDecoder(localAddr, peerAddr string) *envelopeDecoder {
-	return &envelopeDecoder{localAddr: localAddr, peerAddr: peerAddr}
+	return &envelopeDecoder{localAddr: localAddr, peerAddr: peerAddr, strs: make(map[string]string)}
+}
+
+// str reads a string field, interned.
+func (d *envelopeDecoder) str(c *cursor, what string, limit int) string {
+	b := c.bytesField(what, limit)
+	if c.err != nil {
+		return ""
+	}
+	if s, ok := d.strs[string(b)]; ok { // no allocation for the lookup
+		return s
+	}
+	if len(d.strs) >= maxInterned {
+		clear(d.strs)
+	}
+	s := string(b)
+	d.strs[s] = s
+	return s
+}
+
+// codec returns the codec of w from ser, remembering it per name table
+// entry: the registry only grows, so a name that resolved once keeps its
+// codec. It returns ErrUnknownType as Deserialize does.
+func (d *envelopeDecoder) codec(ser *Serializers, w *wireEnvelope) (*typeCodec, error) {
+	if w.nameSlot >= 0 {
+		if c := d.codecs[w.nameSlot]; c != nil && c.ser == w.serializer {
+			return c, nil
+		}
+	}
+	c, err := ser.codecNamed(w.serializer, w.typeName)
+	if err == nil && w.nameSlot >= 0 {
+		d.codecs[w.nameSlot] = c
+	}
+	return c, err
 }
 
 // decodeBatch calls fn for each envelope of an envelopes frame body, in
@@ -163,19 +219,19 @@ func (d *envelopeDecoder) decodeBatch(body []byte, fn func(*wireEnvelope) error)
 		}
 		w.target.Address = d.localAddr
 		if flags&envTargetAddr != 0 {
-			w.target.Address = c.str("target address", maxAddressLen)
+			w.target.Address = d.str(&c, "target address", maxAddressLen)
 		}
-		w.target.ID = c.str("target id", maxIDLen)
+		w.target.ID = d.str(&c, "target id", maxIDLen)
 		w.sender = PIDRef{}
 		if flags&envHasSender != 0 {
 			w.sender.Address = d.peerAddr
 			if flags&envSenderAddr != 0 {
-				w.sender.Address = c.str("sender address", maxAddressLen)
+				w.sender.Address = d.str(&c, "sender address", maxAddressLen)
 			}
-			w.sender.ID = c.str("sender id", maxIDLen)
+			w.sender.ID = d.str(&c, "sender id", maxIDLen)
 		}
 		w.serializer = SerializerID(c.byte1())
-		w.typeName = d.typeName(&c)
+		w.typeName, w.nameSlot = d.typeName(&c)
 		w.payload = c.bytesField("payload", 0)
 		if c.err != nil {
 			return c.err
@@ -187,30 +243,34 @@ func (d *envelopeDecoder) decodeBatch(body []byte, fn func(*wireEnvelope) error)
 	return nil
 }
 
-func (d *envelopeDecoder) typeName(c *cursor) string {
+// typeName reads a type name and returns it with its name table entry (-1
+// for a literal).
+func (d *envelopeDecoder) typeName(c *cursor) (string, int) {
 	tag := c.uvarint()
 	if c.err != nil {
-		return ""
+		return "", -1
 	}
 	switch {
 	case tag == nameLiteral:
-		return c.str("type name", maxTypeNameLen)
+		return c.str("type name", maxTypeNameLen), -1
 	case tag == nameDefine:
 		if len(d.names) >= maxInternedNames {
 			c.fail("type name table full (%d entries)", maxInternedNames)
-			return ""
+			return "", -1
 		}
 		name := c.str("type name", maxTypeNameLen)
-		if c.err == nil {
-			d.names = append(d.names, name)
+		if c.err != nil {
+			return "", -1
 		}
-		return name
+		d.names = append(d.names, name)
+		d.codecs = append(d.codecs, nil)
+		return name, len(d.names) - 1
 	default:
 		idx := tag - nameRefBase
 		if idx >= uint64(len(d.names)) {
 			c.fail("type name reference %d beyond the table (%d entries)", idx, len(d.names))
-			return ""
+			return "", -1
 		}
-		return d.names[idx]
+		return d.names[idx], int(idx)
 	}
 }

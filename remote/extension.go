@@ -72,6 +72,8 @@ type Remote struct {
 
 	watches watchTable
 	spawns  spawnTable
+	targets targetCache // local targets of inbound messages
+	senders pidCache    // senders of inbound messages on other nodes
 
 	unsubBlock   func()
 	shutdownOnce sync.Once
@@ -91,6 +93,8 @@ func newRemote(ctx context.Context, sys *actor.System, cfg Config, opts []Option
 	r.proc = &remoteProcess{r: r}
 	r.watches.init()
 	r.spawns.init()
+	r.targets.init()
+	r.senders.init()
 	node, err := NewNode(cfg, Hooks{
 		Deliver:        r.deliver,
 		Undelivered:    r.undelivered,

@@ -24,12 +24,25 @@ func (r *Remote) deliver(from Peer, env Envelope) {
 			fmt.Errorf("%w: %s sent %s to this node (%s)", ErrMisaddressed, from, env.Target, r.Address()))
 		return
 	}
-	target := actor.NewPID(env.Target.Address, env.Target.ID)
-	p, ok := r.sys.Lookup(env.Target.ID)
+	t, ok := r.targets.get(r.sys, env.Target)
 	if !ok {
-		r.targetNotFound(env, target)
+		r.targetNotFound(env, actor.NewPID(env.Target.Address, env.Target.ID))
 		return
 	}
+	switch env.Message.(type) {
+	case *Watch, *Unwatch, *Terminated, *Stop, *PoisonPill, *DeadLetterResponse:
+		// A fresh PID: these may keep it (watch tables, Terminated).
+		r.deliverControl(t.proc, env, actor.NewPID(env.Target.Address, env.Target.ID))
+	default:
+		// The hot path: no allocation but the message itself. The cached
+		// target PID only tells the process who it is.
+		t.proc.SendUser(t.pid, env.Message, r.senderPID(env.Sender))
+	}
+}
+
+// deliverControl delivers the remote system messages to p, the process of
+// target.
+func (r *Remote) deliverControl(p actor.Process, env Envelope, target *actor.PID) {
 	switch m := env.Message.(type) {
 	case *Watch:
 		watcher := r.pid(m.Watcher)
@@ -63,9 +76,19 @@ func (r *Remote) deliver(from Peer, env Envelope) {
 		if _, ok := p.(*actor.Future); ok {
 			p.SendUser(target, &actor.DeadLetterResponse{Target: r.pid(m.Target)}, nil)
 		}
-	default:
-		p.SendUser(target, env.Message, r.pid(env.Sender))
 	}
+}
+
+// senderPID is pid for the sender of an inbound message: a cached PID when
+// the sender is on another node.
+func (r *Remote) senderPID(ref PIDRef) *actor.PID {
+	if ref.IsZero() {
+		return nil
+	}
+	if r.isLocal(ref.Address) {
+		return actor.NewPID(ref.Address, ref.ID)
+	}
+	return r.senders.get(ref)
 }
 
 // targetNotFound handles an envelope for a process that does not exist here

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -45,9 +46,11 @@ type Node struct {
 	mu        sync.Mutex
 	state     nodeState
 	endpoints map[string]*endpoint
-	peerIDs   map[string]string     // address → node ID of the last incarnation connected there
-	raws      map[net.Conn]rawState // every open socket
-	forced    bool                  // Close's grace period is over
+	epSnap    atomic.Pointer[map[string]*endpoint] // a copy of endpoints, for Send
+	running   atomic.Bool                          // state == stateRunning, for Send
+	peerIDs   map[string]string                    // address → node ID of the last incarnation connected there
+	raws      map[net.Conn]rawState                // every open socket
+	forced    bool                                 // Close's grace period is over
 	ln        net.Listener
 	cancelRun context.CancelFunc
 	unsub     func()
@@ -142,6 +145,7 @@ func (n *Node) Start(ctx context.Context) error {
 	n.cancelRun = cancel
 	n.unsub = n.bl.Subscribe(n.onBlockEvent)
 	n.state = stateRunning
+	n.running.Store(true)
 	n.wg.Go(func() { n.acceptLoop(runCtx) })
 	n.log.Debug("remote: node started", "address", n.addr, "node", n.id)
 	return nil
@@ -181,31 +185,35 @@ func (n *Node) Stats() Stats {
 // once, and is nil when the envelope was queued. Envelopes sent to one
 // address are written in Send order.
 func (n *Node) Send(address string, env Envelope) error {
-	fail := func(err error) error {
-		n.undelivered(Undelivered{Peer: Peer{Address: address}, Envelope: env, Err: err})
-		return err
-	}
-	n.mu.Lock()
-	id := n.peerIDs[address]
-	n.mu.Unlock()
-	if n.bl.IsBlocked(address, id) {
-		return fail(fmt.Errorf("%w: %q", ErrBlocked, address))
-	}
-	ser, name, payload, err := n.ser.Serialize(nil, env.Message)
+	codec, err := n.ser.codecFor(env.Message)
 	if err != nil {
-		return fail(err)
+		return n.sendFailed(address, env, err)
 	}
-	item := outItem{msg: env.Message, w: wireEnvelope{target: env.Target, sender: env.Sender, serializer: ser, typeName: name, payload: payload}}
-	if err := item.w.check(); err != nil {
-		return fail(err)
+	item := outItem{target: env.Target, sender: env.Sender, msg: env.Message, codec: codec}
+	if err := item.check(n.cfg.MaxFrameSize); err != nil {
+		return n.sendFailed(address, env, err)
 	}
-	if l := item.w.maxEncodedLen(); l > n.cfg.MaxFrameSize {
-		return fail(fmt.Errorf("%w: envelope of up to %d bytes, maximum frame %d", ErrFrameTooLarge, l, n.cfg.MaxFrameSize))
+	if n.bl.active() {
+		n.mu.Lock()
+		id := n.peerIDs[address]
+		n.mu.Unlock()
+		if n.bl.IsBlocked(address, id) {
+			return n.sendFailed(address, env, fmt.Errorf("%w: %q", ErrBlocked, address))
+		}
+	}
+	// The common case takes no lock: a live endpoint from the snapshot.
+	if ep := n.liveEndpoint(address); ep != nil {
+		switch err := ep.enqueue(item); {
+		case err == nil:
+			return nil
+		case !errors.Is(err, errEndpointGone):
+			return n.sendFailed(address, env, err)
+		}
 	}
 	for range 8 {
 		ep, err := n.endpointFor(address)
 		if err != nil {
-			return fail(err)
+			return n.sendFailed(address, env, err)
 		}
 		switch err := ep.enqueue(item); {
 		case err == nil:
@@ -213,10 +221,34 @@ func (n *Node) Send(address string, env Envelope) error {
 		case errors.Is(err, errEndpointGone):
 			continue // terminated meanwhile; the next lookup makes a new one
 		default:
-			return fail(err)
+			return n.sendFailed(address, env, err)
 		}
 	}
-	return fail(fmt.Errorf("%w: endpoint for %q keeps terminating", ErrStopped, address))
+	return n.sendFailed(address, env, fmt.Errorf("%w: endpoint for %q keeps terminating", ErrStopped, address))
+}
+
+// sendFailed reports an envelope that Send refused and returns err.
+func (n *Node) sendFailed(address string, env Envelope, err error) error {
+	n.undelivered(Undelivered{Peer: Peer{Address: address}, Envelope: env, Err: err})
+	return err
+}
+
+// liveEndpoint returns the endpoint for address from the lock-free
+// snapshot, or nil (none yet, or the Node is not running).
+func (n *Node) liveEndpoint(address string) *endpoint {
+	if !n.running.Load() {
+		return nil
+	}
+	if m := n.epSnap.Load(); m != nil {
+		return (*m)[address]
+	}
+	return nil
+}
+
+// publishEndpoints refreshes the snapshot liveEndpoint reads. n.mu held.
+func (n *Node) publishEndpoints() {
+	m := maps.Clone(n.endpoints)
+	n.epSnap.Store(&m)
 }
 
 // endpointFor returns the live endpoint for address, creating it (and its
@@ -237,6 +269,7 @@ func (n *Node) endpointFor(address string) (*endpoint, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ep.cancel = cancel
 	n.endpoints[address] = ep
+	n.publishEndpoints()
 	n.wg.Go(func() { ep.run(ctx) })
 	return ep, nil
 }
@@ -245,6 +278,7 @@ func (n *Node) removeEndpoint(ep *endpoint) {
 	n.mu.Lock()
 	if n.endpoints[ep.addr] == ep {
 		delete(n.endpoints, ep.addr)
+		n.publishEndpoints()
 	}
 	n.mu.Unlock()
 }
@@ -454,6 +488,7 @@ func (n *Node) Close(ctx context.Context) error {
 		}
 	}
 	n.state = stateClosing
+	n.running.Store(false)
 	if ctx.Err() != nil {
 		// No grace period: close every socket before anyone can say
 		// goodbye, as if the process had died.

@@ -79,6 +79,9 @@ func (s *Serializers) register(t reflect.Type, c *typeCodec) error {
 	if c.name == "" || len(c.name) > maxTypeNameLen {
 		return fmt.Errorf("%w: type name %q must be 1..%d bytes", ErrInvalidConfig, c.name, maxTypeNameLen)
 	}
+	if t.Implements(reflect.TypeFor[SystemMessage]()) {
+		return fmt.Errorf("%w: %v is a system message, encoded by the system serializer", ErrInvalidConfig, t)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.tab.Load()
@@ -115,7 +118,9 @@ func (s *Serializers) RegisterProto(msgs ...proto.Message) error {
 			},
 			unmarshal: func(b []byte) (any, error) {
 				v := mt.New().Interface()
-				if err := proto.Unmarshal(b, v); err != nil {
+				// Merge into the new message: the same result as Unmarshal
+				// without resetting what is already empty.
+				if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(b, v); err != nil {
 					return nil, fmt.Errorf("%w: proto %s: %v", ErrMalformed, name, err)
 				}
 				return v, nil
@@ -169,34 +174,76 @@ func RegisterJSON[T any](s *Serializers, name string) error {
 // appends the payload to dst. It returns ErrUnknownType for an unregistered
 // type (protobuf types included: they must be registered too).
 func (s *Serializers) Serialize(dst []byte, msg any) (SerializerID, string, []byte, error) {
-	if sm, ok := msg.(SystemMessage); ok {
-		out, err := AppendSystemMessage(dst, sm)
-		return SerializerSystem, "", out, err
-	}
-	c, ok := s.tab.Load().byType[reflect.TypeOf(msg)]
-	if !ok {
-		return 0, "", dst, fmt.Errorf("%w: %T is not registered", ErrUnknownType, msg)
-	}
-	out, err := c.marshal(dst, msg)
+	c, err := s.codecFor(msg)
 	if err != nil {
-		return 0, "", dst, fmt.Errorf("remote: serializing %s %q: %w", c.ser, c.name, err)
+		return 0, "", dst, err
+	}
+	out, err := c.encode(dst, msg)
+	if err != nil {
+		return 0, "", dst, err
 	}
 	return c.ser, c.name, out, nil
+}
+
+// codecFor returns the codec msg is encoded with: the system codec for a
+// SystemMessage, else its registered type's (ErrUnknownType if none). A
+// Node looks the codec up when a message is sent, so that an unregistered
+// type fails at once, and encodes with it later, on the endpoint's writer.
+func (s *Serializers) codecFor(msg any) (*typeCodec, error) {
+	if c, ok := s.tab.Load().byType[reflect.TypeOf(msg)]; ok {
+		return c, nil // user types first: they are the common case
+	}
+	if _, ok := msg.(SystemMessage); ok {
+		return systemCodec, nil
+	}
+	return nil, fmt.Errorf("%w: %T is not registered", ErrUnknownType, msg)
+}
+
+// systemCodec encodes the SystemMessage types; its name is empty on the
+// wire.
+var systemCodec = &typeCodec{
+	ser: SerializerSystem,
+	marshal: func(dst []byte, v any) ([]byte, error) {
+		return AppendSystemMessage(dst, v.(SystemMessage))
+	},
+	unmarshal: func(b []byte) (any, error) { return DecodeSystemMessage(b) },
+}
+
+// encode appends the payload of v, which must be of c's type.
+func (c *typeCodec) encode(dst []byte, v any) ([]byte, error) {
+	out, err := c.marshal(dst, v)
+	if err != nil {
+		if c.ser == SerializerSystem {
+			return dst, err
+		}
+		return dst, fmt.Errorf("remote: serializing %s %q: %w", c.ser, c.name, err)
+	}
+	return out, nil
 }
 
 // Deserialize decodes a payload. An unknown serializer ID or type name gives
 // ErrUnknownType (nothing is instantiated); bad bytes give ErrMalformed. The
 // result never aliases payload.
 func (s *Serializers) Deserialize(ser SerializerID, typeName string, payload []byte) (any, error) {
+	c, err := s.codecNamed(ser, typeName)
+	if err != nil {
+		return nil, err
+	}
+	return c.unmarshal(payload)
+}
+
+// codecNamed returns the codec registered for (ser, typeName), or the
+// system codec.
+func (s *Serializers) codecNamed(ser SerializerID, typeName string) (*typeCodec, error) {
 	if ser == SerializerSystem {
 		if typeName != "" {
 			return nil, fmt.Errorf("%w: system message with type name %q", ErrUnknownType, typeName)
 		}
-		return DecodeSystemMessage(payload)
+		return systemCodec, nil
 	}
 	c, ok := s.tab.Load().byName[nameKey{ser, typeName}]
 	if !ok {
 		return nil, fmt.Errorf("%w: %s type %q is not registered", ErrUnknownType, ser, typeName)
 	}
-	return c.unmarshal(payload)
+	return c, nil
 }

@@ -56,9 +56,11 @@ func (ep *endpoint) dial(ctx context.Context) (*conn, error) {
 // writeLoop is the only writer of c. It takes envelopes from the queue and
 // writes them in batches: the first envelope is written at once (no added
 // latency when idle), and everything that queued up meanwhile goes into the
-// next frame (one write per frame, however many envelopes). It also answers
-// pings and sends one when the connection was idle for a heartbeat interval.
-// It returns the envelope it holds but could not write, and why it stopped.
+// next frame (one write per frame, however many envelopes, up to
+// batchTarget bytes). While idle it answers pings and sends one when the
+// connection was idle for a heartbeat interval (a busy connection needs
+// neither: its frames keep the peer's read deadline alive). It returns the
+// envelope it holds but could not write, and why it stopped.
 func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 	n := ep.n
 	enc := newEnvelopeEncoder(n.addr, c.peer.Address)
@@ -69,28 +71,25 @@ func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 	flushing := false
 	for {
 		if carry == nil {
-			if flushing {
-				select {
-				case it := <-ep.queue:
-					ep.held = it
-					carry = &ep.held
-				default:
-					err := n.writeFrame(c, appendFrame(ep.frame[:0], kindGoodbye, nil))
-					if err == nil {
-						err = fmt.Errorf("%w: node closing", ErrStopped)
-					}
-					return nil, err
+			if it, ok := ep.q.pop(); ok {
+				ep.held = it
+				carry = &ep.held
+			} else if flushing {
+				err := n.writeFrame(c, appendFrame(ep.frame[:0], kindGoodbye, nil))
+				if err == nil {
+					err = fmt.Errorf("%w: node closing", ErrStopped)
 				}
+				return nil, err
 			} else {
+				if !ep.q.park() {
+					continue // something arrived meanwhile
+				}
 				select {
-				case it := <-ep.queue:
-					ep.held = it
-					carry = &ep.held
+				case <-ep.q.ready:
 				case s := <-c.pongReq:
 					if err := n.writeFrame(c, appendFrame(ep.frame[:0], kindPong, appendUvarint(nil, s))); err != nil {
 						return nil, err
 					}
-					continue
 				case <-tick.C:
 					if !wrote {
 						seq++
@@ -99,20 +98,19 @@ func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 						}
 					}
 					wrote = false
-					continue
 				case <-c.closed:
 					return nil, c.err
 				case <-ep.stop:
 					return nil, ep.stopReason()
 				case <-n.stopping:
 					flushing = true
-					continue
 				}
+				continue
 			}
 		}
-		// The select above may pick a queued envelope although c has closed
-		// meanwhile: keep it for the next connection rather than write it
-		// into a dead socket (and lose it).
+		// The envelope may have been taken although c has closed meanwhile:
+		// keep it for the next connection rather than write it into a dead
+		// socket (and lose it).
 		select {
 		case <-c.closed:
 			return carry, c.err
@@ -126,50 +124,75 @@ func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 	}
 }
 
-// writeBatch encodes first and whatever else is queued (up to the maximum
-// frame size) into one frame and writes it. On a write error the batch is
-// reported Undelivered with ErrConnectionLost (it may or may not have
-// arrived). It returns the next envelope if it did not fit.
+// writeBatch encodes first and whatever else is queued (up to batchTarget
+// bytes) into one frame and writes it. An envelope that cannot be encoded
+// (its serializer fails, or it exceeds the maximum frame size) is handed to
+// Undelivered alone. On a write error the batch is reported Undelivered
+// with ErrConnectionLost (it may or may not have arrived). It returns the
+// next envelope if it did not fit.
 func (ep *endpoint) writeBatch(c *conn, enc *envelopeEncoder, first *outItem) (*outItem, error) {
 	n := ep.n
-	limit := frameHeaderSize + n.cfg.MaxFrameSize
+	limit := min(frameHeaderSize+n.cfg.MaxFrameSize, batchTarget)
 	frame := appendFrameHeader(ep.frame[:0], kindEnvelopes, 0)
 	batch := ep.batch[:0]
+	refused := 0
 	cur, has := *first, true
 	for has {
-		if len(batch) > 0 && len(frame)+cur.w.maxEncodedLen() > limit {
-			break
+		w, err := ep.encode(&cur)
+		if err != nil {
+			n.undelivered(Undelivered{Peer: c.peerRef(), Envelope: cur.envelope(), TypeName: cur.typeName(), Err: err})
+			refused++
+		} else {
+			if len(batch) > 0 && len(frame)+w.maxEncodedLen() > limit {
+				break // cur starts the next frame
+			}
+			frame = enc.append(frame, &w)
+			batch = append(batch, cur)
 		}
-		frame = enc.append(frame, &cur.w)
-		batch = append(batch, cur)
-		has = false
-		select {
-		case cur = <-ep.queue:
-			has = true
-		default:
-		}
+		cur, has = ep.q.pop()
 	}
 	var next *outItem
 	if has {
 		ep.held = cur
 		next = &ep.held
 	}
-	binary.BigEndian.PutUint32(frame[5:9], uint32(len(frame)-frameHeaderSize))
-	err := n.writeFrame(c, frame)
-	if err == nil {
-		n.stats.envelopesSent.Add(uint64(len(batch)))
-	} else {
-		peer := c.peerRef()
-		for i := range batch {
-			n.undelivered(Undelivered{Peer: peer, Envelope: batch[i].envelope(), TypeName: batch[i].w.typeName, Err: err})
+	var err error
+	if len(batch) > 0 {
+		binary.BigEndian.PutUint32(frame[5:9], uint32(len(frame)-frameHeaderSize))
+		if err = n.writeFrame(c, frame); err == nil {
+			n.stats.envelopesSent.Add(uint64(len(batch)))
+		} else {
+			peer := c.peerRef()
+			for i := range batch {
+				n.undelivered(Undelivered{Peer: peer, Envelope: batch[i].envelope(), TypeName: batch[i].typeName(), Err: err})
+			}
 		}
 	}
-	clear(batch) // drop payload references
-	if cap(frame) > 256<<10 {
-		frame = nil // a rare huge frame: do not keep its buffer for ever
+	ep.q.release(len(batch) + refused)
+	clear(batch) // drop message references
+	if cap(frame) > 2*batchTarget {
+		frame = nil // a rare huge envelope: do not keep its buffer for ever
 	}
 	ep.frame, ep.batch = frame[:0], batch[:0]
 	return next, err
+}
+
+// encode serializes the message of it into the endpoint's payload buffer and
+// returns its wire form, valid until the next encode.
+func (ep *endpoint) encode(it *outItem) (wireEnvelope, error) {
+	if cap(ep.payload) > batchTarget {
+		ep.payload = nil // the last one was huge
+	}
+	p, err := it.codec.encode(ep.payload[:0], it.msg)
+	ep.payload = p[:0]
+	w := wireEnvelope{target: it.target, sender: it.sender, serializer: it.codec.ser, typeName: it.codec.name, payload: p}
+	if err != nil {
+		return w, err
+	}
+	if l := w.maxEncodedLen(); l > ep.n.cfg.MaxFrameSize {
+		return w, fmt.Errorf("%w: envelope of up to %d bytes, maximum frame %d", ErrFrameTooLarge, l, ep.n.cfg.MaxFrameSize)
+	}
+	return w, nil
 }
 
 func (ep *endpoint) stopReason() error {
@@ -177,3 +200,10 @@ func (ep *endpoint) stopReason() error {
 	defer ep.mu.Unlock()
 	return ep.termErr
 }
+
+// batchTarget bounds the bytes of one envelopes frame that writeBatch fills
+// from the queue (a single larger envelope still goes alone). Frames of a
+// few tens of kilobytes keep both ends busy at once: the peer decodes one
+// while the next is on its way, where one frame of a whole deep queue would
+// leave each side waiting for the other.
+const batchTarget = 64 << 10

@@ -14,8 +14,17 @@ import (
 // otherwise runs the tests under goleak.
 func TestMain(m *testing.M) {
 	if impl := os.Getenv(PeerEnv); impl != "" {
+		stopProfile, err := startPeerProfile(os.Getenv(PeerProfileEnv))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 		// No deadline: the measuring process kills a peer that does not stop.
-		if err := ServePeer(context.Background(), impl, os.Stdin, os.Stdout); err != nil {
+		err = ServePeer(context.Background(), impl, os.Stdin, os.Stdout)
+		if perr := stopProfile(); err == nil {
+			err = perr
+		}
+		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

@@ -2,9 +2,12 @@ package remotebench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strings"
 	"sync"
 )
@@ -154,4 +157,31 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)
+}
+
+// PeerProfileEnv names an environment variable that, when set on a peer,
+// makes it write a CPU profile of its whole life to that file:
+//
+//	BENCH_PEER_CPUPROFILE=/tmp/peer.prof go test -run '^$' -bench RemoteOneWay ./remote/
+//
+// The client's half is profiled by go test's own -cpuprofile.
+const PeerProfileEnv = "BENCH_PEER_CPUPROFILE"
+
+// startPeerProfile starts a CPU profile into path (nothing when path is
+// empty) and returns the function that stops it and closes the file.
+func startPeerProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: cpu profile: %w", ErrPeer, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return nil, errors.Join(fmt.Errorf("%w: cpu profile: %w", ErrPeer, err), f.Close())
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }

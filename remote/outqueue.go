@@ -1,0 +1,134 @@
+package remote
+
+import (
+	"runtime"
+	"sync/atomic"
+
+	"github.com/fraktor-go/fraktor/mailbox"
+)
+
+// outItem is one envelope waiting for its endpoint's writer: the message
+// (encoded by the writer, with codec) and the wire references.
+type outItem struct {
+	target, sender PIDRef
+	msg            any
+	codec          *typeCodec
+}
+
+func (it *outItem) envelope() Envelope {
+	return Envelope{Target: it.target, Sender: it.sender, Message: it.msg}
+}
+
+func (it *outItem) typeName() string { return it.codec.name }
+
+// outQueue is an endpoint's bounded outbound queue: many senders, one
+// consumer (the endpoint's goroutine).
+//
+// Senders do not lock: a send is one atomic add (the bound), the lock-free
+// push of mailbox.RingMPSC, and one atomic load (is the consumer parked?).
+// The count covers every item from its push until the consumer released it
+// (written, or handed to Undelivered), so an item the consumer holds while
+// it waits for a connection still counts. A closed queue refuses new items;
+// the consumer then drains what it holds.
+//
+// Parking follows the mailbox's idle/scheduled protocol: the consumer sets
+// waiting, then looks at the ring again; a sender pushes, then reads
+// waiting. One of the two sees the other (sequentially consistent atomics),
+// so an item is never left behind a parked consumer.
+type outQueue struct {
+	ring    mailbox.RingMPSC[outItem]
+	count   atomic.Int64 // items pushed and not released; closedCount once closed
+	waiting atomic.Bool  // the consumer is parked (or about to) on ready
+	limit   int64
+	ready   chan struct{} // capacity 1: something was pushed while waiting
+}
+
+// closedCount marks a closed queue in count.
+const closedCount = int64(1) << 62
+
+func newOutQueue(limit int) *outQueue {
+	return &outQueue{limit: int64(limit), ready: make(chan struct{}, 1)}
+}
+
+// push adds it: errEndpointGone once closed, ErrQueueFull when limit items
+// are pending.
+func (q *outQueue) push(it outItem) error {
+	c := q.count.Add(1)
+	if c >= closedCount {
+		q.count.Add(-1)
+		return errEndpointGone
+	}
+	if c > q.limit {
+		q.count.Add(-1)
+		return ErrQueueFull
+	}
+	q.ring.Push(it)
+	if q.waiting.Load() && q.waiting.CompareAndSwap(true, false) {
+		select {
+		case q.ready <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// pop takes the oldest pushed item, if any. The item stays counted until
+// release. Consumer only.
+func (q *outQueue) pop() (outItem, bool) { return q.ring.Pop() }
+
+// release uncounts n popped items that were written or handed over.
+// Consumer only.
+func (q *outQueue) release(n int) {
+	if n > 0 {
+		q.count.Add(-int64(n))
+	}
+}
+
+// pending reports the items pushed (or being pushed) and not released,
+// including any the consumer holds.
+func (q *outQueue) pending() int64 { return q.count.Load() &^ closedCount }
+
+// park prepares the consumer to wait on q.ready: it reports false (do not
+// wait) when an item is already there. After a true answer, a later push
+// sends on ready; a wake-up from something else may leave a stale signal
+// there, which costs the consumer one empty look. Consumer only.
+func (q *outQueue) park() bool {
+	q.ring.Release() // publish the consumer's position (and in time give back a burst's ring)
+	q.waiting.Store(true)
+	if !q.ring.Empty() {
+		q.waiting.Store(false)
+		return false
+	}
+	return true
+}
+
+// close refuses later pushes. Consumer only, or with the consumer stopped.
+func (q *outQueue) close() {
+	for {
+		c := q.count.Load()
+		if c >= closedCount || q.count.CompareAndSwap(c, c|closedCount) {
+			return
+		}
+	}
+}
+
+// closeIfIdle closes the queue only if nothing was ever pending or all was
+// released, reporting whether it did.
+func (q *outQueue) closeIfIdle() bool { return q.count.CompareAndSwap(0, closedCount) }
+
+// drain hands every item still in the ring to fn and releases it; the
+// consumer must have released what it holds outside the ring. It must
+// follow close, so it ends: a sender counted before close finishes its push
+// in a few instructions, and drain waits for that push (or for a refused
+// sender to take its count back).
+func (q *outQueue) drain(fn func(outItem)) {
+	for q.pending() > 0 {
+		it, ok := q.pop()
+		if !ok {
+			runtime.Gosched() // a sender is between its count and its push
+			continue
+		}
+		fn(it)
+		q.release(1)
+	}
+}

@@ -1,0 +1,69 @@
+package remote
+
+import (
+	"hash/maphash"
+	"sync/atomic"
+
+	"github.com/fraktor-go/fraktor/actor"
+)
+
+// pidCacheSlots is the size of the inbound caches (a power of two).
+const pidCacheSlots = 1024
+
+// pidCache keeps the PID values of senders on other nodes, so that a
+// stream of envelopes from the same actor does not allocate a PID per
+// envelope (such a PID resolves to the remote process, which never goes
+// stale). It is direct-mapped and lock-free: a slot holds the last PID whose
+// ID hashed there; a collision replaces it.
+type pidCache struct {
+	seed  maphash.Seed
+	slots [pidCacheSlots]atomic.Pointer[actor.PID]
+}
+
+func (c *pidCache) init() { c.seed = maphash.MakeSeed() }
+
+// get returns a PID for ref, cached or new (and then cached).
+func (c *pidCache) get(ref PIDRef) *actor.PID {
+	s := &c.slots[maphash.String(c.seed, ref.ID)&(pidCacheSlots-1)]
+	if p := s.Load(); p != nil && p.ID == ref.ID && p.Address == ref.Address {
+		return p
+	}
+	p := actor.NewPID(ref.Address, ref.ID)
+	s.Store(p)
+	return p
+}
+
+// target is a local process that inbound envelopes named, with the PID
+// they name it by.
+type target struct {
+	pid  *actor.PID
+	proc actor.Process
+}
+
+// targetCache resolves the local targets of inbound envelopes: the
+// registry lookup and the PID are made once per target, not per envelope.
+// An entry whose process has stopped is looked up again, so a name that now
+// belongs to a new actor reaches the new one. Direct-mapped and lock-free
+// like pidCache.
+type targetCache struct {
+	seed  maphash.Seed
+	slots [pidCacheSlots]atomic.Pointer[target]
+}
+
+func (c *targetCache) init() { c.seed = maphash.MakeSeed() }
+
+// get returns the live local process named ref (whose address is this
+// node's), or false when there is none.
+func (c *targetCache) get(sys *actor.System, ref PIDRef) (*target, bool) {
+	s := &c.slots[maphash.String(c.seed, ref.ID)&(pidCacheSlots-1)]
+	if t := s.Load(); t != nil && t.pid.ID == ref.ID && t.pid.Address == ref.Address && !actor.ProcessStopped(t.proc) {
+		return t, true
+	}
+	p, ok := sys.Lookup(ref.ID)
+	if !ok {
+		return nil, false
+	}
+	t := &target{pid: actor.NewPID(ref.Address, ref.ID), proc: p}
+	s.Store(t)
+	return t, true
+}
