@@ -46,7 +46,8 @@ func (d *deadLetters) StopProcess(*PID) {}
 
 // deadLetter records an undeliverable message: counted, published, logged
 // at most once per interval (with the number suppressed), and answered with
-// DeadLetterResponse when the sender is a future, so the request fails fast.
+// DeadLetterResponse when the sender is a future (or on another node, which
+// passes it on to a future), so the request fails fast.
 func (s *System) deadLetter(pid *PID, msg any, sender *PID, reason error) {
 	d := s.deadLetters
 	d.count.Add(1)
@@ -58,6 +59,10 @@ func (s *System) deadLetter(pid *PID, msg any, sender *PID, reason error) {
 			} else {
 				f.complete(&DeadLetterResponse{Target: pid}, nil)
 			}
+		} else if sender.Address != LocalAddress && sender.Address != s.Address() {
+			// A sender on another node: its node tells the sender if it is a
+			// waiting future, so that the request fails at once there too.
+			s.send(nil, sender, &DeadLetterResponse{Target: pid}, nil)
 		}
 	}
 	if s.events.Len() > 0 {

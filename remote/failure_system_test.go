@@ -197,3 +197,39 @@ func TestMemoryTransport(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "mem", rep.Text)
 }
+
+// Two shapes registered under one name: what one side encodes, the other
+// cannot decode.
+type (
+	shapeText struct{ X string }
+	shapeNum  struct{ X int }
+)
+
+// TestUndecodablePayload: a registered type whose payload does not decode
+// is a dead letter at the receiver (ErrMalformed), logged with an
+// EventUnknownType event, and the sender's request fails at once (the dead
+// letter answers a sender on another node). The connection stays up.
+func TestUndecodablePayload(t *testing.T) {
+	cfgA, cfgB := testConfig(t), testConfig(t)
+	require.NoError(t, remote.RegisterJSON[*shapeText](cfgA.Serializers, "test.Shape"))
+	require.NoError(t, remote.RegisterJSON[*shapeNum](cfgB.Serializers, "test.Shape"))
+	sysA, _ := startSystem(t, "a", cfgA)
+	sysB, rb := startSystem(t, "b", cfgB)
+	echo := remotePID(echoOn(t, sysB, "echo", "b"))
+	dlB := events[*actor.DeadLetterEvent](t, sysB)
+	transportB := events[*remote.Event](t, sysB)
+
+	_, err := actor.Request[*EchoReply](ctxWait(t), sysA.Root(), echo, &shapeText{X: "not a number"})
+	require.ErrorIs(t, err, actor.ErrDeadLetter, "answered at once, not at the timeout")
+	e := waitFor(t, dlB, "dead letter at b", deadLetterWith(remote.ErrMalformed))
+	assert.Equal(t, "echo", e.PID.ID)
+	assert.Nil(t, e.Message)
+	waitFor(t, transportB, "unknown-type event", func(e *remote.Event) bool { return e.Kind == remote.EventUnknownType })
+
+	rep, err := actor.Request[*EchoReply](ctxWait(t), sysA.Root(), echo, &Echo{Text: "still here"})
+	require.NoError(t, err)
+	assert.Equal(t, "still here", rep.Text)
+	st := rb.Node().Stats()
+	assert.Zero(t, st.ProtocolErrors)
+	assert.EqualValues(t, 1, st.Connections)
+}

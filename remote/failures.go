@@ -25,9 +25,9 @@ func (r *Remote) undelivered(u Undelivered) {
 	env := u.Envelope
 	if u.Inbound {
 		// The payload could not be decoded (unregistered type, bad bytes):
-		// the Node has logged it and emitted EventUnknownType.
+		// the Node has logged it and emitted EventUnknownType. The dead
+		// letter answers a sender on another node.
 		r.sys.DeadLetter(r.pid(env.Target), nil, r.pid(env.Sender), u.Err)
-		r.answerDeadLetter(env)
 		return
 	}
 	msg := env.Message

@@ -110,16 +110,6 @@ func (r *Remote) targetNotFound(env Envelope, target *actor.PID) {
 		if _, ok := msg.(*PoisonPill); ok {
 			msg = &actor.PoisonPill{}
 		}
-		r.sys.DeadLetter(target, msg, r.pid(env.Sender), nil)
-		r.answerDeadLetter(env)
+		r.sys.DeadLetter(target, msg, r.pid(env.Sender), nil) // answers a sender on another node
 	}
-}
-
-// answerDeadLetter tells a sender on another node that env.Target does not
-// exist (or could not take the message).
-func (r *Remote) answerDeadLetter(env Envelope) {
-	if env.Sender.IsZero() || r.isLocal(env.Sender.Address) {
-		return
-	}
-	r.sendEnv(Envelope{Target: env.Sender, Message: &DeadLetterResponse{Target: r.normalize(env.Target)}})
 }

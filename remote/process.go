@@ -16,10 +16,14 @@ var _ actor.Process = (*remoteProcess)(nil)
 
 // SendUser implements actor.Process: msg travels with its sender (as a
 // PIDRef, so the receiver can answer). *actor.PoisonPill travels as
-// *PoisonPill; any other message must be registered in the Serializers.
+// *PoisonPill and *actor.DeadLetterResponse as *DeadLetterResponse; any
+// other message must be registered in the Serializers.
 func (p *remoteProcess) SendUser(pid *actor.PID, msg any, sender *actor.PID) {
-	if _, ok := msg.(*actor.PoisonPill); ok {
+	switch m := msg.(type) {
+	case *actor.PoisonPill:
 		msg = &PoisonPill{}
+	case *actor.DeadLetterResponse:
+		msg = &DeadLetterResponse{Target: p.r.ref(m.Target)}
 	}
 	p.r.send(pid, msg, sender)
 }
