@@ -102,6 +102,8 @@ type envelopeEncoder struct {
 	localAddr string // our advertised address: the default sender address
 	peerAddr  string // the receiver's advertised address: the default target address
 	names     map[string]uint64
+	lastName  string // the last name written as a reference, and its index
+	lastIdx   uint64
 }
 
 func newEnvelopeEncoder(localAddr, peerAddr string) *envelopeEncoder {
@@ -132,7 +134,10 @@ func (e *envelopeEncoder) append(dst []byte, w *wireEnvelope) []byte {
 		dst = appendString(dst, w.sender.ID)
 	}
 	dst = append(dst, byte(w.serializer))
-	if idx, ok := e.names[w.typeName]; ok {
+	if w.typeName == e.lastName && w.typeName != "" {
+		dst = appendUvarint(dst, e.lastIdx+nameRefBase) // a run of one type: no map lookup
+	} else if idx, ok := e.names[w.typeName]; ok {
+		e.lastName, e.lastIdx = w.typeName, idx
 		dst = appendUvarint(dst, idx+nameRefBase)
 	} else if len(e.names) < maxInternedNames && w.typeName != "" {
 		e.names[w.typeName] = uint64(len(e.names))
@@ -157,6 +162,7 @@ type envelopeDecoder struct {
 	names     []string
 	codecs    []*typeCodec // the codec resolved for names[i], once it resolved
 	strs      map[string]string
+	last      string // the last string str returned from strs
 }
 
 // maxInterned bounds the decoder's table of interned strings.
@@ -172,7 +178,11 @@ func (d *envelopeDecoder) str(c *cursor, what string, limit int) string {
 	if c.err != nil {
 		return ""
 	}
+	if string(b) == d.last { // a stream to one actor: no hashing either
+		return d.last
+	}
 	if s, ok := d.strs[string(b)]; ok { // no allocation for the lookup
+		d.last = s
 		return s
 	}
 	if len(d.strs) >= maxInterned {

@@ -177,10 +177,13 @@ func (n *Node) Stats() Stats {
 	}
 }
 
-// Send serializes env.Message and queues it for the node at address,
-// connecting lazily. It never blocks. Every envelope that will not be written
-// to a connection (this call's error, or later: queue dropped at give-up,
-// peer blocked, node closing) is handed exactly once to the Undelivered hook;
+// Send queues env for the node at address, connecting lazily. It never
+// blocks and takes no lock on its common path. It checks that env.Message's
+// type is registered (ErrUnknownType); the endpoint's writer encodes the
+// message later, so it must not change after Send. Every envelope that will
+// not be written to a connection (this call's error, or later: queue dropped
+// at give-up, peer blocked, node closing, an encoding error) is handed
+// exactly once to the Undelivered hook;
 // the returned error is the same one, for callers that want to react at
 // once, and is nil when the envelope was queued. Envelopes sent to one
 // address are written in Send order.

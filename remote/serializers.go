@@ -47,8 +47,9 @@ func (s SerializerID) String() string {
 // Deserialize are lock-free (they read an immutable snapshot) and safe for
 // concurrent use.
 type Serializers struct {
-	mu  sync.Mutex // serializes registrations
-	tab atomic.Pointer[serializerTables]
+	mu   sync.Mutex // serializes registrations
+	tab  atomic.Pointer[serializerTables]
+	last atomic.Pointer[typeCodec] // the codec codecFor found last: a stream of one type skips the map
 }
 
 type serializerTables struct {
@@ -62,6 +63,7 @@ type nameKey struct {
 }
 
 type typeCodec struct {
+	typ       reflect.Type // the registered Go type (nil for the system codec)
 	ser       SerializerID
 	name      string
 	marshal   func(dst []byte, v any) ([]byte, error)
@@ -92,6 +94,7 @@ func (s *Serializers) register(t reflect.Type, c *typeCodec) error {
 		return fmt.Errorf("%w: %s name %q already registered", ErrAlreadyRegistered, c.ser, c.name)
 	}
 	next := &serializerTables{byType: maps.Clone(old.byType), byName: maps.Clone(old.byName)}
+	c.typ = t
 	next.byType[t] = c
 	next.byName[nameKey{c.ser, c.name}] = c
 	s.tab.Store(next)
@@ -190,7 +193,14 @@ func (s *Serializers) Serialize(dst []byte, msg any) (SerializerID, string, []by
 // Node looks the codec up when a message is sent, so that an unregistered
 // type fails at once, and encodes with it later, on the endpoint's writer.
 func (s *Serializers) codecFor(msg any) (*typeCodec, error) {
-	if c, ok := s.tab.Load().byType[reflect.TypeOf(msg)]; ok {
+	t := reflect.TypeOf(msg)
+	if c := s.last.Load(); c != nil && c.typ == t {
+		return c, nil
+	}
+	if c, ok := s.tab.Load().byType[t]; ok {
+		if s.last.Load() != c {
+			s.last.Store(c)
+		}
 		return c, nil // user types first: they are the common case
 	}
 	if _, ok := msg.(SystemMessage); ok {
