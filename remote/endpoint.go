@@ -232,11 +232,11 @@ func (ep *endpoint) exit(carry *outItem, nodeClosing bool) {
 	}
 	ep.q.close()
 	if carry != nil {
-		n.undelivered(Undelivered{Peer: peer, Envelope: carry.envelope(), TypeName: carry.typeName(), Err: reason})
+		n.undelivered(Undelivered{Peer: peer, Envelope: carry.envelope(n), TypeName: carry.typeName(), Err: reason})
 		ep.q.release(1)
 	}
 	ep.q.drain(func(it outItem) {
-		n.undelivered(Undelivered{Peer: peer, Envelope: it.envelope(), TypeName: it.typeName(), Err: reason})
+		n.undelivered(Undelivered{Peer: peer, Envelope: it.envelope(n), TypeName: it.typeName(), Err: reason})
 	})
 	if !nodeClosing && !errors.Is(reason, errEndpointGone) {
 		ep.reportTerminated(peer, reason)

@@ -77,7 +77,16 @@ func (w *wireEnvelope) check() error {
 // check validates what Send can check before the message is encoded: the
 // field lengths, and that the envelope without its payload fits a frame.
 func (it *outItem) check(maxFrame int) error {
-	w := wireEnvelope{target: it.target, sender: it.sender, typeName: it.codec.name}
+	// The PIDs as they are (the writer puts this node's address in place of
+	// actor.LocalAddress, and checks the full size again).
+	var w wireEnvelope
+	if it.target != nil {
+		w.target = PIDRef{Address: it.target.Address, ID: it.target.ID}
+	}
+	if it.sender != nil {
+		w.sender = PIDRef{Address: it.sender.Address, ID: it.sender.ID}
+	}
+	w.typeName = it.codec.name
 	if err := w.check(); err != nil {
 		return err
 	}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fraktor-go/fraktor/actor"
 )
 
 // Option configures what a Config cannot carry.
@@ -188,20 +190,26 @@ func (n *Node) Stats() Stats {
 // once, and is nil when the envelope was queued. Envelopes sent to one
 // address are written in Send order.
 func (n *Node) Send(address string, env Envelope) error {
-	codec, err := n.ser.codecFor(env.Message)
+	return n.send(address, refPID(env.Target), refPID(env.Sender), env.Message)
+}
+
+// send is Send with the target and sender as PIDs (nil: none), which the
+// queue holds as they are: the actor runtime's path, without a PIDRef copy.
+func (n *Node) send(address string, target, sender *actor.PID, msg any) error {
+	codec, err := n.ser.codecFor(msg)
 	if err != nil {
-		return n.sendFailed(address, env, err)
+		return n.sendFailed(address, target, sender, msg, err)
 	}
-	item := outItem{target: env.Target, sender: env.Sender, msg: env.Message, codec: codec}
+	item := outItem{target: target, sender: sender, msg: msg, codec: codec}
 	if err := item.check(n.cfg.MaxFrameSize); err != nil {
-		return n.sendFailed(address, env, err)
+		return n.sendFailed(address, target, sender, msg, err)
 	}
 	if n.bl.active() {
 		n.mu.Lock()
 		id := n.peerIDs[address]
 		n.mu.Unlock()
 		if n.bl.IsBlocked(address, id) {
-			return n.sendFailed(address, env, fmt.Errorf("%w: %q", ErrBlocked, address))
+			return n.sendFailed(address, target, sender, msg, fmt.Errorf("%w: %q", ErrBlocked, address))
 		}
 	}
 	// The common case takes no lock: a live endpoint from the snapshot.
@@ -210,13 +218,13 @@ func (n *Node) Send(address string, env Envelope) error {
 		case err == nil:
 			return nil
 		case !errors.Is(err, errEndpointGone):
-			return n.sendFailed(address, env, err)
+			return n.sendFailed(address, target, sender, msg, err)
 		}
 	}
 	for range 8 {
 		ep, err := n.endpointFor(address)
 		if err != nil {
-			return n.sendFailed(address, env, err)
+			return n.sendFailed(address, target, sender, msg, err)
 		}
 		switch err := ep.enqueue(item); {
 		case err == nil:
@@ -224,14 +232,36 @@ func (n *Node) Send(address string, env Envelope) error {
 		case errors.Is(err, errEndpointGone):
 			continue // terminated meanwhile; the next lookup makes a new one
 		default:
-			return n.sendFailed(address, env, err)
+			return n.sendFailed(address, target, sender, msg, err)
 		}
 	}
-	return n.sendFailed(address, env, fmt.Errorf("%w: endpoint for %q keeps terminating", ErrStopped, address))
+	return n.sendFailed(address, target, sender, msg, fmt.Errorf("%w: endpoint for %q keeps terminating", ErrStopped, address))
+}
+
+// refPID is the PID of a wire reference (nil for the zero one).
+func refPID(r PIDRef) *actor.PID {
+	if r.IsZero() {
+		return nil
+	}
+	return actor.NewPID(r.Address, r.ID)
+}
+
+// wireRef is the wire reference of p: a PID made before the Node had an
+// address (actor.LocalAddress) carries this node's address, so that peers
+// can answer it.
+func (n *Node) wireRef(p *actor.PID) PIDRef {
+	if p == nil {
+		return PIDRef{}
+	}
+	if p.Address == actor.LocalAddress {
+		return PIDRef{Address: n.addr, ID: p.ID}
+	}
+	return PIDRef{Address: p.Address, ID: p.ID}
 }
 
 // sendFailed reports an envelope that Send refused and returns err.
-func (n *Node) sendFailed(address string, env Envelope, err error) error {
+func (n *Node) sendFailed(address string, target, sender *actor.PID, msg any, err error) error {
+	env := Envelope{Target: n.wireRef(target), Sender: n.wireRef(sender), Message: msg}
 	n.undelivered(Undelivered{Peer: Peer{Address: address}, Envelope: env, Err: err})
 	return err
 }

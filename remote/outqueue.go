@@ -4,19 +4,22 @@ import (
 	"runtime"
 	"sync/atomic"
 
+	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/mailbox"
 )
 
 // outItem is one envelope waiting for its endpoint's writer: the message
-// (encoded by the writer, with codec) and the wire references.
+// (encoded by the writer, with codec) and its target and sender (nil: none).
+// It is five words, so that a deep queue stays small in the cache.
 type outItem struct {
-	target, sender PIDRef
+	target, sender *actor.PID
 	msg            any
 	codec          *typeCodec
 }
 
-func (it *outItem) envelope() Envelope {
-	return Envelope{Target: it.target, Sender: it.sender, Message: it.msg}
+// envelope is the Envelope of it, as the Undelivered hook reports it.
+func (it *outItem) envelope(n *Node) Envelope {
+	return Envelope{Target: n.wireRef(it.target), Sender: n.wireRef(it.sender), Message: it.msg}
 }
 
 func (it *outItem) typeName() string { return it.codec.name }

@@ -63,7 +63,7 @@ func (p *remoteProcess) StopProcess(pid *actor.PID) { p.r.send(pid, &Stop{}, nil
 // send hands one envelope to the Node. Errors are reported through the
 // Undelivered hook (exactly once), so the result is not needed here.
 func (r *Remote) send(target *actor.PID, msg any, sender *actor.PID) {
-	_ = r.node.Send(target.Address, Envelope{Target: PIDRef{Address: target.Address, ID: target.ID}, Sender: r.ref(sender), Message: msg})
+	_ = r.node.send(target.Address, target, sender, msg)
 }
 
 // sendEnv sends an envelope built from wire references.

@@ -140,7 +140,7 @@ func (ep *endpoint) writeBatch(c *conn, enc *envelopeEncoder, first *outItem) (*
 	for has {
 		w, err := ep.encode(&cur)
 		if err != nil {
-			n.undelivered(Undelivered{Peer: c.peerRef(), Envelope: cur.envelope(), TypeName: cur.typeName(), Err: err})
+			n.undelivered(Undelivered{Peer: c.peerRef(), Envelope: cur.envelope(n), TypeName: cur.typeName(), Err: err})
 			refused++
 		} else {
 			if len(batch) > 0 && len(frame)+w.maxEncodedLen() > limit {
@@ -164,7 +164,7 @@ func (ep *endpoint) writeBatch(c *conn, enc *envelopeEncoder, first *outItem) (*
 		} else {
 			peer := c.peerRef()
 			for i := range batch {
-				n.undelivered(Undelivered{Peer: peer, Envelope: batch[i].envelope(), TypeName: batch[i].typeName(), Err: err})
+				n.undelivered(Undelivered{Peer: peer, Envelope: batch[i].envelope(n), TypeName: batch[i].typeName(), Err: err})
 			}
 		}
 	}
@@ -185,12 +185,13 @@ func (ep *endpoint) encode(it *outItem) (wireEnvelope, error) {
 	}
 	p, err := it.codec.encode(ep.payload[:0], it.msg)
 	ep.payload = p[:0]
-	w := wireEnvelope{target: it.target, sender: it.sender, serializer: it.codec.ser, typeName: it.codec.name, payload: p}
+	n := ep.n
+	w := wireEnvelope{target: n.wireRef(it.target), sender: n.wireRef(it.sender), serializer: it.codec.ser, typeName: it.codec.name, payload: p}
 	if err != nil {
 		return w, err
 	}
-	if l := w.maxEncodedLen(); l > ep.n.cfg.MaxFrameSize {
-		return w, fmt.Errorf("%w: envelope of up to %d bytes, maximum frame %d", ErrFrameTooLarge, l, ep.n.cfg.MaxFrameSize)
+	if l := w.maxEncodedLen(); l > n.cfg.MaxFrameSize {
+		return w, fmt.Errorf("%w: envelope of up to %d bytes, maximum frame %d", ErrFrameTooLarge, l, n.cfg.MaxFrameSize)
 	}
 	return w, nil
 }
