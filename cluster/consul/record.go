@@ -105,5 +105,8 @@ func decodeRecord(rel string, value []byte) (cluster.Member, time.Time, error) {
 	if r.ID == "" || r.ID != id || r.Incarnation != inc {
 		return cluster.Member{}, time.Time{}, fmt.Errorf("%w: key %q holds member %q incarnation %d", ErrBadRecord, rel, r.ID, r.Incarnation)
 	}
+	if len(r.Kinds) == 0 {
+		r.Kinds = nil // "kinds":[] and no kinds at all are the same member
+	}
 	return cluster.Member{ID: r.ID, Incarnation: r.Incarnation, Address: r.Address, Kinds: r.Kinds, Weight: r.Weight}, r.ReleasedAt, nil
 }
