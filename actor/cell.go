@@ -49,8 +49,10 @@ type cell struct {
 	failures  int        // consecutive failures
 	x         *cellExtra // rarely used state, allocated on first use
 
-	mu       sync.Mutex // guards children: guardians get spawns from outside
-	children *childSet  // spawn order; nil until the first child
+	mu        sync.Mutex // guards children, childWait and the children's childSlot
+	children  *childSet  // spawn order; nil until the first child
+	childSlot int32      // position in the parent's childSet; the parent's mu guards it
+	childWait bool       // winding down: stopped children must send Terminated
 
 	mw *invokeMW // nil without invoke middleware
 
@@ -145,19 +147,57 @@ func (c *cell) Sink(e envelope) {
 	}
 }
 
-func (c *cell) addChild(pid *PID) {
+func (c *cell) addChild(ch *cell) {
 	c.mu.Lock()
 	if c.children == nil {
 		c.children = &childSet{}
 	}
-	c.children.add(pid)
+	c.children.add(ch)
 	c.mu.Unlock()
 }
 
+// childOf returns the cell of pid when it is a child of c (a PID of another
+// node or system never is).
+func (c *cell) childOf(pid *PID) *cell {
+	if pid == nil {
+		return nil
+	}
+	if ch := pid.local.Load(); ch != nil && ch.parent == c.self {
+		return ch
+	}
+	return nil
+}
+
 func (c *cell) removeChild(pid *PID) bool {
+	ch := c.childOf(pid)
+	if ch == nil {
+		return false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.children != nil && c.children.remove(pid)
+	return c.children != nil && c.children.remove(ch)
+}
+
+// childStopped takes a finalized child out of the set and reports whether
+// c must be told: only a parent winding down (waiting for its children to
+// finish its own stop or restart) needs the Terminated message. A child
+// stopping under a live parent costs the parent no message and no
+// invocation.
+func (c *cell) childStopped(ch *cell) (notify bool) {
+	c.mu.Lock()
+	if c.children != nil {
+		c.children.remove(ch)
+	}
+	notify = c.childWait
+	c.mu.Unlock()
+	return notify
+}
+
+// setChildWait marks whether c is waiting for its children to stop.
+func (c *cell) setChildWait(v bool) {
+	c.mu.Lock()
+	c.childWait = v
+	c.mu.Unlock()
 }
 
 func (c *cell) childCount() int {
@@ -170,9 +210,13 @@ func (c *cell) childCount() int {
 }
 
 func (c *cell) isChild(pid *PID) bool {
+	ch := c.childOf(pid)
+	if ch == nil {
+		return false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.children != nil && c.children.contains(pid)
+	return c.children != nil && c.children.contains(ch)
 }
 
 func indexPID(list []*PID, p *PID) int {

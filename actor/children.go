@@ -2,38 +2,38 @@ package actor
 
 // childSet keeps a cell's children in spawn order, so that stopping them and
 // restarting them (AllForOne) happens in an order that is the same on every
-// run. Removal leaves a hole that a compaction closes once holes are the
-// majority, so removing is O(1) amortized even under a guardian with many
-// children. The owning cell's mu guards it.
+// run. The owning cell's mu guards it, and the childSlot of every child in
+// it.
 //
-// Children are keyed by the identity of the *PID their spawn created (every
-// Terminated and failure a child sends carries that same pointer), not by
-// name: a name freed by a stop can be spawned again before the parent has
-// processed the old child's Terminated, and a remote process may carry an
-// ID equal to a local child's.
+// Children are always local cells, and each child remembers its position in
+// its parent's list (childSlot), so adding and removing is a slice store, not
+// a map update: a guardian with many short-lived children (spawn+stop)
+// touches no hash table. Removal leaves a hole that a compaction closes once
+// holes are the majority, so removing is O(1) amortized.
+//
+// A child is recognised by its cell, not by name: a name freed by a stop can
+// be spawned again before the parent has processed the old child's
+// Terminated, and a remote process may carry an ID equal to a local child's.
 type childSet struct {
-	list  []*PID
-	index map[*PID]int // the child's own PID → position in list
-	live  int
+	list []*cell
+	live int
 }
 
-func (s *childSet) add(pid *PID) {
-	if s.index == nil {
-		s.index = make(map[*PID]int)
-	}
-	s.index[pid] = len(s.list)
-	s.list = append(s.list, pid)
+func (s *childSet) add(ch *cell) {
+	ch.childSlot = int32(len(s.list))
+	s.list = append(s.list, ch)
 	s.live++
 }
 
-// remove deletes pid when it is a child.
-func (s *childSet) remove(pid *PID) bool {
-	i, ok := s.index[pid]
-	if !ok {
+// remove deletes ch when it is in the set. The caller has checked that ch
+// is a child of the set's owner (its childSlot is guarded by the owner's
+// lock).
+func (s *childSet) remove(ch *cell) bool {
+	if !s.contains(ch) {
 		return false
 	}
-	s.list[i] = nil
-	delete(s.index, pid)
+	s.list[ch.childSlot] = nil
+	ch.childSlot = -1
 	s.live--
 	if len(s.list) > 16 && s.live < len(s.list)/2 {
 		s.compact()
@@ -43,10 +43,10 @@ func (s *childSet) remove(pid *PID) bool {
 
 func (s *childSet) compact() {
 	j := 0
-	for _, p := range s.list {
-		if p != nil {
-			s.list[j] = p
-			s.index[p] = j
+	for _, ch := range s.list {
+		if ch != nil {
+			s.list[j] = ch
+			ch.childSlot = int32(j)
 			j++
 		}
 	}
@@ -54,17 +54,17 @@ func (s *childSet) compact() {
 	s.list = s.list[:j]
 }
 
-func (s *childSet) contains(pid *PID) bool {
-	_, ok := s.index[pid]
-	return ok
+func (s *childSet) contains(ch *cell) bool {
+	i := int(ch.childSlot)
+	return i >= 0 && i < len(s.list) && s.list[i] == ch
 }
 
 // snapshot returns the live children in spawn order.
 func (s *childSet) snapshot() []*PID {
 	out := make([]*PID, 0, s.live)
-	for _, p := range s.list {
-		if p != nil {
-			out = append(out, p)
+	for _, ch := range s.list {
+		if ch != nil {
+			out = append(out, ch.self)
 		}
 	}
 	return out

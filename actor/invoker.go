@@ -192,8 +192,8 @@ func (c *cell) onTerminated(t Terminated) {
 		term := t
 		c.postUser(c.worker, &term, nil)
 	}
-	if wasChild && c.state != stateAlive {
-		c.tryComplete()
+	if c.state != stateAlive && (wasChild || c.childOf(t.Who) != nil) {
+		c.tryComplete() // a child stopped while c waits for its children
 	}
 }
 
@@ -219,15 +219,19 @@ func (c *cell) windDown(s cellState, lifecycle any) {
 	c.mb.Suspend()
 	c.cancelReceiveTimeout()
 	c.deliverSafely(lifecycle)
-	c.stopChildren()
-	c.tryComplete()
-}
-
-func (c *cell) stopChildren() {
-	kids := c.childList()
+	// From here on, a stopping child tells c (childStopped), and the
+	// children c has now are the ones to stop.
+	c.mu.Lock()
+	c.childWait = true
+	var kids []*PID
+	if c.children != nil && c.children.live > 0 {
+		kids = c.children.snapshot()
+	}
+	c.mu.Unlock()
 	for _, pid := range kids {
 		c.sys.sendSystem(c.worker, pid, stopSys)
 	}
+	c.tryComplete()
 }
 
 // tryComplete finishes a stop or restart once the children are gone.
@@ -240,6 +244,7 @@ func (c *cell) tryComplete() {
 		c.finalize()
 	case stateRestarting:
 		c.state = stateAlive
+		c.setChildWait(false)
 		c.actor = c.props.producer()
 		if x := c.x; x != nil {
 			x.behaviour = nil
@@ -269,8 +274,11 @@ func (c *cell) finalize() {
 	c.pending = nil
 	c.sys.registry.remove(c.self.ID)
 	c.mb.Close()
-	term := &TerminatedSystem{Terminated{Who: c.self, Why: TerminatedStopped}} // shared: read-only
+	var term *TerminatedSystem // shared by every recipient: read-only
 	if x := c.x; x != nil {
+		if len(x.watchers) > 0 {
+			term = &TerminatedSystem{Terminated{Who: c.self, Why: TerminatedStopped}}
+		}
 		for _, e := range x.stash {
 			c.sys.deadLetter(c.self, e.msg, e.sender, nil)
 		}
@@ -283,7 +291,12 @@ func (c *cell) finalize() {
 		c.x = nil
 	}
 	if c.parent != nil {
-		c.sys.sendSystem(c.worker, c.parent, term)
+		if p := c.parent.local.Load(); p == nil || p.childStopped(c) {
+			if term == nil {
+				term = &TerminatedSystem{Terminated{Who: c.self, Why: TerminatedStopped}}
+			}
+			c.sys.sendSystem(c.worker, c.parent, term)
+		}
 	}
 	c.sys.metrics.stopped(c)
 	if onStopped != nil {

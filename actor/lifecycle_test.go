@@ -473,3 +473,67 @@ func TestBlockingDispatcher(t *testing.T) {
 	require.NoError(t, err, "the single shared worker is free")
 	close(release)
 }
+
+// A child that stops under a live parent leaves it without a message to the
+// parent; a parent that is stopping still waits for every child, including
+// children stopping on their own at that same moment (S5).
+func TestParentWaitsForChildrenStoppingConcurrently(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	for round := 0; round < 200; round++ {
+		var mu sync.Mutex
+		var order []string
+		record := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+		kids := make(chan *actor.PID, 8)
+		child := actor.PropsFromFunc(func(c actor.Context) {
+			switch c.Message().(type) {
+			case *actor.Stopped:
+				record("child")
+			case string:
+				c.Stop(c.Self())
+			}
+		})
+		parent := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+			switch c.Message().(type) {
+			case *actor.Started:
+				for i := 0; i < 8; i++ {
+					kids <- c.Spawn(child)
+				}
+			case *actor.Stopped:
+				record("parent")
+			}
+		}))
+		for i := 0; i < 8; i++ {
+			sys.Root().Send(<-kids, "stop yourself")
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		_, err := sys.Root().StopFuture(parent).ResultContext(ctx)
+		cancel()
+		require.NoError(t, err, "round %d: the parent never finished stopping", round)
+		mu.Lock()
+		require.Len(t, order, 9, "round %d", round)
+		require.Equal(t, "parent", order[8], "round %d: the parent stops last", round)
+		mu.Unlock()
+	}
+}
+
+// Children lists a child until it has stopped, and not after.
+func TestChildrenAfterChildStops(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	parent := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch c.Message().(type) {
+		case string:
+			c.Respond(c.Spawn(actor.PropsFromFunc(func(actor.Context) {})))
+		case int:
+			c.Respond(len(c.Children()))
+		}
+	}))
+	kid, err := actor.Request[*actor.PID](t.Context(), sys.Root(), parent, "spawn")
+	require.NoError(t, err)
+	n, err := actor.Request[int](t.Context(), sys.Root(), parent, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.NoError(t, sys.Root().StopFuture(kid).Wait())
+	n, err = actor.Request[int](t.Context(), sys.Root(), parent, 0)
+	require.NoError(t, err)
+	require.Zero(t, n)
+}

@@ -222,7 +222,7 @@ func (stopOnFailure) HandleFailure(sup Supervisor, f Failure) {
 
 // newCell creates, registers and starts a cell. parent nil makes a root.
 func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Worker) *cell {
-	c := &cell{sys: s, props: props, idx: scheduler.MailboxIndex(s.mailboxSeq.Add(1))}
+	c := &cell{sys: s, props: props, idx: scheduler.MailboxIndex(s.mailboxSeq.Add(1)), childSlot: -1}
 	var q mailbox.Queue[envelope]
 	if props.newQueue != nil {
 		q = props.newQueue()
@@ -276,15 +276,21 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 	if props == nil {
 		return nil, errors.New("actor: nil props")
 	}
-	var id string
-	switch {
-	case name != "":
-		id = name
-	default:
-		id = prefix + "$" + strconv.FormatUint(s.idSeq.Add(1), 36)
-	}
-	if parent != s.userGuardian && parent != s.systemGuardian && parent != s.rootGuardian {
-		id = parent.self.ID + "/" + id
+	id := name
+	nested := parent != s.userGuardian && parent != s.systemGuardian && parent != s.rootGuardian
+	if name == "" || nested {
+		// One allocation for the whole ID: "<parent>/<prefix>$<seq>".
+		var buf [96]byte
+		b := buf[:0]
+		if nested {
+			b = append(append(b, parent.self.ID...), '/')
+		}
+		if name != "" {
+			b = append(b, name...)
+		} else {
+			b = strconv.AppendUint(append(append(b, prefix...), '$'), s.idSeq.Add(1), 36)
+		}
+		id = string(b)
 	}
 	if s.stopped.Load() {
 		return &PID{Address: s.Address(), ID: id}, ErrSystemStopped
@@ -293,7 +299,7 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 	if !s.registry.add(id, c) {
 		return nil, fmt.Errorf("%w: %q", ErrNameExists, id)
 	}
-	parent.addChild(c.self)
+	parent.addChild(c)
 	s.metrics.spawned(c)
 	c.mb.PostSystem(w, envelope{msg: startSys})
 	return c.self, nil
