@@ -78,10 +78,10 @@ func newSegment[T any](n int) *segment[T] {
 // mailbox itself.
 type MPSC[T any] struct {
 	tail   atomic.Pointer[segment[T]]
-	first  atomic.Pointer[segment[T]]
-	head   *segment[T] // consumer only
-	hidx   int         // consumer only
-	zeroed int         // consumer only: slots of head below this are cleared
+	first  atomic.Pointer[segment[T]] // the consumer's segment: nothing before it stays reachable
+	head   *segment[T]                // consumer only
+	hidx   int                        // consumer only
+	zeroed int                        // consumer only: slots of head below this are cleared
 }
 
 // InlineMPSC is an MPSC queue whose first segment, of two slots, lives inside
@@ -158,8 +158,10 @@ func (q *MPSC[T]) Pop() (T, bool) {
 		if next == nil {
 			return zero, false
 		}
-		// The consumed segment becomes garbage as a whole: no need to clear it.
+		// The consumed segment becomes garbage as a whole (first moves on,
+		// so nothing keeps it reachable): no need to clear it.
 		q.head, q.hidx, q.zeroed, seg = next, 0, 0, next
+		q.first.Store(next)
 	}
 	s := &seg.slots[q.hidx]
 	if s.ready.Load() == 0 {

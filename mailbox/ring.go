@@ -61,8 +61,8 @@ func newRingSeg[T any](n int) *ringSeg[T] {
 // by one consumer at a time.
 type RingMPSC[T any] struct {
 	tail  atomic.Pointer[ringSeg[T]]
-	first atomic.Pointer[ringSeg[T]]
-	head  *ringSeg[T] // consumer only
+	first atomic.Pointer[ringSeg[T]] // the consumer's ring: nothing before it stays reachable
+	head  *ringSeg[T]                // consumer only
 }
 
 // Push enqueues v. It never blocks and never fails.
@@ -155,6 +155,7 @@ func (q *RingMPSC[T]) Pop() (T, bool) {
 			return zero, false
 		}
 		q.head, r = next, next
+		q.first.Store(next) // the drained ring, and the chain behind it, become garbage
 	}
 	return zero, false
 }
@@ -268,6 +269,7 @@ func (q *RingMPSC[T]) Release() {
 	}
 	q.tail.CompareAndSwap(r, small)
 	q.head = small
+	q.first.Store(small)
 }
 
 // Cap returns the number of slots of the ring the consumer reads (0 before

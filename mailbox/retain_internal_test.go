@@ -1,0 +1,73 @@
+package mailbox
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// What a queue keeps reachable once its consumer moved past a segment or
+// ring: nothing before the consumer's position. A queue that kept its first
+// segment would keep every segment ever linked after it (each links the
+// next), and a mailbox that stays busy for hours would grow without bound.
+
+func ringsReachable[T any](q *RingMPSC[T]) int {
+	n := 0
+	for r := q.first.Load(); r != nil; r = r.next.Load() {
+		n++
+	}
+	return n
+}
+
+func segmentsReachable[T any](q *MPSC[T]) int {
+	n := 0
+	for s := q.first.Load(); s != nil; s = s.next.Load() {
+		n++
+	}
+	return n
+}
+
+func TestRingDropsConsumedRings(t *testing.T) {
+	var q RingMPSC[int]
+	for round := 0; round < 4; round++ {
+		// Twice the largest ring without popping: the ring closes and a new
+		// one is linked, again and again.
+		for i := 0; i < 2*ringMax; i++ {
+			q.Push(i)
+		}
+		for i := 0; i < 2*ringMax; i++ {
+			v, ok := q.Pop()
+			require.True(t, ok)
+			require.Equal(t, i, v)
+		}
+		require.LessOrEqual(t, ringsReachable(&q), 1, "round %d: consumed rings are unreachable", round)
+	}
+	// The shrink on idle links a small ring: the big one is dropped too.
+	for range shrinkAfter {
+		q.Release()
+	}
+	require.Equal(t, ringFirst, q.Cap())
+	require.Equal(t, 1, ringsReachable(&q))
+}
+
+func TestMPSCDropsConsumedSegments(t *testing.T) {
+	for _, inline := range []bool{false, true} {
+		var iq InlineMPSC[int]
+		q := &iq.MPSC
+		if inline {
+			iq.Init()
+		}
+		for round := 0; round < 4; round++ {
+			for i := 0; i < 10*maxSegment; i++ {
+				q.Push(i)
+			}
+			for i := 0; i < 10*maxSegment; i++ {
+				v, ok := q.Pop()
+				require.True(t, ok)
+				require.Equal(t, i, v)
+			}
+			require.LessOrEqual(t, segmentsReachable(q), 2, "inline=%v round %d: consumed segments are unreachable", inline, round)
+			require.Zero(t, q.Len())
+		}
+	}
+}
