@@ -46,7 +46,7 @@ func TestRingDropsConsumedRings(t *testing.T) {
 	for range shrinkAfter {
 		q.Release()
 	}
-	require.Equal(t, ringFirst, q.Cap())
+	require.Less(t, q.Cap(), ringMax, "given back")
 	require.Equal(t, 1, ringsReachable(&q))
 }
 
@@ -70,4 +70,31 @@ func TestMPSCDropsConsumedSegments(t *testing.T) {
 			require.Zero(t, q.Len())
 		}
 	}
+}
+
+// A steady stream lighter than the burst that grew the ring shrinks it to
+// what the stream needs, not to the first size: otherwise every shrink is
+// followed by a regrowth, a ring allocated per doubling.
+func TestRingShrinksToSteadyLoad(t *testing.T) {
+	var q RingMPSC[int]
+	activation := func(n int) {
+		for i := 0; i < n; i++ {
+			q.Push(i)
+		}
+		for i := 0; i < n; i++ {
+			if _, ok := q.Pop(); !ok {
+				t.Fatal("lost a value")
+			}
+		}
+		q.Release()
+	}
+	activation(20000) // a burst: grows the ring
+	require.Greater(t, q.Cap(), 2048)
+	for range shrinkAfter {
+		activation(300)
+	}
+	require.Equal(t, 2048, q.Cap(), "four times the steady activations, rounded up")
+	allocs := testing.AllocsPerRun(100, func() { activation(300) })
+	require.Zero(t, allocs, "the steady stream fits: no regrowth")
+	require.Equal(t, 2048, q.Cap())
 }

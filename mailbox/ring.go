@@ -31,11 +31,16 @@ type ringSeg[T any] struct {
 	deq    uint64 // consumer only
 	relDeq uint64 // consumer only: deq at the last Release
 	quiet  uint32 // consumer only: Releases in a row after a quiet activation
+	peak   uint64 // consumer only: the most taken by one of those activations
 }
 
 // shrinkAfter is the number of quiet activations in a row (each consuming
 // at most an eighth of the ring) after which Release gives a grown ring
-// back.
+// back. A longer count keeps a ring that bursts regrow (64 allocates a tenth
+// of the rings in the two-process benchmark's sink), but a large ring over
+// a small backlog walks through more memory than the caches hold: with 64,
+// a one-way stream that the consumer keeps up with (BenchmarkTell) costs
+// 28-39 ns a message instead of 19-23.
 const shrinkAfter = 8
 
 // newRingSeg returns a ring of n slots (a power of two). Zeroed slots need no
@@ -237,7 +242,9 @@ func (q *RingMPSC[T]) PublishedAfter(m RingMark[T]) bool {
 // otherwise drop its ring at every pause and grow it again, allocating, at
 // the next burst. The ring goes back only after shrinkAfter idle periods in
 // a row in which the consumer took at most an eighth of it; the consumer
-// then closes it (the same CAS producers use) and links a first-size ring.
+// then closes it (the same CAS producers use) and links a smaller ring, of
+// four times the most it took in one of those periods (at least the first
+// size).
 // A consumer that goes idle for good right after a burst keeps its grown
 // ring (bounded by the burst) until it becomes active again. Consumer only.
 func (q *RingMPSC[T]) Release() {
@@ -254,16 +261,25 @@ func (q *RingMPSC[T]) Release() {
 		return
 	}
 	if took*8 > uint64(len(r.slots)) {
-		r.quiet = 0
+		r.quiet, r.peak = 0, 0
 		return
 	}
+	r.peak = max(r.peak, took)
 	if r.quiet++; r.quiet < shrinkAfter {
 		return
+	}
+	// The replacement holds four times the largest activation of the quiet
+	// periods: a stream that is steady but lighter than the burst that grew
+	// the ring does not shrink to the first size, only to grow again
+	// (allocating a ring per doubling) at its next few pushes.
+	n := ringFirst
+	for uint64(n) < 4*r.peak { // at most half the ring: peak <= len/8
+		n *= 2
 	}
 	if !r.enq.CompareAndSwap(r.deq, r.deq|closedBit) {
 		return // not empty, or a producer is mid-push: keep it
 	}
-	small := newRingSeg[T](ringFirst)
+	small := newRingSeg[T](n)
 	if !r.next.CompareAndSwap(nil, small) {
 		small = r.next.Load()
 	}

@@ -99,19 +99,19 @@ func TestRingShrinksWhenIdle(t *testing.T) {
 	allocs := testing.AllocsPerRun(20, burst) // its warm-up run may grow the ring once more
 	assert.Zero(t, allocs, "the grown ring serves the next bursts")
 	grown := q.Cap()
-	for range 7 { // quiet periods, one short of shrinkAfter
+	for range mailbox.ShrinkAfter - 1 { // quiet periods, one short
 		q.Push(1)
 		q.Pop()
 		q.Release()
 	}
 	require.Equal(t, grown, q.Cap(), "kept: not quiet long enough")
 	burst() // a busy period starts the count again
-	for range 7 {
+	for range mailbox.ShrinkAfter - 1 {
 		q.Release()
 	}
 	require.Equal(t, grown, q.Cap())
 	q.Release()
-	require.Equal(t, 8, q.Cap(), "given back after eight quiet idle periods")
+	require.Equal(t, 8, q.Cap(), "given back after ShrinkAfter quiet idle periods")
 	allocs = testing.AllocsPerRun(100, func() {
 		for i := 0; i < 16; i++ {
 			q.Push(i)

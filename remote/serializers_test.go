@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
@@ -104,4 +106,22 @@ func BenchmarkSerializeProto(b *testing.B) {
 	for b.Loop() {
 		_, _, _, _ = s.Serialize(nil, m)
 	}
+}
+
+// A dynamicpb message (a type known only by its descriptor) decodes into a
+// dynamic message of that descriptor: its zero value has none, so it is not
+// made the way generated messages are.
+func TestSerializersDynamicProto(t *testing.T) {
+	s := NewSerializers()
+	desc := (&wrapperspb.StringValue{}).ProtoReflect().Descriptor()
+	dyn := dynamicpb.NewMessage(desc)
+	dyn.Set(desc.Fields().ByName("value"), protoreflect.ValueOfString("dynamic"))
+	require.NoError(t, s.RegisterProto(dyn))
+	ser, name, payload, err := s.Serialize(nil, dyn)
+	require.NoError(t, err)
+	require.Equal(t, "google.protobuf.StringValue", name)
+	got, err := s.Deserialize(ser, name, payload)
+	require.NoError(t, err)
+	require.IsType(t, &dynamicpb.Message{}, got)
+	assert.True(t, proto.Equal(dyn, got.(proto.Message)))
 }

@@ -1,0 +1,4 @@
+package mailbox
+
+// ShrinkAfter exposes shrinkAfter to the external tests.
+const ShrinkAfter = shrinkAfter
