@@ -49,10 +49,11 @@ type cell struct {
 	failures  int        // consecutive failures
 	x         *cellExtra // rarely used state, allocated on first use
 
-	mu        sync.Mutex // guards children, childWait and the children's childSlot
-	children  *childSet  // spawn order; nil until the first child
-	childSlot int32      // position in the parent's childSet; the parent's mu guards it
-	childWait bool       // winding down: stopped children must send Terminated
+	mu        sync.Mutex    // guards children, childWait and the children's childSlot
+	children  *childSet     // spawn order; nil until the first child
+	childSlot int32         // position in the parent's childSet; the lock of that set guards it
+	childWait bool          // winding down: stopped children must send Terminated
+	kids      *guardianKids // guardians only: children over several locks (children stays nil)
 
 	mw *invokeMW // nil without invoke middleware
 
@@ -148,6 +149,13 @@ func (c *cell) Sink(e envelope) {
 }
 
 func (c *cell) addChild(ch *cell) {
+	if g := c.kids; g != nil {
+		s := g.shard(ch)
+		s.mu.Lock()
+		s.set.add(ch)
+		s.mu.Unlock()
+		return
+	}
 	c.mu.Lock()
 	if c.children == nil {
 		c.children = &childSet{}
@@ -173,6 +181,12 @@ func (c *cell) removeChild(pid *PID) bool {
 	if ch == nil {
 		return false
 	}
+	if g := c.kids; g != nil {
+		s := g.shard(ch)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.set.remove(ch)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.children != nil && c.children.remove(ch)
@@ -184,6 +198,14 @@ func (c *cell) removeChild(pid *PID) bool {
 // stopping under a live parent costs the parent no message and no
 // invocation.
 func (c *cell) childStopped(ch *cell) (notify bool) {
+	if g := c.kids; g != nil {
+		s := g.shard(ch)
+		s.mu.Lock()
+		s.set.remove(ch)
+		notify = s.wait
+		s.mu.Unlock()
+		return notify
+	}
 	c.mu.Lock()
 	if c.children != nil {
 		c.children.remove(ch)
@@ -195,12 +217,19 @@ func (c *cell) childStopped(ch *cell) (notify bool) {
 
 // setChildWait marks whether c is waiting for its children to stop.
 func (c *cell) setChildWait(v bool) {
+	if g := c.kids; g != nil {
+		g.windDown(v)
+		return
+	}
 	c.mu.Lock()
 	c.childWait = v
 	c.mu.Unlock()
 }
 
 func (c *cell) childCount() int {
+	if g := c.kids; g != nil {
+		return g.count()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.children == nil {
@@ -213,6 +242,12 @@ func (c *cell) isChild(pid *PID) bool {
 	ch := c.childOf(pid)
 	if ch == nil {
 		return false
+	}
+	if g := c.kids; g != nil {
+		s := g.shard(ch)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.set.contains(ch)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -1,5 +1,11 @@
 package actor
 
+import (
+	"cmp"
+	"slices"
+	"sync"
+)
+
 // childSet keeps a cell's children in spawn order, so that stopping them and
 // restarting them (AllForOne) happens in an order that is the same on every
 // run. The owning cell's mu guards it, and the childSlot of every child in
@@ -66,6 +72,67 @@ func (s *childSet) snapshot() []*PID {
 		if ch != nil {
 			out = append(out, ch.self)
 		}
+	}
+	return out
+}
+
+// kidShards is the number of locks a guardian's children are spread over.
+const kidShards = 8
+
+// guardianKids holds a guardian's children. Guardians take spawns from
+// outside (the root context, any goroutine) while their children stop on
+// the workers, so one lock would be fought over by every spawn and every
+// stop of a top-level actor; spreading the children over shards by their
+// mailbox index lets a spawn and a stop meet on a lock rarely.
+type guardianKids struct {
+	shards [kidShards]kidShard
+}
+
+type kidShard struct {
+	mu   sync.Mutex
+	set  childSet
+	wait bool // the guardian is winding down: stopping children must tell it
+	_    [64 - 8 - 32 - 8]byte
+}
+
+func (g *guardianKids) shard(ch *cell) *kidShard {
+	return &g.shards[uint64(ch.idx)%kidShards]
+}
+
+// windDown marks every shard as waited for and returns the children, in
+// spawn order (their mailbox indexes are assigned in spawn order).
+func (g *guardianKids) windDown(wait bool) []*PID {
+	var kids []*cell
+	for i := range g.shards {
+		s := &g.shards[i]
+		s.mu.Lock()
+		s.wait = wait
+		for _, ch := range s.set.list {
+			if ch != nil {
+				kids = append(kids, ch)
+			}
+		}
+		s.mu.Unlock()
+	}
+	return spawnOrder(kids)
+}
+
+func (g *guardianKids) count() int {
+	n := 0
+	for i := range g.shards {
+		s := &g.shards[i]
+		s.mu.Lock()
+		n += s.set.live
+		s.mu.Unlock()
+	}
+	return n
+}
+
+func spawnOrder(kids []*cell) []*PID {
+	slices.SortFunc(kids, func(a, b *cell) int { return cmp.Compare(a.idx, b.idx) })
+	out := make([]*PID, len(kids))
+	for i, ch := range kids {
+		out[i] = ch.self
 	}
 	return out
 }

@@ -1,8 +1,12 @@
 package actor
 
 import (
+	"context"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -71,4 +75,69 @@ func TestRemoveChildByForeignPID(t *testing.T) {
 	require.True(t, parent.isChild(kid.self))
 	require.True(t, parent.removeChild(kid.self))
 	require.False(t, parent.isChild(kid.self))
+}
+
+// A guardian spreads its children over several locks; Children still lists
+// them in spawn order, and a stopped child leaves at once.
+func TestGuardianChildrenInSpawnOrder(t *testing.T) {
+	sys, err := NewSystem(SystemConfig{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, sys.Shutdown(context.Background())) })
+	g := sys.userGuardian
+	var pids []*PID
+	for i := 0; i < 50; i++ {
+		pids = append(pids, sys.Root().Spawn(PropsFromFunc(func(Context) {})))
+	}
+	require.Equal(t, pids, g.childList())
+	require.Equal(t, 50, g.childCount())
+	for i := 0; i < 50; i += 3 {
+		require.NoError(t, sys.Root().StopFuture(pids[i]).Wait())
+	}
+	var want []*PID
+	for i, p := range pids {
+		if i%3 != 0 {
+			want = append(want, p)
+			require.True(t, g.isChild(p))
+		} else {
+			require.False(t, g.isChild(p), "stopped: no longer a child")
+		}
+	}
+	require.Equal(t, want, g.childList())
+	require.Equal(t, len(want), g.childCount())
+}
+
+// Top-level actors spawned and stopped from several goroutines while the
+// system shuts down: Shutdown still waits for every one of them.
+func TestGuardianSpawnStopRace(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		sys, err := NewSystem(SystemConfig{})
+		require.NoError(t, err)
+		var stopped atomic.Int64
+		props := PropsFromFunc(func(c Context) {
+			if _, ok := c.Message().(*Stopped); ok {
+				stopped.Add(1)
+			}
+		})
+		var spawned atomic.Int64
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Go(func() {
+				for i := 0; i < 500; i++ {
+					pid, err := sys.Root().SpawnNamed(props, "")
+					if err != nil {
+						return // the system is stopping
+					}
+					spawned.Add(1)
+					if i%2 == 0 {
+						sys.Root().Stop(pid)
+					}
+				}
+			})
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		require.NoError(t, sys.Shutdown(ctx), "round %d", round)
+		cancel()
+		wg.Wait()
+		require.Equal(t, spawned.Load(), stopped.Load(), "round %d: every spawned actor stopped", round)
+	}
 }

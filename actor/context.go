@@ -76,6 +76,20 @@ func (c *cell) System() *System  { return c.sys }
 func (c *cell) Children() []*PID { return c.childList() }
 
 func (c *cell) childList() []*PID {
+	if g := c.kids; g != nil {
+		var kids []*cell
+		for i := range g.shards {
+			s := &g.shards[i]
+			s.mu.Lock()
+			for _, ch := range s.set.list {
+				if ch != nil {
+					kids = append(kids, ch)
+				}
+			}
+			s.mu.Unlock()
+		}
+		return spawnOrder(kids)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.children == nil {

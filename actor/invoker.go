@@ -221,13 +221,17 @@ func (c *cell) windDown(s cellState, lifecycle any) {
 	c.deliverSafely(lifecycle)
 	// From here on, a stopping child tells c (childStopped), and the
 	// children c has now are the ones to stop.
-	c.mu.Lock()
-	c.childWait = true
 	var kids []*PID
-	if c.children != nil && c.children.live > 0 {
-		kids = c.children.snapshot()
+	if g := c.kids; g != nil {
+		kids = g.windDown(true)
+	} else {
+		c.mu.Lock()
+		c.childWait = true
+		if c.children != nil && c.children.live > 0 {
+			kids = c.children.snapshot()
+		}
+		c.mu.Unlock()
 	}
-	c.mu.Unlock()
 	for _, pid := range kids {
 		c.sys.sendSystem(c.worker, pid, stopSys)
 	}

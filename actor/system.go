@@ -200,6 +200,7 @@ func (s *System) Stopped() bool { return s.stopped.Load() }
 func (s *System) startGuardians() {
 	s.guardiansDone = make(chan struct{})
 	s.rootGuardian = s.newCell(nil, PropsFromFunc(func(Context) {}, WithSupervisor(stopOnFailure{}), WithKind("guardian")), "root", nil)
+	s.rootGuardian.kids = &guardianKids{}
 	s.rootGuardian.ext().onStopped = func() { close(s.guardiansDone) }
 	gs := s.cfg.GuardianStrategy
 	if gs == nil {
@@ -207,6 +208,7 @@ func (s *System) startGuardians() {
 	}
 	s.userGuardian = s.newCell(s.rootGuardian, PropsFromFunc(func(Context) {}, WithSupervisor(gs), WithKind("guardian")), "user", nil)
 	s.systemGuardian = s.newCell(s.rootGuardian, PropsFromFunc(func(Context) {}, WithSupervisor(DefaultStrategy()), WithKind("guardian")), "system", nil)
+	s.userGuardian.kids, s.systemGuardian.kids = &guardianKids{}, &guardianKids{}
 	// Shutdown sets onStopped from its own goroutine: the side state must
 	// exist before the guardians run.
 	s.userGuardian.ext()
