@@ -148,20 +148,30 @@ func (c *cell) Sink(e envelope) {
 	}
 }
 
-func (c *cell) addChild(ch *cell) {
+// addChild adds ch unless c is winding down: its children were stopped
+// when it began, so one added later would never be stopped by it (a spawn
+// racing with Shutdown, or one from a Stopped handler).
+func (c *cell) addChild(ch *cell) bool {
 	if g := c.kids; g != nil {
 		s := g.shard(ch)
 		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.wait {
+			return false
+		}
 		s.set.add(ch)
-		s.mu.Unlock()
-		return
+		return true
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.childWait {
+		return false
+	}
 	if c.children == nil {
 		c.children = &childSet{}
 	}
 	c.children.add(ch)
-	c.mu.Unlock()
+	return true
 }
 
 // childOf returns the cell of pid when it is a child of c (a PID of another

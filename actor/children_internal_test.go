@@ -68,7 +68,7 @@ func TestRemoveChildByForeignPID(t *testing.T) {
 	parent := testCell("p")
 	kid := testCell("p/k")
 	kid.parent = parent.self
-	parent.addChild(kid)
+	require.True(t, parent.addChild(kid))
 	require.False(t, parent.removeChild(NewPID("10.0.0.1:4000", "p/k")))
 	other := testCell("p/k") // a cell whose parent is someone else
 	require.False(t, parent.removeChild(other.self))
@@ -109,7 +109,7 @@ func TestGuardianChildrenInSpawnOrder(t *testing.T) {
 // Top-level actors spawned and stopped from several goroutines while the
 // system shuts down: Shutdown still waits for every one of them.
 func TestGuardianSpawnStopRace(t *testing.T) {
-	for round := 0; round < 20; round++ {
+	for round := 0; round < 100; round++ {
 		sys, err := NewSystem(SystemConfig{})
 		require.NoError(t, err)
 		var stopped atomic.Int64

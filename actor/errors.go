@@ -23,6 +23,11 @@ var (
 	ErrNilPID = errors.New("actor: nil PID")
 	// ErrFutureStopped: the future's process was stopped before it completed.
 	ErrFutureStopped = errors.New("actor: future stopped")
+	// ErrParentStopping: the parent of a spawn is stopping (or restarting)
+	// and has already stopped its children; a child added now would outlive
+	// it. A spawn under a guardian while the system shuts down returns
+	// ErrSystemStopped instead.
+	ErrParentStopping = errors.New("actor: parent is stopping")
 )
 
 // TypeMismatchError is returned by Request when the reply is not of the

@@ -301,8 +301,20 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 	if !s.registry.add(id, c) {
 		return nil, fmt.Errorf("%w: %q", ErrNameExists, id)
 	}
-	parent.addChild(c)
 	s.metrics.spawned(c)
+	if !parent.addChild(c) {
+		// The parent stopped its children already (Shutdown began after
+		// the check above, or the parent is stopping). Nobody would stop
+		// this one: it stops itself through its own mailbox, unregistering
+		// and dead-lettering whatever found it meanwhile, and runs none of
+		// the user's code.
+		c.actor = ReceiveFunc(func(Context) {})
+		c.mb.PostSystem(w, envelope{msg: stopSys})
+		if s.stopped.Load() {
+			return c.self, ErrSystemStopped
+		}
+		return c.self, fmt.Errorf("%w: %s", ErrParentStopping, parent.self)
+	}
 	c.mb.PostSystem(w, envelope{msg: startSys})
 	return c.self, nil
 }
