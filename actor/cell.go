@@ -187,6 +187,16 @@ func (c *cell) childOf(pid *PID) *cell {
 }
 
 func (c *cell) removeChild(pid *PID) bool {
+	return c.onChild(pid, (*childSet).remove)
+}
+
+func (c *cell) isChild(pid *PID) bool {
+	return c.onChild(pid, (*childSet).contains)
+}
+
+// onChild applies op to the child of pid, under the lock of the set that
+// holds it (a guardian's shard, or c.mu); false when pid is no child of c.
+func (c *cell) onChild(pid *PID, op func(*childSet, *cell) bool) bool {
 	ch := c.childOf(pid)
 	if ch == nil {
 		return false
@@ -195,11 +205,11 @@ func (c *cell) removeChild(pid *PID) bool {
 		s := g.shard(ch)
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		return s.set.remove(ch)
+		return op(&s.set, ch)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.children != nil && c.children.remove(ch)
+	return c.children != nil && op(c.children, ch)
 }
 
 // childStopped takes a finalized child out of the set and reports whether
@@ -246,22 +256,6 @@ func (c *cell) childCount() int {
 		return 0
 	}
 	return c.children.live
-}
-
-func (c *cell) isChild(pid *PID) bool {
-	ch := c.childOf(pid)
-	if ch == nil {
-		return false
-	}
-	if g := c.kids; g != nil {
-		s := g.shard(ch)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.set.contains(ch)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.children != nil && c.children.contains(ch)
 }
 
 func indexPID(list []*PID, p *PID) int {

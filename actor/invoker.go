@@ -181,7 +181,9 @@ func (c *cell) handleSystem(msg any) {
 }
 
 func (c *cell) onTerminated(t Terminated) {
-	wasChild := c.removeChild(t.Who)
+	// A child normally took itself out of the set already (childStopped);
+	// this covers a Terminated that arrives without that.
+	c.removeChild(t.Who)
 	var watched bool
 	if x := c.x; x != nil {
 		x.watching, watched = removePID(x.watching, t.Who)
@@ -192,7 +194,7 @@ func (c *cell) onTerminated(t Terminated) {
 		term := t
 		c.postUser(c.worker, &term, nil)
 	}
-	if c.state != stateAlive && (wasChild || c.childOf(t.Who) != nil) {
+	if c.state != stateAlive && c.childOf(t.Who) != nil {
 		c.tryComplete() // a child stopped while c waits for its children
 	}
 }
