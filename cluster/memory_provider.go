@@ -347,3 +347,9 @@ func (m *memoryMembership) Stop(context.Context) error {
 	m.endLocked()
 	return nil
 }
+
+// LeaseTiming implements LeaseTimer: renewals are synchronous, so their
+// timeout is zero.
+func (r *MemoryRegistry) LeaseTiming() LeaseTiming {
+	return LeaseTiming{RenewInterval: r.cfg.RenewInterval, FencePeriod: r.cfg.FencePeriod, LeaseTTL: r.cfg.LeaseTTL}
+}

@@ -1,0 +1,21 @@
+package actor
+
+import (
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+)
+
+// NewFuture returns a future that completes when Complete is called, or with
+// ErrTimeout after timeout (none when timeout ≤ 0). It is for code that
+// produces a result asynchronously on behalf of a caller, as the cluster
+// context does for RequestFuture; its PID may also be used as a sender.
+func (r *RootContext) NewFuture(timeout time.Duration) *Future { return r.sys.newFuture(timeout) }
+
+// Complete completes f with (v, err) unless it has completed already.
+func (f *Future) Complete(v any, err error) { f.complete(v, err) }
+
+// MeterProvider returns the provider the system's instruments come from
+// (SystemConfig.MeterProvider, or a no-op one), so extensions record their
+// metrics alongside the system's.
+func (s *System) MeterProvider() metric.MeterProvider { return s.metrics.mp }

@@ -1,0 +1,434 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/cluster/internal/clusterpb"
+	"github.com/fraktor-go/fraktor/extension"
+	"github.com/fraktor-go/fraktor/remote"
+)
+
+// Name is the cluster extension's name in the system's extension registry.
+const Name = "cluster"
+
+// placementName is the name of every member's placement actor.
+const placementName = "$placement"
+
+// Install returns the installer of the cluster extension for
+// actor.SystemConfig.Extensions (B1.1). It requires the remote extension
+// (install remote.Install first in the same list; the registry orders them).
+// An invalid cfg makes actor.NewSystem fail with an error naming the field
+// and nothing is installed (B1.2); cfg.Disabled installs nothing (B1.4).
+//
+// Installing joins cfg.Provider with a new incarnation, spawns the
+// placement actor and starts consuming the membership's views; it returns
+// without waiting for the first view (Status is StatusJoining until then).
+// The system's Shutdown leaves the cluster gracefully before remote shuts
+// down (V2.5, B3.4, B3.5).
+func Install(cfg Config) actor.ExtensionInstaller { return &installer{cfg: cfg} }
+
+type installer struct{ cfg Config }
+
+func (i *installer) Name() string       { return Name }
+func (i *installer) Requires() []string { return []string{remote.Name} }
+func (i *installer) Enabled() bool      { return !i.cfg.Disabled }
+func (i *installer) Validate() error    { return i.cfg.Validate() }
+func (i *installer) Install(ctx context.Context, sys *actor.System) (actor.Extension, error) {
+	return newCluster(ctx, sys, i.cfg.withDefaults())
+}
+
+// Get returns the cluster extension of sys, or nil when it is not installed
+// (B1.3).
+func Get(sys *actor.System) *Cluster {
+	c, _ := extension.Get[*Cluster](sys.Extensions(), Name)
+	return c
+}
+
+// Cluster is the cluster runtime of one member: the cluster context
+// (Request, RequestFuture, Send), the placement actor that hosts this
+// member's grains, and the membership it holds. Obtain it with Get. All
+// methods are safe for concurrent use.
+type Cluster struct {
+	sys      *actor.System
+	root     *actor.RootContext
+	cfg      Config
+	remote   *remote.Remote
+	log      *slog.Logger
+	strategy HashStrategy
+	lookup   *PartitionIdentityLookup // owns the PidCache (L6)
+	cache    *PidCache
+	rnd      *lockedRand
+	metrics  *clusterMetrics
+	kinds    []Kind // with idle timeouts resolved
+
+	view       atomic.Pointer[viewSnap]
+	membership atomic.Pointer[membershipBox]
+	status     atomic.Int32
+	lookupMu   sync.Mutex
+
+	placement *actor.PID
+	grains    sync.Map // grain PID ID → *activation
+
+	blockMu sync.Mutex
+	blocked map[string]struct{} // member keys left out of owner selection
+
+	flights flightGroup
+
+	stop      chan struct{}
+	ctx       context.Context // ends at Shutdown: bounds background requests
+	cancelCtx context.CancelFunc
+	wg        sync.WaitGroup
+	unsub     []func()
+	shutOnce  sync.Once
+	shutErr   error
+	incarnSeq atomic.Uint64
+}
+
+type membershipBox struct{ m Membership }
+
+// viewSnap is the caller side's view: immutable once published.
+type viewSnap struct {
+	topo Topology
+	ring Ring
+}
+
+var _ actor.Extension = (*Cluster)(nil)
+
+func newCluster(ctx context.Context, sys *actor.System, cfg Config) (*Cluster, error) {
+	r := remote.Get(sys)
+	if r == nil {
+		return nil, fmt.Errorf("%w: the cluster needs the remote extension", ErrInvalidConfig)
+	}
+	if err := r.Serializers().RegisterProto(
+		(*clusterpb.ActivationRequest)(nil), (*clusterpb.ActivationResponse)(nil),
+		(*clusterpb.ViewAck)(nil), (*clusterpb.ActivationTerminated)(nil),
+	); err != nil && !errors.Is(err, remote.ErrAlreadyRegistered) {
+		return nil, err
+	}
+	lcfg := DefaultLookupConfig()
+	lcfg.CacheCapacity, lcfg.PIDTTL = cfg.PidCacheCapacity, cfg.PidCacheTTL
+	lcfg.IdleTTL = max(lcfg.IdleTTL, cfg.PidCacheTTL)
+	lcfg.Hash = HashConfig{Seed: cfg.HashSeed, Weighted: cfg.Weighted}
+	lookup, err := NewPartitionIdentityLookup(lcfg)
+	if err != nil {
+		return nil, err
+	}
+	kinds := make([]Kind, len(cfg.Kinds))
+	var c *Cluster // the grain middleware refers to it
+	names := make([]string, len(cfg.Kinds))
+	for i, k := range cfg.Kinds {
+		k.idle = cfg.idleFor(k)
+		k.props = k.props.With(actor.WithReceiveMiddleware(func(next actor.ReceiveFunc) actor.ReceiveFunc {
+			return func(ctx actor.Context) { c.grainReceive(next, ctx) }
+		}))
+		kinds[i], names[i] = k, k.name
+	}
+	if len(kinds) > 0 {
+		err = lookup.SetupMember(names)
+	} else {
+		err = lookup.SetupClient(nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c = &Cluster{
+		sys:      sys,
+		root:     sys.Root(),
+		cfg:      cfg,
+		remote:   r,
+		log:      sys.Logger().With("component", "cluster"),
+		strategy: lcfg.Hash.Strategy(),
+		lookup:   lookup,
+		cache:    lookup.Cache(),
+		rnd:      newLockedRand(cfg.Rand),
+		kinds:    kinds,
+		blocked:  map[string]struct{}{},
+		stop:     make(chan struct{}),
+	}
+	c.ctx, c.cancelCtx = context.WithCancel(context.Background())
+	if c.cfg.MemberID == "" {
+		c.cfg.MemberID = r.Address()
+	}
+	c.metrics, err = newClusterMetrics(sys, c)
+	if err != nil {
+		return nil, err
+	}
+	c.status.Store(int32(StatusJoining))
+	m, err := c.join(ctx)
+	if err != nil {
+		c.metrics.close()
+		return nil, err
+	}
+	c.membership.Store(&membershipBox{m})
+	pa := newPlacementActor(c, m.Self())
+	pid, err := sys.SpawnSystem(actor.PropsFromProducer(func() actor.Actor { return pa },
+		actor.WithSupervisor(grainSupervisor{pa: pa})), placementName)
+	if err != nil {
+		_ = m.Stop(ctx)
+		c.metrics.close()
+		return nil, err
+	}
+	c.placement = pid
+	c.unsub = append(c.unsub, r.BlockList().Subscribe(c.onBlockEvent))
+	c.wg.Add(1)
+	go c.watchMembership(m)
+	return c, nil
+}
+
+// join registers a new incarnation of this member with the provider.
+func (c *Cluster) join(ctx context.Context) (Membership, error) {
+	names := make([]string, len(c.kinds))
+	for i, k := range c.kinds {
+		names[i] = k.name
+	}
+	inc := uint64(c.sys.Clock().Now().UnixNano()) + c.incarnSeq.Add(1)
+	self := Member{ID: c.cfg.MemberID, Incarnation: inc, Address: c.remote.Address(), Kinds: names, Weight: c.cfg.Weight}
+	return c.cfg.Provider.Join(ctx, self)
+}
+
+// Status returns the runtime's readiness (B1.5).
+func (c *Cluster) Status() Status { return Status(c.status.Load()) }
+
+func (c *Cluster) setStatus(s Status) {
+	old := Status(c.status.Swap(int32(s)))
+	if old != s {
+		c.log.Debug("cluster: status", "from", old, "to", s)
+		c.sys.EventStream().Publish(&ClusterStatusChanged{From: old, To: s, Member: c.Self().Key(), At: c.now()})
+	}
+}
+
+// Self returns this member as registered with the provider (its current
+// incarnation).
+func (c *Cluster) Self() Member { return c.membership.Load().m.Self() }
+
+// Members returns the members of the current view (nil before the first).
+func (c *Cluster) Members() []Member {
+	if v := c.view.Load(); v != nil {
+		return v.topo.Members
+	}
+	return nil
+}
+
+// Topology returns the current view and whether there is one.
+func (c *Cluster) Topology() (Topology, bool) {
+	if v := c.view.Load(); v != nil {
+		return v.topo, true
+	}
+	return Topology{}, false
+}
+
+// IdentityLookup returns the identity lookup (the partition bridge, B1.3):
+// its PidCache is the member's only PID cache (L6).
+func (c *Cluster) IdentityLookup() *PartitionIdentityLookup { return c.lookup }
+
+// ActiveCount returns the number of activations this member hosts (the
+// virtual-actor gauge, B4.3).
+func (c *Cluster) ActiveCount() int {
+	n := 0
+	c.grains.Range(func(_, _ any) bool { n++; return true })
+	return n
+}
+
+// System returns the actor system.
+func (c *Cluster) System() *actor.System { return c.sys }
+
+func (c *Cluster) now() time.Time { return c.sys.Clock().Now() }
+
+// watchMembership consumes the membership's views and events until it ends,
+// then (unless the cluster is shutting down) rejoins as a new incarnation.
+func (c *Cluster) watchMembership(m Membership) {
+	defer c.wg.Done()
+	for {
+		c.consume(m)
+		select {
+		case <-c.stop:
+			return
+		default:
+		}
+		next, ok := c.rejoin()
+		if !ok {
+			return
+		}
+		m = next
+	}
+}
+
+func (c *Cluster) consume(m Membership) {
+	snaps, events := m.Snapshots(), m.Events()
+	for snaps != nil || events != nil {
+		select {
+		case t, ok := <-snaps:
+			if !ok {
+				snaps = nil
+				continue
+			}
+			c.installView(t, m.Released())
+			c.root.Send(c.placement, &viewMsg{topo: t, released: m.Released(), m: m})
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			c.onMembershipEvent(m, ev)
+		case <-c.stop:
+			return
+		}
+	}
+}
+
+// rejoin joins again with a new incarnation after the membership ended on
+// its own (revoked, partitioned): the placement actor fenced already. It
+// retries with backoff until it succeeds or the cluster shuts down.
+func (c *Cluster) rejoin() (Membership, bool) {
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.RequestTimeout)
+		m, err := c.join(ctx)
+		cancel()
+		if err == nil {
+			c.membership.Store(&membershipBox{m})
+			c.log.Info("cluster: rejoined", "member", m.Self().Key())
+			c.root.Send(c.placement, &rejoinMsg{m: m})
+			return m, true
+		}
+		c.log.Warn("cluster: rejoin failed", "attempt", attempt, "err", err)
+		if !c.wait(c.cfg.Retry.Delay(min(attempt, 16), c.rnd.Float64())) {
+			return nil, false
+		}
+	}
+}
+
+// wait waits d on the system clock, or returns false when the cluster
+// stops first.
+func (c *Cluster) wait(d time.Duration) bool {
+	done := make(chan struct{})
+	cancel := c.sys.Clock().AfterFunc(d, func() { close(done) })
+	select {
+	case <-done:
+		return true
+	case <-c.stop:
+		cancel()
+		return false
+	}
+}
+
+func (c *Cluster) onMembershipEvent(m Membership, ev MembershipEvent) {
+	switch ev.Kind {
+	case MembershipEventLeaseLost, MembershipEventLeaseRevoked:
+		c.sys.EventStream().Publish(&LeaseLost{Member: m.Self().Key(), Err: ev.Err, At: c.now()})
+		c.root.Send(c.placement, &tickMsg{})
+	case MembershipEventViewStale:
+		c.log.Warn("cluster: membership view stale, keeping the last view", "err", ev.Err)
+	}
+}
+
+// installView publishes a new caller-side view: the ring over the members
+// not blocked, the PidCache entries of absent members dropped (V3.5).
+func (c *Cluster) installView(t Topology, _ []Member) {
+	prev := c.view.Load()
+	if prev != nil && prev.topo.Hash == t.Hash && t.Epoch <= prev.topo.Epoch {
+		return
+	}
+	c.lookupMu.Lock()
+	_ = c.lookup.UpdateTopology(t)
+	c.lookupMu.Unlock()
+	c.view.Store(&viewSnap{topo: t, ring: c.buildRing(t)})
+	if prev != nil && prev.topo.Hash == t.Hash {
+		return
+	}
+	var joined, left []Member
+	if prev != nil {
+		joined, left = Diff(prev.topo, t)
+	} else {
+		joined = t.Members
+	}
+	c.sys.EventStream().Publish(&TopologyChanged{Joined: joined, Left: left, Members: t.Members, Epoch: t.Epoch, Hash: t.Hash, At: c.now()})
+}
+
+func (c *Cluster) buildRing(t Topology) Ring {
+	c.blockMu.Lock()
+	defer c.blockMu.Unlock()
+	if len(c.blocked) > 0 {
+		ms := make([]Member, 0, len(t.Members))
+		for _, m := range t.Members {
+			if _, b := c.blocked[m.Key()]; !b {
+				ms = append(ms, m)
+			}
+		}
+		t.Members = ms
+	}
+	return c.strategy.Build(t)
+}
+
+// onBlockEvent applies remote's BlockList: a blocked member's PidCache
+// entries are dropped, it leaves owner selection on this member, and the
+// placement actor hands over what it owned here (B2.3, V1.4).
+func (c *Cluster) onBlockEvent(ev remote.BlockEvent) {
+	v := c.view.Load()
+	if v == nil || !ev.Blocked {
+		if v != nil && !ev.Blocked {
+			c.blockMu.Lock()
+			for _, m := range v.topo.Members {
+				for _, k := range ev.Keys {
+					if m.ID == k || m.Address == k {
+						delete(c.blocked, m.Key())
+					}
+				}
+			}
+			c.blockMu.Unlock()
+			c.view.Store(&viewSnap{topo: v.topo, ring: c.buildRing(v.topo)})
+		}
+		return
+	}
+	for _, m := range v.topo.Members {
+		for _, k := range ev.Keys {
+			if m.ID != k && m.Address != k {
+				continue
+			}
+			c.blockMu.Lock()
+			c.blocked[m.Key()] = struct{}{}
+			c.blockMu.Unlock()
+			c.root.Send(c.placement, &blockMsg{member: m})
+		}
+	}
+	c.view.Store(&viewSnap{topo: v.topo, ring: c.buildRing(v.topo)})
+}
+
+// Shutdown leaves the cluster gracefully (V2.5, B3.4, B3.5): new requests
+// and activations fail with ErrShuttingDown; every activation is dropped
+// from the PidCache and poisoned after its queued messages; their leases
+// are released; the membership is left with a released marker so other
+// members take over without the wait-out; then the runtime's goroutines
+// end. The actor system calls it before remote shuts down. Idempotent.
+func (c *Cluster) Shutdown(ctx context.Context) error {
+	c.shutOnce.Do(func() {
+		c.setStatus(StatusLeaving)
+		done := make(chan struct{})
+		c.root.Send(c.placement, &shutdownMsg{done: done})
+		select {
+		case <-done:
+		case <-ctx.Done():
+			c.shutErr = fmt.Errorf("%w: activations still stopping: %w", ErrShuttingDown, ctx.Err())
+		}
+		close(c.stop)
+		c.cancelCtx()
+		for _, u := range c.unsub {
+			u()
+		}
+		if m := c.membership.Load().m; m != nil {
+			if err := m.Leave(ctx); err != nil && !errors.Is(err, ErrMembershipEnded) && c.shutErr == nil {
+				c.shutErr = err
+			}
+		}
+		c.wg.Wait()
+		c.metrics.close()
+		c.setStatus(StatusStopped)
+	})
+	return c.shutErr
+}

@@ -1,0 +1,334 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/cluster/internal/clusterpb"
+)
+
+// errNotReady: this member has no view yet (retried).
+var errNotReady = errors.New("cluster: no view yet")
+
+// Request sends msg to the grain id and waits for its reply of type T,
+// activating the grain on its owner when needed and retrying as
+// Config.Retry says within ctx (V3.x, B4.x). Without a ctx deadline,
+// Config.RequestTimeout applies. Errors: ErrTimeout (deadline or attempts
+// exhausted; wraps the last cause), ErrNoSuchKind (no member hosts the kind;
+// not retried), ErrShuttingDown (this member is leaving),
+// *ActivationFailedError, ErrInvalidIdentity, *actor.TypeMismatchError.
+// Messages from one caller to one identity arrive in the order sent while
+// the activation lives.
+func Request[T any](ctx context.Context, c *Cluster, id Identity, msg any) (T, error) {
+	var zero T
+	res, err := c.request(ctx, id, msg)
+	if err != nil {
+		return zero, err
+	}
+	v, ok := res.(T)
+	if !ok {
+		return zero, &actor.TypeMismatchError{Want: reflect.TypeFor[T](), Got: res}
+	}
+	return v, nil
+}
+
+// RequestFuture sends msg to the grain id and returns a future of its reply,
+// without blocking the caller: grains call other grains with it and PipeTo
+// (a worker is never blocked). The future fails like Request, with
+// ErrTimeout after timeout (Config.RequestTimeout when timeout ≤ 0).
+func (c *Cluster) RequestFuture(id Identity, msg any, timeout time.Duration) *actor.Future {
+	if timeout <= 0 {
+		timeout = c.cfg.RequestTimeout
+	}
+	f := c.root.NewFuture(0)
+	select {
+	case <-c.stop:
+		f.Complete(nil, ErrShuttingDown)
+		return f
+	default:
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		ctx, cancel := c.boundContext(timeout)
+		defer cancel()
+		res, err := c.request(ctx, id, msg)
+		f.Complete(res, err)
+	}()
+	return f
+}
+
+// Send delivers msg to the grain id without waiting, routed like Request:
+// a warm activation gets it at once; otherwise it is sent once the grain is
+// activated (in the background, within Config.RequestTimeout). Delivery is
+// at most once; what cannot be delivered becomes a dead letter.
+func (c *Cluster) Send(id Identity, msg any) {
+	if pid, ok := c.cache.Get(id, c.now()); ok {
+		c.root.Send(pid, msg)
+		return
+	}
+	select {
+	case <-c.stop:
+		return
+	default:
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		ctx, cancel := c.boundContext(c.cfg.RequestTimeout)
+		defer cancel()
+		pid, err := c.resolveRetrying(ctx, id)
+		if err != nil {
+			c.log.Debug("cluster: send not delivered", "kind", id.Kind, "err", err)
+			return
+		}
+		c.root.Send(pid, msg)
+	}()
+}
+
+// boundContext is a context that ends after d or when the cluster stops.
+func (c *Cluster) boundContext(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.ctx, d)
+}
+
+func (c *Cluster) leaving() error {
+	switch c.Status() {
+	case StatusLeaving, StatusStopped:
+		return ErrShuttingDown
+	}
+	return nil
+}
+
+func (c *Cluster) request(ctx context.Context, id Identity, msg any) (any, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	if err := c.leaving(); err != nil {
+		return nil, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		defer cancel()
+	}
+	start := c.now()
+	var last error
+	for attempt := 1; ; attempt++ {
+		if attempt > 1 {
+			c.metrics.retried(id.Kind)
+		}
+		pid, err := c.resolve(ctx, id)
+		if err == nil {
+			fut := c.root.RequestFuture(pid, msg, c.attemptTimeout(ctx, c.cfg.AttemptTimeout))
+			res, ferr := fut.Result()
+			if ferr == nil {
+				c.metrics.requested(id.Kind, c.now().Sub(start))
+				return res, nil
+			}
+			// Timeout, dead letter, unreachable node: this PID is no good
+			// (any more); resolve afresh.
+			c.dropCached(id, pid.ID)
+			err = ferr
+		}
+		if isFatal(err) {
+			return nil, err
+		}
+		last = err
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrTimeout, id, last)
+		}
+		if attempt >= c.cfg.Retry.MaxAttempts {
+			c.throttled(id, attempt, last)
+			return nil, fmt.Errorf("%w: %s: %d attempts: %w", ErrTimeout, id, attempt, last)
+		}
+		if !c.backoff(ctx, attempt, last) {
+			return nil, fmt.Errorf("%w: %s: %w", ErrTimeout, id, last)
+		}
+	}
+}
+
+// resolveRetrying resolves id with the request's retry policy.
+func (c *Cluster) resolveRetrying(ctx context.Context, id Identity) (*actor.PID, error) {
+	for attempt := 1; ; attempt++ {
+		pid, err := c.resolve(ctx, id)
+		if err == nil || isFatal(err) {
+			return pid, err
+		}
+		if attempt >= c.cfg.Retry.MaxAttempts {
+			c.throttled(id, attempt, err)
+			return nil, fmt.Errorf("%w: %s: %w", ErrTimeout, id, err)
+		}
+		if !c.backoff(ctx, attempt, err) {
+			return nil, fmt.Errorf("%w: %s: %w", ErrTimeout, id, err)
+		}
+	}
+}
+
+func (c *Cluster) throttled(id Identity, attempts int, err error) {
+	c.sys.EventStream().Publish(&RetryThrottled{Identity: id, Attempts: attempts, Err: err, At: c.now()})
+	c.log.Warn("cluster: request retries exhausted", "kind", id.Kind, "attempts", attempts, "err", err)
+}
+
+// attemptTimeout is one attempt's share of the request's deadline.
+func (c *Cluster) attemptTimeout(ctx context.Context, d time.Duration) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		d = min(d, time.Until(dl))
+	}
+	return max(d, time.Millisecond)
+}
+
+// backoff waits the retry policy's delay after failed attempt n (at least
+// the owner's retry-after hint), or returns false when ctx ends first.
+func (c *Cluster) backoff(ctx context.Context, n int, cause error) bool {
+	d := c.cfg.Retry.Delay(n, c.rnd.Float64())
+	var hint *retryHint
+	if errors.As(cause, &hint) {
+		d = max(d, min(hint.after, c.cfg.Retry.Max))
+	}
+	done := make(chan struct{})
+	cancel := c.sys.Clock().AfterFunc(d, func() { close(done) })
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		cancel()
+		return false
+	}
+}
+
+// isFatal reports whether a request must not be retried after err.
+func isFatal(err error) bool {
+	var af *ActivationFailedError
+	return errors.Is(err, ErrNoSuchKind) || errors.Is(err, ErrInvalidIdentity) ||
+		errors.As(err, &af) || errors.Is(err, errLocalShutdown)
+}
+
+// errLocalShutdown: this member is shutting down (not retried).
+var errLocalShutdown = fmt.Errorf("%w: this member is leaving", ErrShuttingDown)
+
+// retryHint carries the owner's retry-after hint with a retryable refusal.
+type retryHint struct {
+	err   error
+	after time.Duration
+}
+
+func (h *retryHint) Error() string { return h.err.Error() }
+func (h *retryHint) Unwrap() error { return h.err }
+
+// resolve returns the PID of id's activation: from the PidCache (V3.1,
+// B4.1), or by asking the owner to activate it. Concurrent resolutions of
+// one identity on this member share one activation request.
+func (c *Cluster) resolve(ctx context.Context, id Identity) (*actor.PID, error) {
+	now := c.now()
+	if pid, ok := c.cache.Get(id, now); ok {
+		return pid, nil
+	}
+	if err := c.leaving(); err != nil {
+		return nil, errLocalShutdown
+	}
+	return c.flights.do(ctx, id, func() (*actor.PID, error) {
+		start := c.now()
+		pid, err := c.activateRemote(ctx, id)
+		if err == nil {
+			c.metrics.resolved(id.Kind, c.now().Sub(start))
+		}
+		return pid, err
+	})
+}
+
+func (c *Cluster) activateRemote(ctx context.Context, id Identity) (*actor.PID, error) {
+	v := c.view.Load()
+	if v == nil {
+		return nil, errNotReady
+	}
+	owner, err := v.ring.Owner(id)
+	if err != nil {
+		if errors.Is(err, ErrNoSuchKind) {
+			return nil, fmt.Errorf("%w: %q", ErrNoSuchKind, id.Kind)
+		}
+		return nil, err
+	}
+	req := &clusterpb.ActivationRequest{Kind: id.Kind, Id: id.ID, Epoch: v.topo.Epoch, TopologyHash: v.topo.Hash,
+		Requester: c.Self().Key()}
+	fut := c.root.RequestFuture(actor.NewPID(owner.Address, placementName), req, c.attemptTimeout(ctx, c.cfg.ActivationTimeout))
+	res, err := fut.Result()
+	if err != nil {
+		return nil, fmt.Errorf("activation request to %s: %w", owner.Key(), err)
+	}
+	resp, ok := res.(*clusterpb.ActivationResponse)
+	if !ok {
+		return nil, fmt.Errorf("%w: unexpected activation reply %T", ErrOwnershipChanged, res)
+	}
+	switch resp.Status {
+	case clusterpb.ActivationStatus_ACTIVATION_STATUS_OK:
+		pid := actor.NewPID(resp.PidAddress, resp.PidId)
+		c.cache.Put(id, pid, owner.Key(), c.now())
+		return pid, nil
+	case clusterpb.ActivationStatus_ACTIVATION_STATUS_NO_SUCH_KIND:
+		return nil, fmt.Errorf("%w: %s", ErrNoSuchKind, resp.Error)
+	case clusterpb.ActivationStatus_ACTIVATION_STATUS_FAILED:
+		return nil, &ActivationFailedError{Key: id, Err: errors.New(resp.Error)}
+	case clusterpb.ActivationStatus_ACTIVATION_STATUS_BUSY:
+		return nil, &retryHint{err: fmt.Errorf("%w: %s", errBusy, resp.Error), after: time.Duration(resp.RetryAfterNanos)}
+	case clusterpb.ActivationStatus_ACTIVATION_STATUS_FENCED:
+		return nil, &retryHint{err: fmt.Errorf("%w: %s", errFenced, resp.Error), after: time.Duration(resp.RetryAfterNanos)}
+	case clusterpb.ActivationStatus_ACTIVATION_STATUS_SHUTTING_DOWN:
+		return nil, fmt.Errorf("owner %s: %w", owner.Key(), ErrShuttingDown)
+	default:
+		return nil, fmt.Errorf("%w: %s", ErrOwnershipChanged, resp.Error)
+	}
+}
+
+// dropCached removes id from the PidCache if it still maps to pidID (any
+// PID when pidID is empty).
+func (c *Cluster) dropCached(id Identity, pidID string) {
+	if pidID != "" {
+		if pid, ok := c.cache.Get(id, c.now()); !ok || pid.ID != pidID {
+			return
+		}
+	}
+	c.cache.Remove(id)
+}
+
+// flightGroup lets concurrent resolutions of one identity share one
+// activation request.
+type flightGroup struct {
+	mu sync.Mutex
+	m  map[Identity]*flight
+}
+
+type flight struct {
+	done chan struct{}
+	pid  *actor.PID
+	err  error
+}
+
+func (g *flightGroup) do(ctx context.Context, id Identity, fn func() (*actor.PID, error)) (*actor.PID, error) {
+	g.mu.Lock()
+	if g.m == nil {
+		g.m = map[Identity]*flight{}
+	}
+	if f := g.m[id]; f != nil {
+		g.mu.Unlock()
+		select {
+		case <-f.done:
+			return f.pid, f.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	f := &flight{done: make(chan struct{})}
+	g.m[id] = f
+	g.mu.Unlock()
+	f.pid, f.err = fn()
+	g.mu.Lock()
+	delete(g.m, id)
+	g.mu.Unlock()
+	close(f.done)
+	return f.pid, f.err
+}

@@ -1,0 +1,102 @@
+package cluster
+
+import (
+	"time"
+
+	"github.com/fraktor-go/fraktor/actor"
+)
+
+// The cluster runtime publishes these events on the system's EventStream
+// (V4.x, B4.4). Subscribe with actor.Subscribe or sys.EventStream(). Member
+// fields hold member keys (Member.Key: "id#incarnation"). At is the time of
+// the event on the publishing member's clock.
+
+// ActivationStarted: this member activated Identity under Token (V4.1).
+type ActivationStarted struct {
+	Identity Identity
+	Member   string
+	PID      *actor.PID
+	Token    FencingToken
+	At       time.Time
+}
+
+// ActivationTerminated: the activation of Identity on Member ended (V2.3,
+// V4.2). Published on the hosting member and on every member that learns it
+// from the hosting member's broadcast.
+type ActivationTerminated struct {
+	Identity Identity
+	Member   string
+	PID      *actor.PID
+	Token    FencingToken
+	At       time.Time
+}
+
+// ActivationFailed: the activation of Identity failed on this member: an
+// unknown kind, or a grain whose producer or Started handler failed (V2.2,
+// B3.2). Its lease was released.
+type ActivationFailed struct {
+	Identity Identity
+	Member   string
+	Err      error
+	At       time.Time
+}
+
+// OwnershipChanged: a new view moved an identity this member hosts to
+// another member; the activation is being stopped (handover).
+type OwnershipChanged struct {
+	Identity Identity
+	From, To string
+	Epoch    uint64
+	At       time.Time
+}
+
+// TopologyChanged: this member installed a new view.
+type TopologyChanged struct {
+	Joined, Left []Member
+	Members      []Member
+	Epoch        uint64
+	Hash         uint64
+	At           time.Time
+}
+
+// BlockListApplied: a member was blocked (remote's BlockList): Revoked
+// leases were revoked, then Invalidated PidCache entries dropped, then this
+// event published, in that order (B2.3, V1.4, V4.4).
+type BlockListApplied struct {
+	Member      string
+	Revoked     int
+	Invalidated int
+	At          time.Time
+}
+
+// RetryThrottled: a request to Identity exhausted its retries (V3.2).
+type RetryThrottled struct {
+	Identity Identity
+	Attempts int
+	Err      error
+	At       time.Time
+}
+
+// LeaseLost: this member's membership lease is lost or revoked.
+type LeaseLost struct {
+	Member string
+	Err    error
+	At     time.Time
+}
+
+// Fenced: this member fenced itself (its membership lease could not be
+// guaranteed past the stop budget): it stopped Stopped grains and refuses
+// activations until it has rejoined.
+type Fenced struct {
+	Member  string
+	Stopped int
+	Err     error
+	At      time.Time
+}
+
+// ClusterStatusChanged: the runtime's Status changed (B1.5).
+type ClusterStatusChanged struct {
+	From, To Status
+	Member   string
+	At       time.Time
+}

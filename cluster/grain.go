@@ -1,0 +1,69 @@
+package cluster
+
+import "github.com/fraktor-go/fraktor/actor"
+
+// grainReceive is the receive middleware of every grain: it marks the
+// activation active for passivation (L4) and reports to the placement actor
+// when the Started handler has returned (a panic there is an activation
+// failure, V2.2).
+func (c *Cluster) grainReceive(next actor.ReceiveFunc, ctx actor.Context) {
+	var a *activation
+	if v, ok := c.grains.Load(ctx.Self().ID); ok {
+		a = v.(*activation)
+		a.touched.Store(true)
+	}
+	next(ctx)
+	if _, ok := ctx.Message().(*actor.Started); ok {
+		if a != nil {
+			a.startedOK.Store(true)
+		}
+		c.root.Send(c.placement, &grainReady{pid: ctx.Self()})
+	}
+}
+
+// activationOf returns the activation behind a grain's context.
+func activationOf(ctx actor.Context) *activation {
+	c := Get(ctx.System())
+	if c == nil {
+		return nil
+	}
+	v, ok := c.grains.Load(ctx.Self().ID)
+	if !ok {
+		return nil
+	}
+	return v.(*activation)
+}
+
+// IdentityOf returns the Identity of the grain whose Context ctx is, and
+// false when ctx is not a grain's (an ordinary actor, or a grain that has
+// stopped).
+func IdentityOf(ctx actor.Context) (Identity, bool) {
+	if a := activationOf(ctx); a != nil {
+		return a.id, true
+	}
+	return Identity{}, false
+}
+
+// FencingTokenOf returns the fencing token of this activation: storage that
+// keeps the greatest token it has seen per identity and refuses writes with
+// a smaller one never accepts a write from a stale activation. The zero
+// token (false) when ctx is not a grain's.
+func FencingTokenOf(ctx actor.Context) (FencingToken, bool) {
+	if a := activationOf(ctx); a != nil {
+		return a.lease.Token, true
+	}
+	return FencingToken{}, false
+}
+
+// Passivate stops the grain whose Context ctx is after the messages already
+// queued (it receives actor.Stopping); the next request activates it again
+// with a new fencing token. It does nothing for an ordinary actor.
+func Passivate(ctx actor.Context) {
+	c := Get(ctx.System())
+	if c == nil {
+		return
+	}
+	if _, ok := c.grains.Load(ctx.Self().ID); ok {
+		c.root.Send(c.placement, &passivateMsg{pid: ctx.Self()})
+	}
+}

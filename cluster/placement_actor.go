@@ -1,0 +1,402 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/cluster/internal/clusterpb"
+)
+
+// Messages of the placement actor from its own member.
+type (
+	viewMsg struct {
+		topo     Topology
+		released []Member
+		m        Membership
+	}
+	rejoinMsg   struct{ m Membership }
+	tickMsg     struct{}
+	blockMsg    struct{ member Member }
+	shutdownMsg struct{ done chan struct{} }
+	grainReady  struct{ pid *actor.PID }
+	grainFailed struct {
+		pid *actor.PID
+		err error
+	}
+	passivateMsg struct{ pid *actor.PID }
+)
+
+// placementActor is the system actor that hosts this member's grains (V2.x,
+// B3.x). It executes the decisions of its placementCore: it spawns grains
+// as its children and watches them, answers activation requests, stops
+// what a new view moves away and acknowledges the view when that is done,
+// passivates idle grains, fences when its lease runs short, and takes part
+// in the graceful shutdown.
+type placementActor struct {
+	c    *Cluster
+	core *placementCore
+	m    Membership
+
+	waiting     map[*activation][]*actor.PID // requesters waiting for Started
+	ready       map[*activation]bool
+	cancelTick  func() bool
+	shutdown    chan struct{}
+	fenceEnding bool
+}
+
+func newPlacementActor(c *Cluster, self Member) *placementActor {
+	return &placementActor{
+		c:       c,
+		core:    newPlacementCore(self, c.kinds, c.strategy, c.cfg.StopBudget, c.cfg.WaitOut),
+		m:       c.membership.Load().m,
+		waiting: map[*activation][]*actor.PID{},
+		ready:   map[*activation]bool{},
+	}
+}
+
+func (p *placementActor) Receive(ctx actor.Context) {
+	now := p.c.now()
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		p.armTick(ctx)
+	case *actor.Stopping:
+		if p.cancelTick != nil {
+			p.cancelTick()
+		}
+	case *viewMsg:
+		if m.m != p.m {
+			return // a view of an incarnation that ended
+		}
+		p.install(ctx, m.topo, m.released, now)
+	case *tickMsg:
+		p.tick(ctx, now)
+		p.armTick(ctx)
+	case *clusterpb.ActivationRequest:
+		p.activate(ctx, m, now)
+	case *grainReady:
+		p.onReady(ctx, m.pid, now)
+	case *grainFailed:
+		p.onFailed(ctx, m.pid, m.err, now)
+	case *actor.Terminated:
+		p.onTerminated(ctx, m.Who, now)
+	case *clusterpb.ViewAck:
+		p.core.ack(m.MemberKey, m.Epoch, now)
+	case *clusterpb.ActivationTerminated:
+		id := Identity{Kind: m.Kind, ID: m.Id}
+		p.c.dropCached(id, m.PidId)
+		p.c.sys.EventStream().Publish(&ActivationTerminated{
+			Identity: id, Member: m.MemberKey, PID: actor.NewPID(m.PidAddress, m.PidId),
+			Token: FencingToken{Epoch: m.TokenEpoch, Seq: m.TokenSeq}, At: now,
+		})
+	case *passivateMsg:
+		if a := p.core.passivate(m.pid, now); a != nil {
+			p.stopGrain(ctx, a, false)
+		}
+	case *blockMsg:
+		p.c.sys.EventStream().Publish(&BlockListApplied{Member: m.member.Key(),
+			Invalidated: p.c.cache.InvalidateMember(m.member.Key()), At: now})
+		for _, a := range p.core.block(m.member.Key(), now) {
+			p.handOver(ctx, a, now)
+		}
+	case *rejoinMsg:
+		p.m = m.m
+		p.core.self, p.core.selfKey = m.m.Self(), m.m.Self().Key()
+		p.core.hasView, p.core.hasLease = false, false
+		p.core.fenced, p.fenceEnding = false, false
+		if t, ok := m.m.Latest(); ok {
+			p.install(ctx, t, m.m.Released(), now)
+		}
+	case *shutdownMsg:
+		p.shutdown = m.done
+		for _, a := range p.core.beginShutdown(now) {
+			p.c.dropCached(a.id, "")
+			p.stopGrain(ctx, a, false)
+		}
+		p.maybeShutdownDone()
+	}
+}
+
+func (p *placementActor) armTick(ctx actor.Context) {
+	self := ctx.Self()
+	root := p.c.root
+	p.cancelTick = p.c.sys.Clock().AfterFunc(p.c.cfg.TickInterval, func() { root.Send(self, &tickMsg{}) })
+}
+
+func (p *placementActor) install(ctx actor.Context, t Topology, released []Member, now time.Time) {
+	p.core.setLease(p.m.Lease())
+	ch, err := p.core.installView(t, released, now)
+	if err != nil {
+		p.c.log.Warn("cluster: view refused", "err", err)
+		return
+	}
+	if !ch.changed {
+		p.sendAck(ctx)
+		return
+	}
+	for _, a := range ch.moved {
+		p.handOver(ctx, a, now)
+	}
+	p.sendAck(ctx)
+	if !p.core.fenced && p.core.leaseOK(now) {
+		p.c.setStatus(StatusReady)
+	}
+}
+
+func (p *placementActor) handOver(ctx actor.Context, a *activation, now time.Time) {
+	to := ""
+	if o, err := p.core.ring.Owner(a.id); err == nil {
+		to = o.Key()
+	}
+	p.c.sys.EventStream().Publish(&OwnershipChanged{Identity: a.id, From: p.core.selfKey, To: to, Epoch: p.core.view.Epoch, At: now})
+	p.c.dropCached(a.id, "")
+	p.stopGrain(ctx, a, false)
+}
+
+// stopGrain poisons (or, when urgent, stops) a grain. A grain that has not
+// started yet is stopped when it reports ready or failed.
+func (p *placementActor) stopGrain(ctx actor.Context, a *activation, urgent bool) {
+	if a.pid == nil {
+		return
+	}
+	if urgent {
+		ctx.Stop(a.pid)
+		return
+	}
+	ctx.Poison(a.pid)
+}
+
+// sendAck tells every member that this one runs nothing it does not own in
+// its current view, once that holds.
+func (p *placementActor) sendAck(ctx actor.Context) {
+	if !p.core.canAck() {
+		return
+	}
+	ack := &clusterpb.ViewAck{MemberKey: p.core.selfKey, Epoch: p.core.view.Epoch, TopologyHash: p.core.view.Hash}
+	for _, m := range p.core.view.Members {
+		if m.Key() == p.core.selfKey {
+			continue
+		}
+		ctx.Send(actor.NewPID(m.Address, placementName), ack)
+	}
+}
+
+func (p *placementActor) tick(ctx actor.Context, now time.Time) {
+	if p.shutdown != nil {
+		return
+	}
+	p.core.setLease(p.m.Lease())
+	passivate, fence, stop := p.core.tick(now)
+	for _, a := range passivate {
+		p.c.dropCached(a.id, "")
+		p.stopGrain(ctx, a, false)
+	}
+	if fence {
+		p.c.setStatus(StatusFenced)
+		for _, a := range stop {
+			p.c.dropCached(a.id, "")
+			p.stopGrain(ctx, a, true)
+		}
+		p.c.metrics.fenced()
+		p.c.sys.EventStream().Publish(&Fenced{Member: p.core.selfKey, Stopped: len(stop), Err: p.m.Lease().Err, At: now})
+		p.c.log.Warn("cluster: fenced: membership lease not valid past the stop budget", "member", p.core.selfKey, "grains", len(stop))
+	}
+	if p.core.fenced {
+		p.endFencedMembership()
+		return
+	}
+	p.sendAck(ctx)
+}
+
+// endFencedMembership ends a fenced incarnation once its grains stopped, so
+// the runtime rejoins as a new one.
+func (p *placementActor) endFencedMembership() {
+	if p.fenceEnding || p.core.activeCount() > 0 {
+		return
+	}
+	p.fenceEnding = true
+	m := p.m
+	p.c.wg.Add(1)
+	go func() {
+		defer p.c.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), p.c.cfg.RequestTimeout)
+		defer cancel()
+		_ = m.Stop(ctx)
+	}()
+}
+
+func (p *placementActor) activate(ctx actor.Context, req *clusterpb.ActivationRequest, now time.Time) {
+	id := Identity{Kind: req.Kind, ID: req.Id}
+	if err := id.Validate(); err != nil {
+		ctx.Respond(&clusterpb.ActivationResponse{Status: clusterpb.ActivationStatus_ACTIVATION_STATUS_FAILED, Error: err.Error()})
+		return
+	}
+	if req.TopologyHash != p.core.view.Hash && req.Epoch > p.core.view.Epoch {
+		// The requester is ahead: take the provider's newest view first.
+		if t, ok := p.m.Latest(); ok && t.Epoch > p.core.view.Epoch {
+			p.install(ctx, t, p.m.Released(), now)
+		}
+	}
+	p.core.setLease(p.m.Lease())
+	a, existing, refusal := p.core.activate(id, req.Epoch, req.TopologyHash, now)
+	if refusal != nil {
+		if errors.Is(refusal.err, ErrNoSuchKind) {
+			p.c.metrics.activationFailed(id.Kind)
+			p.c.sys.EventStream().Publish(&ActivationFailed{Identity: id, Member: p.core.selfKey, Err: refusal.err, At: now})
+		}
+		ctx.Respond(p.refusalResponse(refusal))
+		return
+	}
+	if existing {
+		if p.ready[a] {
+			ctx.Respond(p.okResponse(a))
+		} else {
+			p.waiting[a] = append(p.waiting[a], ctx.Sender())
+		}
+		return
+	}
+	pid, err := ctx.SpawnNamed(a.kind.props, id.String())
+	if err != nil {
+		p.core.failed(a)
+		p.c.metrics.activationFailed(id.Kind)
+		p.c.sys.EventStream().Publish(&ActivationFailed{Identity: id, Member: p.core.selfKey, Err: err, At: now})
+		ctx.Respond(&clusterpb.ActivationResponse{Status: clusterpb.ActivationStatus_ACTIVATION_STATUS_FAILED, Error: err.Error()})
+		return
+	}
+	p.core.started(a, pid)
+	p.c.grains.Store(pid.ID, a)
+	ctx.Watch(pid)
+	p.waiting[a] = append(p.waiting[a], ctx.Sender())
+}
+
+func (p *placementActor) okResponse(a *activation) *clusterpb.ActivationResponse {
+	return &clusterpb.ActivationResponse{
+		Status:     clusterpb.ActivationStatus_ACTIVATION_STATUS_OK,
+		PidAddress: a.pid.Address, PidId: a.pid.ID,
+		TokenEpoch: a.lease.Token.Epoch, TokenSeq: a.lease.Token.Seq,
+		Epoch: p.core.view.Epoch, TopologyHash: p.core.view.Hash,
+	}
+}
+
+func (p *placementActor) refusalResponse(r *activationRefusal) *clusterpb.ActivationResponse {
+	resp := &clusterpb.ActivationResponse{Error: r.err.Error(), Epoch: p.core.view.Epoch, TopologyHash: p.core.view.Hash,
+		RetryAfterNanos: int64(r.retryAfter)}
+	switch {
+	case errors.Is(r.err, ErrShuttingDown):
+		resp.Status = clusterpb.ActivationStatus_ACTIVATION_STATUS_SHUTTING_DOWN
+	case errors.Is(r.err, errFenced):
+		resp.Status = clusterpb.ActivationStatus_ACTIVATION_STATUS_FENCED
+	case errors.Is(r.err, ErrNoSuchKind):
+		resp.Status = clusterpb.ActivationStatus_ACTIVATION_STATUS_NO_SUCH_KIND
+	case errors.Is(r.err, errBusy):
+		resp.Status = clusterpb.ActivationStatus_ACTIVATION_STATUS_BUSY
+	default:
+		resp.Status = clusterpb.ActivationStatus_ACTIVATION_STATUS_OWNERSHIP_CHANGED
+	}
+	return resp
+}
+
+func (p *placementActor) onReady(ctx actor.Context, pid *actor.PID, now time.Time) {
+	a := p.core.byPID[pid.ID]
+	if a == nil {
+		return
+	}
+	p.ready[a] = true
+	resp := p.okResponse(a)
+	for _, w := range p.waiting[a] {
+		if w != nil {
+			ctx.Send(w, resp)
+		}
+	}
+	delete(p.waiting, a)
+	p.c.metrics.activated(a.id.Kind)
+	p.c.sys.EventStream().Publish(&ActivationStarted{Identity: a.id, Member: p.core.selfKey, PID: pid, Token: a.lease.Token, At: now})
+	if a.state == actStopping {
+		p.stopGrain(ctx, a, a.reason == stopFence)
+	}
+}
+
+func (p *placementActor) onFailed(ctx actor.Context, pid *actor.PID, err error, now time.Time) {
+	a := p.core.byPID[pid.ID]
+	if a == nil || p.ready[a] {
+		return
+	}
+	resp := &clusterpb.ActivationResponse{Status: clusterpb.ActivationStatus_ACTIVATION_STATUS_FAILED, Error: err.Error()}
+	for _, w := range p.waiting[a] {
+		if w != nil {
+			ctx.Send(w, resp)
+		}
+	}
+	delete(p.waiting, a)
+	p.c.metrics.activationFailed(a.id.Kind)
+	p.c.sys.EventStream().Publish(&ActivationFailed{Identity: a.id, Member: p.core.selfKey, Err: err, At: now})
+	// The lease is released when the stopped grain's Terminated arrives.
+	ctx.Stop(pid)
+}
+
+func (p *placementActor) onTerminated(ctx actor.Context, pid *actor.PID, now time.Time) {
+	a := p.core.terminated(pid)
+	if a == nil {
+		return
+	}
+	p.c.grains.Delete(pid.ID)
+	wasReady := p.ready[a]
+	delete(p.ready, a)
+	if ws := p.waiting[a]; len(ws) > 0 {
+		resp := &clusterpb.ActivationResponse{Status: clusterpb.ActivationStatus_ACTIVATION_STATUS_BUSY, Error: "activation stopped before it started"}
+		for _, w := range ws {
+			if w != nil {
+				ctx.Send(w, resp)
+			}
+		}
+		delete(p.waiting, a)
+	}
+	p.c.dropCached(a.id, pid.ID)
+	if wasReady {
+		p.c.metrics.deactivated(a.id.Kind)
+		p.c.sys.EventStream().Publish(&ActivationTerminated{Identity: a.id, Member: p.core.selfKey, PID: pid, Token: a.lease.Token, At: now})
+		msg := &clusterpb.ActivationTerminated{Kind: a.id.Kind, Id: a.id.ID, MemberKey: p.core.selfKey,
+			PidAddress: pid.Address, PidId: pid.ID, TokenEpoch: a.lease.Token.Epoch, TokenSeq: a.lease.Token.Seq}
+		for _, m := range p.core.view.Members {
+			if m.Key() != p.core.selfKey {
+				ctx.Send(actor.NewPID(m.Address, placementName), msg)
+			}
+		}
+	}
+	if p.core.handover == 0 {
+		p.sendAck(ctx)
+	}
+	if p.core.fenced {
+		p.endFencedMembership()
+	}
+	p.maybeShutdownDone()
+}
+
+func (p *placementActor) maybeShutdownDone() {
+	if p.shutdown != nil && p.core.activeCount() == 0 {
+		close(p.shutdown)
+		p.shutdown = nil
+	}
+}
+
+// grainSupervisor supervises the grains, children of the placement actor:
+// a grain that fails before its Started handler completed is an activation
+// failure (V2.2, B3.2) and is stopped; a later failure restarts it, as the
+// default strategy would.
+type grainSupervisor struct{ pa *placementActor }
+
+var defaultGrainStrategy = actor.DefaultStrategy()
+
+func (s grainSupervisor) HandleFailure(sup actor.Supervisor, f actor.Failure) {
+	if v, ok := s.pa.c.grains.Load(f.Child.ID); ok {
+		if a := v.(*activation); !a.startedOK.Load() && !s.pa.ready[a] {
+			err := fmt.Errorf("%w: %s: %v", ErrActivationFailed, a.id, f.Err)
+			s.pa.c.root.Send(s.pa.c.placement, &grainFailed{pid: f.Child, err: err})
+			sup.StopChildren(f.Child)
+			return
+		}
+	}
+	defaultGrainStrategy.HandleFailure(sup, f)
+}

@@ -1,0 +1,487 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/fraktor-go/fraktor/actor"
+)
+
+// placementCore is the placement actor's decision logic as a pure state
+// machine: views, lease state, acknowledgements, activation requests,
+// terminations and the passing of time go in; decisions come out. It starts
+// nothing, reads no clock and sends nothing, so every rule below has a
+// table test in virtual time. The placement actor owns it and executes its
+// decisions (spawn, stop, respond, publish, acknowledge).
+//
+// Single activation rests on four rules, all checked before a lease is
+// granted (docs/cluster.md):
+//
+//  1. Lease: this member's membership lease is valid for at least the stop
+//     budget S beyond now, so it can stop what it starts before any other
+//     member may consider it gone.
+//  2. View: the request was computed under this member's view and the
+//     rendezvous ring of that view picks this member.
+//  3. Handover barrier: every member that owned the identity in a view
+//     since the barrier last cleared has acknowledged a view at least as new
+//     as the one that started the barrier (it runs nothing it does not own
+//     any more), left with a released marker, or been gone from the view for
+//     the wait-out W.
+//  4. Ledger: no local lease of the identity is still held.
+type placementCore struct {
+	self     Member
+	selfKey  string
+	kinds    map[string]Kind
+	strategy HashStrategy
+	stop     time.Duration // S
+	waitOut  time.Duration // W
+
+	hasView  bool
+	view     Topology
+	ring     Ring
+	blocked  map[string]struct{}
+	history  []Ring // rings of the views since the barrier last cleared
+	barrier  uint64 // epoch of the view that started the barrier
+	acked    map[string]uint64
+	goneAt   map[string]time.Time
+	released map[string]struct{}
+
+	ledger *ActivationLedger
+	acts   map[Identity]*activation
+	byPID  map[string]*activation
+
+	lease    MembershipLease
+	hasLease bool
+	fenced   bool
+	leaving  bool
+	handover int // activations stopping because a view moved them away
+}
+
+// maxBarrierHistory bounds the views kept while a barrier waits; past it the
+// oldest pending member blocks every identity until it is cleared (safe,
+// less available).
+const maxBarrierHistory = 64
+
+type actState uint8
+
+const (
+	actActive actState = iota + 1
+	actStopping
+)
+
+type stopReason uint8
+
+const (
+	stopPassivate stopReason = iota + 1
+	stopHandover
+	stopFence
+	stopShutdown
+	stopRequested
+)
+
+// activation is one local grain activation.
+type activation struct {
+	id       Identity
+	pid      *actor.PID
+	lease    Lease
+	kind     *Kind
+	state    actState
+	reason   stopReason
+	deadline time.Time // stop deadline while stopping
+	started  time.Time
+	last     time.Time   // last time seen active by a tick
+	touched  atomic.Bool // set by the grain on every message
+	// startedOK is set by the grain once its Started handler returned.
+	startedOK atomic.Bool
+}
+
+func newPlacementCore(self Member, kinds []Kind, strategy HashStrategy, stopBudget, waitOut time.Duration) *placementCore {
+	c := &placementCore{
+		self:     self,
+		selfKey:  self.Key(),
+		kinds:    make(map[string]Kind, len(kinds)),
+		strategy: strategy,
+		stop:     stopBudget,
+		waitOut:  waitOut,
+		blocked:  map[string]struct{}{},
+		acked:    map[string]uint64{},
+		goneAt:   map[string]time.Time{},
+		released: map[string]struct{}{},
+		ledger:   NewActivationLedger(),
+		acts:     map[Identity]*activation{},
+		byPID:    map[string]*activation{},
+	}
+	for _, k := range kinds {
+		c.kinds[k.name] = k
+	}
+	return c
+}
+
+// viewChange is what installing a view did.
+type viewChange struct {
+	changed bool
+	joined  []Member
+	left    []Member
+	// moved are the local activations the view gives to another member:
+	// the actor stops them (handover) and acknowledges the view once they
+	// have terminated.
+	moved []*activation
+}
+
+// setLease records this member's membership lease.
+func (c *placementCore) setLease(l MembershipLease) { c.lease, c.hasLease = l, true }
+
+// leaseOK reports whether the lease guarantees membership until now + S.
+func (c *placementCore) leaseOK(now time.Time) bool {
+	return c.hasLease && !c.fenced && c.lease.Valid(now.Add(c.stop))
+}
+
+// installView makes t the current view (V1.1, B2.1). A view with the same
+// hash only moves the epoch (B2.2: owners are reused). A view with another
+// hash starts (or extends) the handover barrier with the previous ring,
+// rebuilds the ring, and returns the local activations it moves away, each
+// marked stopping with deadline now + S. released are the members known to
+// have left with a released marker.
+func (c *placementCore) installView(t Topology, released []Member, now time.Time) (viewChange, error) {
+	for _, m := range released {
+		c.released[m.Key()] = struct{}{}
+	}
+	if c.hasView && t.Epoch < c.view.Epoch {
+		return viewChange{}, fmt.Errorf("%w: epoch %d < current %d", ErrStaleView, t.Epoch, c.view.Epoch)
+	}
+	if c.hasView && t.Hash == c.view.Hash {
+		c.view.Epoch = t.Epoch
+		if err := c.ledger.SetView(t.Hash, t.Epoch); err != nil {
+			return viewChange{}, err
+		}
+		return viewChange{}, nil
+	}
+	var ch viewChange
+	ch.changed = true
+	if c.hasView {
+		ch.joined, ch.left = Diff(c.view, t)
+		if len(c.history) < maxBarrierHistory {
+			c.history = append(c.history, c.ring)
+		}
+		c.barrier = t.Epoch
+		for _, m := range ch.left {
+			if _, ok := c.goneAt[m.Key()]; !ok {
+				c.goneAt[m.Key()] = now
+			}
+		}
+	}
+	if err := c.ledger.SetView(t.Hash, t.Epoch); err != nil {
+		return viewChange{}, err
+	}
+	present := make(map[string]struct{}, len(t.Members))
+	for _, m := range t.Members {
+		present[m.Key()] = struct{}{}
+	}
+	for key := range c.blocked {
+		if _, ok := present[key]; !ok {
+			delete(c.blocked, key)
+		}
+	}
+	c.view, c.hasView = t, true
+	c.rebuild()
+	ch.moved = c.moveAway(now)
+	c.clearBarrier(now)
+	return ch, nil
+}
+
+func (c *placementCore) rebuild() {
+	t := c.view
+	if len(c.blocked) > 0 {
+		ms := make([]Member, 0, len(t.Members))
+		for _, m := range t.Members {
+			if _, b := c.blocked[m.Key()]; !b {
+				ms = append(ms, m)
+			}
+		}
+		t.Members = ms
+	}
+	c.ring = c.strategy.Build(t)
+}
+
+// moveAway marks stopping every active activation whose owner is no longer
+// this member.
+func (c *placementCore) moveAway(now time.Time) []*activation {
+	var moved []*activation
+	for _, a := range c.acts {
+		if a.state != actActive {
+			continue
+		}
+		if o, err := c.ring.Owner(a.id); err == nil && o.Key() == c.selfKey {
+			continue
+		}
+		c.beginStop(a, stopHandover, now)
+		moved = append(moved, a)
+	}
+	return moved
+}
+
+func (c *placementCore) beginStop(a *activation, why stopReason, now time.Time) {
+	if a.state == actStopping {
+		if why == stopHandover && a.reason != stopHandover {
+			a.reason = why
+			c.handover++
+		}
+		return
+	}
+	a.state, a.reason, a.deadline = actStopping, why, now.Add(c.stop)
+	if why == stopHandover {
+		c.handover++
+	}
+	_, _ = c.ledger.MarkReleasing(a.id, a.lease.LeaseID, a.deadline)
+}
+
+// block leaves the member key out of owner selection until a view without it
+// arrives (V1.4). It returns the local activations that move away.
+func (c *placementCore) block(key string, now time.Time) []*activation {
+	if _, ok := c.blocked[key]; ok || !c.hasView {
+		c.blocked[key] = struct{}{}
+		return nil
+	}
+	c.blocked[key] = struct{}{}
+	if len(c.history) < maxBarrierHistory {
+		c.history = append(c.history, c.ring)
+	}
+	c.barrier = c.view.Epoch
+	c.rebuild()
+	return c.moveAway(now)
+}
+
+// ack records that member key acknowledged epoch.
+func (c *placementCore) ack(key string, epoch uint64, now time.Time) {
+	if epoch > c.acked[key] {
+		c.acked[key] = epoch
+	}
+	c.clearBarrier(now)
+}
+
+// pending reports whether member key still blocks the barrier.
+func (c *placementCore) pending(key string, now time.Time) bool {
+	if key == c.selfKey {
+		return false
+	}
+	if c.acked[key] >= c.barrier {
+		return false
+	}
+	if _, ok := c.released[key]; ok {
+		return false
+	}
+	if at, ok := c.goneAt[key]; ok && !now.Before(at.Add(c.waitOut)) {
+		return false
+	}
+	return true
+}
+
+// clearBarrier drops the history once no member of it is pending.
+func (c *placementCore) clearBarrier(now time.Time) {
+	if len(c.history) == 0 {
+		return
+	}
+	for _, r := range c.history {
+		for _, m := range ringMembers(r) {
+			if c.pending(m.Key(), now) {
+				return
+			}
+		}
+	}
+	c.history = nil
+}
+
+func ringMembers(r Ring) []Member {
+	if rr, ok := r.(*rendezvousRing); ok {
+		return rr.topo.Members
+	}
+	if m, ok := r.(interface{ Members() []Member }); ok {
+		return m.Members()
+	}
+	return nil
+}
+
+// barrierHolds reports whether every earlier owner of id since the barrier
+// last cleared has handed it over (rule 3).
+func (c *placementCore) barrierHolds(id Identity, now time.Time) bool {
+	if len(c.history) >= maxBarrierHistory {
+		for _, r := range c.history {
+			for _, m := range ringMembers(r) {
+				if c.pending(m.Key(), now) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	for _, r := range c.history {
+		o, err := r.Owner(id)
+		if err != nil {
+			continue
+		}
+		if c.pending(o.Key(), now) {
+			return false
+		}
+	}
+	return true
+}
+
+// canAck reports whether this member may acknowledge its current view: it
+// has a view, is not fenced, and every activation the view moved away has
+// terminated.
+func (c *placementCore) canAck() bool {
+	return c.hasView && !c.fenced && c.handover == 0
+}
+
+// activationRefusal is a refused activation request.
+type activationRefusal struct {
+	err        error // one of the cluster sentinels
+	retryAfter time.Duration
+}
+
+func (r *activationRefusal) Error() string { return r.err.Error() }
+func (r *activationRefusal) Unwrap() error { return r.err }
+
+// errBusy: a lease of the identity is held (stopping) or the handover
+// barrier has not cleared.
+var errBusy = errors.New("cluster: activation busy")
+
+// errFenced: the owner's membership lease is not valid long enough.
+var errFenced = errors.New("cluster: member fenced")
+
+// activate decides an activation request for id made under view (epoch,
+// hash). It returns the live activation (existing true), a new lease for
+// the actor to spawn under (then call started or failed), or a refusal.
+func (c *placementCore) activate(id Identity, epoch, hash uint64, now time.Time) (a *activation, existing bool, refusal *activationRefusal) {
+	switch {
+	case c.leaving:
+		return nil, false, &activationRefusal{err: ErrShuttingDown}
+	case !c.leaseOK(now):
+		return nil, false, &activationRefusal{err: errFenced, retryAfter: c.stop}
+	case !c.hasView:
+		return nil, false, &activationRefusal{err: ErrOwnershipChanged}
+	}
+	kind, ok := c.kinds[id.Kind]
+	if !ok {
+		return nil, false, &activationRefusal{err: fmt.Errorf("%w: %q is not hosted by %s", ErrNoSuchKind, id.Kind, c.self.ID)}
+	}
+	if hash != c.view.Hash {
+		return nil, false, &activationRefusal{err: fmt.Errorf("%w: request view %d/%016x, owner view %d/%016x", ErrOwnershipChanged, epoch, hash, c.view.Epoch, c.view.Hash)}
+	}
+	owner, err := c.ring.Owner(id)
+	if err != nil || owner.Key() != c.selfKey {
+		return nil, false, &activationRefusal{err: fmt.Errorf("%w: %s is not the owner of %s", ErrOwnershipChanged, c.self.ID, id)}
+	}
+	if cur := c.acts[id]; cur != nil {
+		if cur.state == actActive {
+			return cur, true, nil
+		}
+		return nil, false, &activationRefusal{err: errBusy, retryAfter: max(cur.deadline.Sub(now), 0)}
+	}
+	if !c.barrierHolds(id, now) {
+		return nil, false, &activationRefusal{err: errBusy, retryAfter: c.stop}
+	}
+	lease, err := c.ledger.Acquire(id, c.selfKey, c.view.Hash)
+	if err != nil {
+		return nil, false, &activationRefusal{err: errBusy, retryAfter: c.stop}
+	}
+	a = &activation{id: id, lease: lease, kind: &kind, state: actActive, started: now, last: now}
+	c.acts[id] = a
+	return a, false, nil
+}
+
+// started records the PID of a granted activation.
+func (c *placementCore) started(a *activation, pid *actor.PID) {
+	a.pid = pid
+	c.byPID[pid.ID] = a
+}
+
+// failed forgets a granted activation that did not start and releases its
+// lease (V2.2, B3.2).
+func (c *placementCore) failed(a *activation) {
+	delete(c.acts, a.id)
+	if a.pid != nil {
+		delete(c.byPID, a.pid.ID)
+	}
+	_, _ = c.ledger.Release(a.id, a.lease.LeaseID)
+}
+
+// terminated forgets the activation whose grain stopped and releases its
+// lease (V2.3, B3.3). It returns nil for a PID it does not know.
+func (c *placementCore) terminated(pid *actor.PID) *activation {
+	a := c.byPID[pid.ID]
+	if a == nil {
+		return nil
+	}
+	delete(c.byPID, pid.ID)
+	if c.acts[a.id] == a {
+		delete(c.acts, a.id)
+	}
+	if a.state == actStopping && a.reason == stopHandover {
+		c.handover--
+	}
+	_, _ = c.ledger.Release(a.id, a.lease.LeaseID)
+	return a
+}
+
+// tick is the passing of time: it returns the activations to passivate
+// (idle for their kind's timeout, L4) and whether the member must fence
+// now (its lease is no longer valid until now + S); fencing marks every
+// activation stopping and returns them in stop.
+func (c *placementCore) tick(now time.Time) (passivate []*activation, fence bool, stop []*activation) {
+	c.clearBarrier(now)
+	if !c.fenced && c.hasLease && !c.lease.Valid(now.Add(c.stop)) {
+		c.fenced = true
+		for _, a := range c.acts {
+			if a.state == actStopping && a.reason == stopHandover {
+				c.handover--
+			}
+			a.state, a.reason = actStopping, stopFence
+			a.deadline = now.Add(c.stop)
+			stop = append(stop, a)
+		}
+		c.handover = 0
+		return nil, true, stop
+	}
+	for _, a := range c.acts {
+		if a.state != actActive || a.kind.idle <= 0 {
+			continue
+		}
+		if a.touched.Swap(false) {
+			a.last = now
+			continue
+		}
+		if now.Sub(a.last) >= a.kind.idle {
+			c.beginStop(a, stopPassivate, now)
+			passivate = append(passivate, a)
+		}
+	}
+	return passivate, false, nil
+}
+
+// passivate marks the activation of pid stopping at the grain's own request.
+func (c *placementCore) passivate(pid *actor.PID, now time.Time) *activation {
+	a := c.byPID[pid.ID]
+	if a == nil || a.state != actActive {
+		return nil
+	}
+	c.beginStop(a, stopRequested, now)
+	return a
+}
+
+// beginShutdown refuses new activations and marks every activation stopping
+// (V2.5, B3.4). It returns them.
+func (c *placementCore) beginShutdown(now time.Time) []*activation {
+	c.leaving = true
+	var out []*activation
+	for _, a := range c.acts {
+		c.beginStop(a, stopShutdown, now)
+		out = append(out, a)
+	}
+	return out
+}
+
+// activeCount returns the number of held leases (the virtual-actor gauge).
+func (c *placementCore) activeCount() int { return len(c.acts) }
