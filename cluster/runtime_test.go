@@ -64,6 +64,13 @@ type node struct {
 
 func startMember(t testing.TB, reg cluster.Provider, kinds ...cluster.Kind) node {
 	t.Helper()
+	return startMemberWith(t, reg, func(*cluster.Config) {}, kinds...)
+}
+
+func startMemberWith(t testing.TB, reg cluster.Provider, tune func(*cluster.Config), kinds ...cluster.Kind) node {
+	t.Helper()
+	ccfg := cluster.Config{Name: "shop", Provider: reg, Kinds: kinds}
+	tune(&ccfg)
 	rcfg := remote.DefaultConfig()
 	rcfg.ListenAddress = "127.0.0.1:0"
 	rcfg.SystemName = "shop"
@@ -74,7 +81,7 @@ func startMember(t testing.TB, reg cluster.Provider, kinds ...cluster.Kind) node
 		c.Name = "shop"
 		c.Extensions = []actor.ExtensionInstaller{
 			remote.Install(rcfg),
-			cluster.Install(cluster.Config{Name: "shop", Provider: reg, Kinds: kinds}),
+			cluster.Install(ccfg),
 		}
 	})
 	c := cluster.Get(sys)

@@ -1,0 +1,253 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/cluster"
+	"github.com/fraktor-go/fraktor/remote"
+)
+
+// fastTiming: leases of 600 ms so failover tests take about a second.
+func fastRegistry(t testing.TB) *cluster.MemoryRegistry {
+	reg, err := cluster.NewMemoryRegistry(cluster.MemoryConfig{LeaseTTL: 600 * time.Millisecond,
+		RenewInterval: 100 * time.Millisecond, FencePeriod: 400 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(reg.Close)
+	return reg
+}
+
+func fastTiming(c *cluster.Config) {
+	c.StopBudget = 100 * time.Millisecond
+	c.MaxPause = 100 * time.Millisecond
+	c.TickInterval = 20 * time.Millisecond
+	c.ActivationTimeout = 300 * time.Millisecond
+	c.AttemptTimeout = 500 * time.Millisecond
+}
+
+// observer records every activation's interval from all members' events,
+// stamped with one clock, and checks that no identity ran on two members at
+// once.
+type observer struct {
+	mu     sync.Mutex
+	open   map[cluster.Identity][]span
+	closed []span
+	starts map[cluster.Identity][]span
+}
+
+type span struct {
+	member     string
+	token      cluster.FencingToken
+	start, end time.Time
+}
+
+func newObserver(nodes ...node) *observer {
+	o := &observer{open: map[cluster.Identity][]span{}, starts: map[cluster.Identity][]span{}}
+	for _, nd := range nodes {
+		o.watch(nd)
+	}
+	return o
+}
+
+func (o *observer) watch(nd node) {
+	actor.Subscribe(nd.sys.EventStream(), func(ev *cluster.ActivationStarted) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		s := span{member: ev.Member, token: ev.Token, start: time.Now()}
+		o.open[ev.Identity] = append(o.open[ev.Identity], s)
+		o.starts[ev.Identity] = append(o.starts[ev.Identity], s)
+	})
+	actor.Subscribe(nd.sys.EventStream(), func(ev *cluster.ActivationTerminated) {
+		if ev.Member != nd.c.Self().Key() && ev.PID.Address != nd.sys.Address() {
+			return // a broadcast from another member: recorded there
+		}
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		spans := o.open[ev.Identity]
+		for i, s := range spans {
+			if s.member == ev.Member && s.token == ev.Token {
+				s.end = time.Now()
+				o.closed = append(o.closed, s)
+				o.open[ev.Identity] = append(spans[:i:i], spans[i+1:]...)
+				return
+			}
+		}
+	})
+}
+
+// assertNoOverlap fails when two activations of one identity were open at
+// the same time.
+func (o *observer) assertNoOverlap(t testing.TB) {
+	t.Helper()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for id, ss := range o.open {
+		if len(ss) > 1 {
+			t.Errorf("identity %s active on %d members at once: %+v", id, len(ss), ss)
+		}
+	}
+}
+
+// V2.4, B2.1: a member joins: identities move to it, their old owners stop
+// them and acknowledge the view, requests keep succeeding, no identity ever
+// runs twice.
+func TestClusterOwnerChangeOnJoin(t *testing.T) {
+	reg := newRegistry(t)
+	a, b := startMember(t, reg, counterKind()), startMember(t, reg, counterKind())
+	awaitMembers(t, 2, a, b)
+	obs := newObserver(a, b)
+	ctx := ctxWait(t)
+	ids := make([]cluster.Identity, 60)
+	for i := range ids {
+		ids[i] = cluster.NewIdentity("counter", fmt.Sprint(i))
+		_, err := cluster.Request[*Total](ctx, a.c, ids[i], &Add{N: 1})
+		require.NoError(t, err)
+	}
+	c := startMember(t, reg, counterKind())
+	obs.watch(c)
+	awaitMembers(t, 3, a, b, c)
+	onC := 0
+	for _, id := range ids {
+		for _, from := range []node{a, b, c} {
+			who, err := cluster.Request[*Identity](ctx, from.c, id, &WhoAmI{})
+			require.NoError(t, err)
+			if who.Member == c.sys.Address() {
+				onC++
+			}
+		}
+	}
+	require.NotZero(t, onC, "some identities moved to the new member")
+	obs.assertNoOverlap(t)
+}
+
+// A member stopped abruptly (its transport closed, its membership cut off,
+// no leave): its grains are activated elsewhere only once it has been gone
+// from the view for the wait-out W, never before; requests then succeed.
+func TestClusterAbruptStopWaitsOut(t *testing.T) {
+	reg := fastRegistry(t)
+	gate := &joinGate{Provider: reg}
+	a := startMemberWith(t, reg, fastTiming, counterKind())
+	b := startMemberWith(t, gate, fastTiming, counterKind())
+	awaitMembers(t, 2, a, b)
+	ctx := ctxWait(t)
+	var onB []cluster.Identity
+	for i := 0; len(onB) < 5 && i < 200; i++ {
+		id := cluster.NewIdentity("counter", fmt.Sprint(i))
+		who, err := cluster.Request[*Identity](ctx, a.c, id, &WhoAmI{})
+		require.NoError(t, err)
+		if who.Member == b.sys.Address() {
+			onB = append(onB, id)
+		}
+	}
+	require.NotEmpty(t, onB)
+
+	gone := make(chan time.Time, 1)
+	actor.Subscribe(a.sys.EventStream(), func(ev *cluster.TopologyChanged) {
+		if len(ev.Members) == 1 {
+			select {
+			case gone <- time.Now():
+			default:
+			}
+		}
+	})
+	started := make(chan time.Time, len(onB))
+	actor.Subscribe(a.sys.EventStream(), func(ev *cluster.ActivationStarted) { started <- time.Now() })
+
+	// Crash b: its connections drop, it can no longer renew, and it cannot
+	// join again (a dead process does not).
+	gate.closed.Store(true)
+	reg.Partition(b.c.Self().Key())
+	crashCtx, cancel := contextCancelled()
+	cancel()
+	_ = remote.Get(b.sys).Node().Close(crashCtx)
+
+	for _, id := range onB {
+		who, err := cluster.Request[*Identity](ctx, a.c, id, &WhoAmI{})
+		require.NoError(t, err)
+		require.Equal(t, a.sys.Address(), who.Member)
+	}
+	var goneAt time.Time
+	select {
+	case goneAt = <-gone:
+	case <-time.After(wait):
+		t.Fatal("b never left a's view")
+	}
+	w := 612 * time.Millisecond // W for F 400 ms, S 100 ms, P 100 ms, ρ 0.01
+	for range onB {
+		at := <-started
+		require.False(t, at.Before(goneAt.Add(w)), "reactivated %v after b left the view, before W", at.Sub(goneAt))
+	}
+}
+
+// Self-fence: a member cut off from the registry stops its grains before
+// its lease deadline, publishes Fenced, and rejoins as a new incarnation.
+func TestClusterSelfFenceAndRejoin(t *testing.T) {
+	reg := fastRegistry(t)
+	a := startMemberWith(t, reg, fastTiming, counterKind())
+	b := startMemberWith(t, reg, fastTiming, counterKind())
+	awaitMembers(t, 2, a, b)
+	obs := newObserver(a, b)
+	ctx := ctxWait(t)
+	for i := range 30 {
+		_, err := cluster.Request[*Total](ctx, a.c, cluster.NewIdentity("counter", fmt.Sprint(i)), &Add{N: 1})
+		require.NoError(t, err)
+	}
+	require.NotZero(t, b.c.ActiveCount())
+	fenced := make(chan *cluster.Fenced, 1)
+	actor.Subscribe(b.sys.EventStream(), func(ev *cluster.Fenced) { fenced <- ev })
+	ready := make(chan *cluster.ClusterStatusChanged, 4)
+	actor.Subscribe(b.sys.EventStream(), func(ev *cluster.ClusterStatusChanged) {
+		if ev.To == cluster.StatusReady {
+			ready <- ev
+		}
+	})
+	oldKey := b.c.Self().Key()
+	reg.Partition(oldKey)
+	select {
+	case ev := <-fenced:
+		require.Equal(t, oldKey, ev.Member)
+	case <-time.After(wait):
+		t.Fatal("b never fenced")
+	}
+	select {
+	case <-ready:
+	case <-time.After(wait):
+		t.Fatal("b never became ready again")
+	}
+	require.NotEqual(t, oldKey, b.c.Self().Key(), "rejoined as a new incarnation")
+	for i := range 30 {
+		_, err := cluster.Request[*Total](ctx, b.c, cluster.NewIdentity("counter", fmt.Sprint(i)), &Get{})
+		require.NoError(t, err)
+	}
+	obs.assertNoOverlap(t)
+}
+
+func contextCancelled() (context.Context, context.CancelFunc) {
+	return context.WithCancel(context.Background())
+}
+
+// joinGate is a provider whose Join fails once closed: a member behind it
+// that loses its membership cannot come back, as a crashed process cannot.
+type joinGate struct {
+	cluster.Provider
+	closed atomic.Bool
+}
+
+func (g *joinGate) Join(ctx context.Context, self cluster.Member) (cluster.Membership, error) {
+	if g.closed.Load() {
+		return nil, errors.New("test: member crashed")
+	}
+	return g.Provider.Join(ctx, self)
+}
+
+func (g *joinGate) LeaseTiming() cluster.LeaseTiming {
+	return g.Provider.(cluster.LeaseTimer).LeaseTiming()
+}
