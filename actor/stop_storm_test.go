@@ -67,22 +67,27 @@ func TestStopUnderSendStorm(t *testing.T) {
 		require.NoError(t, sys.Shutdown(ctx))
 	})
 	pid := sys.Root().Spawn(actor.PropsFromFunc(func(actor.Context) {}))
+	h0 := heapInUse()
 	started, stopStorm := storm(sys, pid, senders)
 	defer stopStorm()
 	<-started
 
-	h0 := heapInUse()
 	dl0 := sys.DeadLetters()
 	t0 := time.Now()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	_, err = sys.Root().StopFuture(pid).ResultContext(ctx)
 	latency := time.Since(t0)
+	drained := sys.DeadLetters() - dl0
+	h1 := heapInUse()
+	growth := int64(h1) - int64(h0)
+	t.Logf("senders=%d stop latency=%v dead letters during the stop=%d heap in use before the storm %.1f MiB, after the stop %.1f MiB (growth %+.1f MiB)",
+		senders, latency, drained, float64(h0)/(1<<20), float64(h1)/(1<<20), float64(growth)/(1<<20))
 	require.NoError(t, err, "the stop finishes while the senders keep sending")
+	require.Less(t, growth, int64(64<<20), "nothing is kept once the stop has finished")
 
-	// The storm goes on; what arrives now is neither queued nor kept.
+	// The storm goes on; a send now becomes a dead letter inside the send.
 	dl := sys.DeadLetters()
-	drained := dl - dl0
 	events := testkit.NewEventProbe(t, sys, testkit.OfType[*actor.DeadLetterEvent]())
 	f := sys.Root().RequestFuture(pid, "ping", 0)
 	select {
@@ -93,12 +98,6 @@ func TestStopUnderSendStorm(t *testing.T) {
 	require.ErrorIs(t, f.Wait(), actor.ErrDeadLetter)
 	require.Greater(t, sys.DeadLetters(), dl, "sender-side dead letters are counted")
 	testkit.FishForEvent(events, func(e *actor.DeadLetterEvent) bool { return e.Message == "ping" }, 0)
-
-	h1 := heapInUse()
-	growth := int64(h1) - int64(h0)
-	t.Logf("senders=%d stop latency=%v dead letters during the stop=%d heap in use %.1f MiB -> %.1f MiB (growth %+.1f MiB)",
-		senders, latency, drained, float64(h0)/(1<<20), float64(h1)/(1<<20), float64(growth)/(1<<20))
-	require.Less(t, growth, int64(64<<20), "the heap stays flat during the stop")
 }
 
 // Shutdown under a send storm ends within its context.
@@ -125,4 +124,22 @@ func TestShutdownUnderSendStorm(t *testing.T) {
 		_, ok := sys.Lookup(pid.ID)
 		require.False(t, ok, "stopped and unregistered")
 	}
+}
+
+// BenchmarkSendToStopped is the cost of a send that becomes a dead letter on
+// the sender's side, from several goroutines at once: what each sender of a
+// send storm pays once its target has stopped.
+func BenchmarkSendToStopped(b *testing.B) {
+	sys, err := actor.NewSystem(actor.SystemConfig{})
+	require.NoError(b, err)
+	defer func() { require.NoError(b, sys.Shutdown(context.Background())) }()
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(actor.Context) {}))
+	require.NoError(b, sys.Root().StopFuture(pid).Wait())
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			sys.Root().Send(pid, stormMsg)
+		}
+	})
 }
