@@ -3,8 +3,6 @@ package actor
 import (
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/time/rate"
 )
 
 // DeadLetterEvent is published on the EventStream for every message that
@@ -18,18 +16,40 @@ type DeadLetterEvent struct {
 }
 
 // deadLetters is the process of PIDs that resolve to nothing.
+//
+// Senders of a storm to a stopped actor all come through here at once, so
+// the log throttle takes no lock: next is read by every dead letter and
+// written once per interval, and the number suppressed is derived from
+// count rather than kept in a second contended counter.
 type deadLetters struct {
-	sys        *System
-	count      atomic.Uint64
-	suppressed atomic.Uint64
-	limiter    *rate.Limiter
+	sys    *System
+	count  atomic.Uint64
+	start  time.Time     // monotonic origin of next
+	every  time.Duration // log at most once per every
+	next   atomic.Int64  // offset from start at which the next record may be logged
+	logged atomic.Uint64 // count at the last record
 }
 
 func newDeadLetters(s *System, every time.Duration) *deadLetters {
 	if every <= 0 {
 		every = time.Second
 	}
-	return &deadLetters{sys: s, limiter: rate.NewLimiter(rate.Every(every), 1)}
+	return &deadLetters{sys: s, start: time.Now(), every: every}
+}
+
+// logTurn reports whether the dead letter numbered n (its count) is logged,
+// and how many were not logged since the last record.
+func (d *deadLetters) logTurn(n uint64) (bool, uint64) {
+	now := int64(time.Since(d.start))
+	next := d.next.Load()
+	if now < next || !d.next.CompareAndSwap(next, now+int64(d.every)) {
+		return false, 0
+	}
+	prev := d.logged.Swap(n)
+	if n <= prev {
+		return true, 0
+	}
+	return true, n - prev - 1
 }
 
 func (d *deadLetters) SendUser(pid *PID, msg any, sender *PID) {
@@ -50,7 +70,7 @@ func (d *deadLetters) StopProcess(*PID) {}
 // passes it on to a future), so the request fails fast.
 func (s *System) deadLetter(pid *PID, msg any, sender *PID, reason error) {
 	d := s.deadLetters
-	d.count.Add(1)
+	n := d.count.Add(1)
 	s.metrics.deadLetter()
 	if sender != nil {
 		if f, ok := sender.cached().(*Future); ok {
@@ -68,10 +88,8 @@ func (s *System) deadLetter(pid *PID, msg any, sender *PID, reason error) {
 	if s.events.Len() > 0 {
 		s.events.Publish(&DeadLetterEvent{PID: pid, Message: msg, Sender: sender, Reason: reason})
 	}
-	if d.limiter.Allow() {
-		s.logger.Info("dead letter", "pid", pid.String(), "type", typeName(msg), "reason", reason, "suppressed", d.suppressed.Swap(0))
-	} else {
-		d.suppressed.Add(1)
+	if ok, suppressed := d.logTurn(n); ok {
+		s.logger.Info("dead letter", "pid", pid.String(), "type", typeName(msg), "reason", reason, "suppressed", suppressed)
 	}
 }
 

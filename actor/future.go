@@ -21,8 +21,9 @@ type Future struct {
 	result any
 	err    error
 	cancel func() bool
-	mu     sync.Mutex
+	mu     sync.Mutex // guards pipes, cancel and set
 	pipes  []*PID
+	set    bool // result and err are written: PipeTo may read them
 	reg    bool
 	ref    procRef
 	pidv   PID
@@ -85,7 +86,10 @@ func (f *Future) ResultContext(ctx context.Context) (any, error) {
 // completes, or at once if it has.
 func (f *Future) PipeTo(pids ...*PID) {
 	f.mu.Lock()
-	if f.state.Load() == 0 {
+	// Not state: it turns non-zero before the result is written; set is
+	// written under mu after it, so a PipeTo that finds it false leaves the
+	// pids to complete.
+	if !f.set {
 		f.pipes = append(f.pipes, pids...)
 		f.mu.Unlock()
 		return
@@ -113,6 +117,7 @@ func (f *Future) complete(v any, err error) {
 	}
 	f.result, f.err = v, err
 	f.mu.Lock()
+	f.set = true
 	pipes := f.pipes
 	f.pipes = nil
 	cancel := f.cancel

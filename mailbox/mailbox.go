@@ -11,7 +11,7 @@ const (
 	statusIdle      uint32 = iota // no work, not in any ready queue
 	statusScheduled               // handed to the dispatcher, or running
 	statusClosed                  // the owner stopped; posts go to the sink
-	statusDraining                // someone is moving posts to the sink
+	statusDraining                // someone is moving queued posts to the sink
 	statusDeferred                // waits for a resume timer; system posts wake it
 )
 
@@ -58,7 +58,13 @@ func (m *Mailbox[T]) Attach(d scheduler.Dispatcher, r scheduler.Runnable) {
 
 // PostUser enqueues a user message; w is the worker the caller runs on, or
 // nil. It returns ErrFull when a bounded queue with the Reject policy is full.
+// On a closed mailbox it hands v to the sink on the caller's goroutine
+// instead, before it returns.
 func (m *Mailbox[T]) PostUser(w *scheduler.Worker, v T) error {
+	if m.Closed() {
+		m.runnable.(Sink[T]).Sink(v)
+		return nil
+	}
 	if m.custom == nil {
 		m.user.Push(v)
 	} else {
@@ -75,8 +81,13 @@ func (m *Mailbox[T]) PostUser(w *scheduler.Worker, v T) error {
 }
 
 // PostSystem enqueues a system message; it is delivered even while the
-// mailbox is suspended.
+// mailbox is suspended. On a closed mailbox it hands v to the sink on the
+// caller's goroutine instead, before it returns.
 func (m *Mailbox[T]) PostSystem(w *scheduler.Worker, v T) {
+	if m.Closed() {
+		m.runnable.(Sink[T]).Sink(v)
+		return
+	}
 	m.sys.Push(v)
 	m.afterPost(w, true)
 }
@@ -173,23 +184,34 @@ func (m *Mailbox[T]) pending(sm Mark[T], um RingMark[T]) bool {
 	return m.user.PublishedAfter(um)
 }
 
-// Sink takes the messages of a closed mailbox (dead letters). It may be
-// called on any poster's goroutine, one call at a time.
+// Sink takes the messages of a closed mailbox (dead letters). It is called
+// on the goroutine of whoever drains the mailbox or posts to it after Close,
+// possibly by several goroutines at once, and must not block.
 type Sink[T any] interface{ Sink(v T) }
 
-// Close ends the mailbox: everything queued, and everything posted from now
-// on, goes to the sink (dead letters) instead. Consumer only; call it once, from
-// the final invocation. After Close the mailbox is never scheduled again.
+// Close ends the mailbox: everything queued goes to the sink (dead letters),
+// and everything posted from now on goes to the sink on the poster's side.
+// Consumer only; call it once, from the final invocation. After Close the
+// mailbox is never scheduled again.
+//
+// The drain is bounded by what was queued when Close began plus at most one
+// post per goroutine that was posting at that moment: a post that finds the
+// mailbox closed is never queued, so senders that keep posting cannot keep
+// the drain going.
 //
 // The sink is the attached runnable, which must implement Sink[T]: the
 // mailbox keeps no field for it.
 func (m *Mailbox[T]) Close() {
 	m.suspended.Store(false)
+	m.status.Store(statusDraining)
 	m.drain()
 }
 
 // drain moves every queued message to the sink; the caller holds the
-// consumer role (scheduled or draining status).
+// draining status. A post that read the status before Close stored it may
+// still be queued after the loop emptied the queues; the re-check after the
+// status is back at closed hands it to its poster (afterPost) or takes it
+// here.
 func (m *Mailbox[T]) drain() {
 	sink := m.runnable.(Sink[T])
 	for {
