@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -126,8 +127,8 @@ func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 
 // writeBatch encodes first and whatever else is queued (up to batchTarget
 // bytes) into one frame and writes it. An envelope that cannot be encoded
-// (its serializer fails, or it exceeds the maximum frame size) is handed to
-// Undelivered alone. On a write error the batch is reported Undelivered
+// (its serializer fails or panics, or it exceeds the maximum frame size) is
+// handed to Undelivered alone. On a write error the batch is reported Undelivered
 // with ErrConnectionLost (it may or may not have arrived). It returns the
 // next envelope if it did not fit.
 func (ep *endpoint) writeBatch(c *conn, enc *envelopeEncoder, first *outItem) (*outItem, error) {
@@ -140,6 +141,9 @@ func (ep *endpoint) writeBatch(c *conn, enc *envelopeEncoder, first *outItem) (*
 	for has {
 		w, err := ep.encode(&cur)
 		if err != nil {
+			if errors.Is(err, ErrCodecPanic) {
+				n.log.Warn("remote: serializer panicked, envelope dropped", "peer", c.peerRef().String(), "type", cur.typeName(), "err", err)
+			}
 			n.undelivered(Undelivered{Peer: c.peerRef(), Envelope: cur.envelope(n), TypeName: cur.typeName(), Err: err})
 			refused++
 		} else {
