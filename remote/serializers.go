@@ -69,6 +69,38 @@ type typeCodec struct {
 	name      string
 	marshal   func(dst []byte, v any) ([]byte, error)
 	unmarshal func([]byte) (any, error)
+	size      func(v any) int // the exact encoded size, when cheap to know (nil: unknown)
+	lastSize  atomic.Int64    // the last encoded size, for codecs without size
+}
+
+// itemOverhead is what a queued envelope counts for in an outbound queue's
+// byte bound beyond its payload: the queue slot and the envelope's fields.
+const itemOverhead = 64
+
+// estimate is the size an outbound queue accounts for v before it is
+// encoded: the exact encoded size when the codec knows it cheaply
+// (protobuf), else the last encoded size of the type, plus itemOverhead.
+// It runs on the sender's goroutine and allocates nothing. A panicking size
+// function counts as unknown (the writer's encode reports the panic).
+func (c *typeCodec) estimate(v any) (n int64) {
+	n = c.lastSize.Load() + itemOverhead
+	if c.size != nil {
+		defer func() {
+			if recover() != nil {
+				n = c.lastSize.Load() + itemOverhead
+			}
+		}()
+		n = int64(c.size(v)) + itemOverhead
+	}
+	return n
+}
+
+// encoded records the size of a payload the writer has just encoded, for
+// estimate.
+func (c *typeCodec) encoded(size int) {
+	if c.size == nil && c.lastSize.Load() != int64(size) {
+		c.lastSize.Store(int64(size))
+	}
 }
 
 // NewSerializers returns a registry that knows only the system messages.
@@ -129,6 +161,7 @@ func (s *Serializers) RegisterProto(msgs ...proto.Message) error {
 			marshal: func(dst []byte, v any) ([]byte, error) {
 				return proto.MarshalOptions{}.MarshalAppend(dst, v.(proto.Message))
 			},
+			size: func(v any) int { return proto.Size(v.(proto.Message)) },
 			unmarshal: func(b []byte) (any, error) {
 				v := newMsg()
 				// Merge into the new message: the same result as Unmarshal

@@ -137,6 +137,7 @@ func (ep *endpoint) writeBatch(c *conn, enc *envelopeEncoder, first *outItem) (*
 	frame := appendFrameHeader(ep.frame[:0], kindEnvelopes, 0)
 	batch := ep.batch[:0]
 	refused := 0
+	var size int64 // of the items released below
 	cur, has := *first, true
 	for has {
 		w, err := ep.encode(&cur)
@@ -153,6 +154,7 @@ func (ep *endpoint) writeBatch(c *conn, enc *envelopeEncoder, first *outItem) (*
 			frame = enc.append(frame, &w)
 			batch = append(batch, cur)
 		}
+		size += cur.size
 		cur, has = ep.q.pop()
 	}
 	var next *outItem
@@ -172,7 +174,7 @@ func (ep *endpoint) writeBatch(c *conn, enc *envelopeEncoder, first *outItem) (*
 			}
 		}
 	}
-	ep.q.release(len(batch) + refused)
+	ep.q.release(len(batch)+refused, size)
 	clear(batch) // drop message references
 	if cap(frame) > 2*batchTarget {
 		frame = nil // a rare huge envelope: do not keep its buffer for ever
@@ -189,6 +191,9 @@ func (ep *endpoint) encode(it *outItem) (wireEnvelope, error) {
 	}
 	p, err := it.codec.encode(ep.payload[:0], it.msg)
 	ep.payload = p[:0]
+	if err == nil {
+		it.codec.encoded(len(p))
+	}
 	n := ep.n
 	w := wireEnvelope{target: n.wireRef(it.target), sender: n.wireRef(it.sender), serializer: it.codec.ser, typeName: it.codec.name, payload: p}
 	if err != nil {
