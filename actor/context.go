@@ -124,7 +124,7 @@ func rawSend(ctx Context, target *PID, msg any, sender *PID) {
 }
 
 func (c *cell) RequestFuture(pid *PID, msg any, timeout time.Duration) *Future {
-	f := c.sys.newFuture(timeout)
+	f := c.sys.newFuture(pid, timeout)
 	c.send(pid, msg, f.pid)
 	return f
 }

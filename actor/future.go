@@ -27,10 +27,11 @@ type Future struct {
 	reg    bool
 	ref    procRef
 	pidv   PID
+	target *PID // the request's target (nil: not a request); see FailRequestsTo
 }
 
-func (s *System) newFuture(timeout time.Duration) *Future {
-	f := &Future{sys: s, done: make(chan struct{})}
+func (s *System) newFuture(target *PID, timeout time.Duration) *Future {
+	f := &Future{sys: s, done: make(chan struct{}), target: target}
 	id := "future$" + strconv.FormatUint(s.futureSeq.Add(1), 36)
 	f.pidv.Address, f.pidv.ID = s.Address(), id
 	f.pid = &f.pidv
@@ -149,6 +150,30 @@ func (f *Future) SendSystem(_ *PID, m SystemMessage) {
 
 // StopProcess implements Process: the future fails with ErrFutureStopped.
 func (f *Future) StopProcess(_ *PID) { f.complete(nil, ErrFutureStopped) }
+
+// FailRequestsTo fails every pending request future whose request went to
+// a process at address, with an error that wraps ErrDeadLetter and reason,
+// and returns how many it failed. It is for the remote extension, which
+// calls it when the node at address is declared gone, so that requests
+// waiting for an answer from it fail at once instead of at their deadline.
+// Only futures made by RequestFuture (and Request) are affected, and only
+// while futures are registered (SetRemoteHandler). It scans the registry;
+// safe for concurrent use.
+func (s *System) FailRequestsTo(address string, reason error) int {
+	if address == "" || address == LocalAddress || address == s.Address() {
+		return 0
+	}
+	var hit []*Future
+	s.registry.each(func(p Process) {
+		if f, ok := p.(*Future); ok && f.target != nil && f.target.Address == address && f.state.Load() == 0 {
+			hit = append(hit, f)
+		}
+	})
+	for _, f := range hit {
+		f.complete(nil, fmt.Errorf("%w: request to %s: %w", ErrDeadLetter, f.target, reason))
+	}
+	return len(hit)
+}
 
 // Requester is anything that can make a request: the root context and actor contexts.
 type Requester interface {

@@ -22,7 +22,7 @@ func (r *RootContext) SendWithSender(pid *PID, msg any, sender *PID) {
 // RequestFuture delivers msg to pid with a future as the sender; the future
 // fails with ErrTimeout after timeout (never, when timeout ≤ 0).
 func (r *RootContext) RequestFuture(pid *PID, msg any, timeout time.Duration) *Future {
-	f := r.sys.newFuture(timeout)
+	f := r.sys.newFuture(pid, timeout)
 	r.sys.send(nil, pid, msg, f.pid)
 	return f
 }
@@ -53,7 +53,7 @@ func (r *RootContext) Poison(pid *PID) { r.sys.send(nil, pid, &PoisonPill{}, nil
 
 // StopFuture stops pid and returns a future completed when it has stopped.
 func (r *RootContext) StopFuture(pid *PID) *Future {
-	f := r.sys.newFuture(0)
+	f := r.sys.newFuture(nil, 0)
 	r.sys.sendSystem(nil, pid, &Watch{Watcher: f.pid})
 	r.Stop(pid)
 	return f
@@ -61,7 +61,7 @@ func (r *RootContext) StopFuture(pid *PID) *Future {
 
 // PoisonFuture poisons pid and returns a future completed when it has stopped.
 func (r *RootContext) PoisonFuture(pid *PID) *Future {
-	f := r.sys.newFuture(0)
+	f := r.sys.newFuture(nil, 0)
 	r.sys.sendSystem(nil, pid, &Watch{Watcher: f.pid})
 	r.Poison(pid)
 	return f

@@ -57,9 +57,16 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	HeartbeatTimeout  time.Duration
 
-	// OutboundQueueSize bounds the envelopes queued per peer; beyond it
-	// Send hands envelopes to the Undelivered hook with ErrQueueFull.
-	OutboundQueueSize int
+	// OutboundQueueSize bounds the envelopes queued per peer, and
+	// OutboundQueueBytes their size in bytes (at least MaxFrameSize). Send
+	// refuses an envelope that would exceed either bound: it goes to the
+	// Undelivered hook with ErrQueueFull, Stats.QueueFull counts it, and an
+	// EventQueueFull reports the queue becoming full. Envelopes are queued
+	// before they are encoded, so their size is an estimate made by Send:
+	// the exact encoded size of a protobuf message, the last encoded size
+	// of its type for other codecs, plus a fixed per-envelope overhead.
+	OutboundQueueSize  int
+	OutboundQueueBytes int64
 	// ReconnectBackoffMin and ReconnectBackoffMax bound the exponential
 	// backoff between connection attempts (with jitter).
 	ReconnectBackoffMin time.Duration
@@ -93,6 +100,7 @@ func DefaultConfig() Config {
 		HeartbeatInterval:   time.Second,
 		HeartbeatTimeout:    10 * time.Second,
 		OutboundQueueSize:   8192,
+		OutboundQueueBytes:  16 << 20,
 		ReconnectBackoffMin: 100 * time.Millisecond,
 		ReconnectBackoffMax: 5 * time.Second,
 		GiveUpAfter:         30 * time.Second,
@@ -150,6 +158,9 @@ func (c Config) Validate() error {
 	}
 	if c.OutboundQueueSize < 1 {
 		bad("OutboundQueueSize must be at least 1, got %d", c.OutboundQueueSize)
+	}
+	if c.OutboundQueueBytes < int64(c.MaxFrameSize) {
+		bad("OutboundQueueBytes %d below MaxFrameSize %d", c.OutboundQueueBytes, c.MaxFrameSize)
 	}
 	for k, p := range c.Kinds {
 		if k == "" || len(k) > maxSysStringLen || p == nil {

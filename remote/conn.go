@@ -126,7 +126,7 @@ func (n *Node) deliver(from Peer, dec *envelopeDecoder, w *wireEnvelope) {
 	c, err := dec.codec(n.ser, w)
 	var msg any
 	if err == nil {
-		msg, err = c.unmarshal(w.payload)
+		msg, err = c.decode(w.payload)
 	}
 	if err != nil {
 		n.log.Warn("remote: refusing inbound envelope", "peer", from.String(), "serializer", w.serializer.String(), "type", w.typeName, "err", err)

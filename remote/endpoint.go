@@ -48,7 +48,7 @@ type endpoint struct {
 func newEndpoint(n *Node, addr string) *endpoint {
 	return &endpoint{
 		n: n, addr: addr,
-		q:    newOutQueue(n.cfg.OutboundQueueSize),
+		q:    newOutQueue(n.cfg.OutboundQueueSize, n.cfg.OutboundQueueBytes),
 		wake: make(chan struct{}, 1),
 		stop: make(chan struct{}),
 	}
@@ -86,10 +86,24 @@ func (ep *endpoint) enqueue(it outItem) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, ErrQueueFull):
-		return fmt.Errorf("%w: %d envelopes queued for %q", ErrQueueFull, ep.q.limit, ep.addr)
+		return ep.queueFull(it)
 	default:
 		return err
 	}
+}
+
+// queueFull counts a refusal for a full queue, reports the start of a
+// full episode, and returns the error.
+func (ep *endpoint) queueFull(it outItem) error {
+	n := ep.n
+	n.stats.queueFull.Add(1)
+	err := fmt.Errorf("%w: %d envelopes, ~%d bytes queued for %q (limits %d, %d bytes; this one ~%d bytes)",
+		ErrQueueFull, ep.q.pending(), ep.q.bytesPending(), ep.addr, ep.q.limit, ep.q.limitBytes, it.size)
+	if ep.q.markFull() {
+		n.log.Info("remote: outbound queue full, refusing envelopes", "peer", ep.addr, "err", err)
+		n.emit(Event{Kind: EventQueueFull, Peer: Peer{Address: ep.addr, NodeID: ep.peerID()}, Err: err})
+	}
+	return err
 }
 
 // admit applies the tie-break to a handshake that passed every other check.
@@ -233,7 +247,7 @@ func (ep *endpoint) exit(carry *outItem, nodeClosing bool) {
 	ep.q.close()
 	if carry != nil {
 		n.undelivered(Undelivered{Peer: peer, Envelope: carry.envelope(n), TypeName: carry.typeName(), Err: reason})
-		ep.q.release(1)
+		ep.q.release(1, carry.size)
 	}
 	ep.q.drain(func(it outItem) {
 		n.undelivered(Undelivered{Peer: peer, Envelope: it.envelope(n), TypeName: it.typeName(), Err: reason})

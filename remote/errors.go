@@ -69,6 +69,10 @@ var (
 	// ErrMisaddressed: an envelope arrived for a process of another address
 	// than this node's.
 	ErrMisaddressed = errors.New("remote: envelope for another address")
+	// ErrCodecPanic: a serializer's code (a user type's MarshalJSON or
+	// UnmarshalJSON, a protobuf method) panicked on a message. That
+	// envelope alone is refused; the error carries the panic value.
+	ErrCodecPanic = errors.New("remote: codec panicked")
 )
 
 // RejectCode says why a handshake was refused; it travels in a reject frame.

@@ -11,8 +11,10 @@ import (
 // Config.GiveUpAfter (Reason wraps ErrPeerUnreachable), said goodbye
 // (ErrPeerShutdown), was replaced by a new incarnation at its address
 // (ErrPeerRestarted) or was blocked (ErrBlocked). By then every local watcher
-// of its processes has been sent Terminated{Why: AddressTerminated}, and
-// pending remote spawns on it have failed.
+// of its processes has been sent Terminated{Why: AddressTerminated}, pending
+// remote spawns on it have failed, and every pending request to a process
+// at its address has failed with an error wrapping actor.ErrDeadLetter and
+// Reason.
 type EndpointTerminated struct {
 	Address string
 	NodeID  string // the gone incarnation, when known
@@ -72,8 +74,9 @@ func (r *Remote) peerTerminated(p Peer, reason error) {
 		}
 	}
 	failed := r.spawns.failAddress(p.Address, reason)
+	requests := r.sys.FailRequestsTo(p.Address, reason)
 	r.log.Info("remote: endpoint terminated", "peer", p.String(), "reason", reason,
-		"watchers_notified", len(out), "remote_watchers_dropped", len(in), "spawns_failed", failed)
+		"watchers_notified", len(out), "remote_watchers_dropped", len(in), "spawns_failed", failed, "requests_failed", requests)
 	r.sys.EventStream().Publish(&EndpointTerminated{Address: p.Address, NodeID: p.NodeID, Reason: reason})
 }
 

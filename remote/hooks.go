@@ -53,6 +53,12 @@ const (
 	// goodbye, restart, blocked); Err is ErrPeerUnreachable,
 	// ErrPeerShutdown, ErrPeerRestarted or ErrBlocked.
 	EventPeerTerminated
+	// EventQueueFull: a peer's outbound queue became full (OutboundQueueSize
+	// or OutboundQueueBytes) and Send refused an envelope with
+	// ErrQueueFull. It is reported once per episode: again only after the
+	// queue drained below half of both bounds. Every refused envelope goes
+	// to Undelivered and is counted in Stats.QueueFull.
+	EventQueueFull
 )
 
 func (k EventKind) String() string {
@@ -71,6 +77,8 @@ func (k EventKind) String() string {
 		return "dial-failed"
 	case EventPeerTerminated:
 		return "peer-terminated"
+	case EventQueueFull:
+		return "queue-full"
 	}
 	return fmt.Sprintf("event(%d)", uint8(k))
 }

@@ -78,6 +78,7 @@ type nodeStats struct {
 	undelivered                      atomic.Uint64
 	handshakesRefused                atomic.Uint64
 	protocolErrors                   atomic.Uint64
+	queueFull                        atomic.Uint64
 	connections                      atomic.Int64
 }
 
@@ -90,6 +91,8 @@ type Stats struct {
 	Undelivered       uint64 // envelopes handed to the Undelivered hook, both ways
 	HandshakesRefused uint64 // handshakes that failed or were refused, both ways
 	ProtocolErrors    uint64 // established connections closed for bad frames
+	QueueFull         uint64 // envelopes Send refused because their peer's queue was full
+	QueuedBytes       int64  // estimated bytes of the envelopes queued for all peers now
 	Connections       int64  // established connections now open
 }
 
@@ -175,8 +178,20 @@ func (n *Node) Stats() Stats {
 		EnvelopesSent: n.stats.envelopesSent.Load(), EnvelopesReceived: n.stats.envelopesReceived.Load(),
 		FramesSent: n.stats.framesSent.Load(), FramesReceived: n.stats.framesReceived.Load(),
 		Undelivered: n.stats.undelivered.Load(), HandshakesRefused: n.stats.handshakesRefused.Load(),
-		ProtocolErrors: n.stats.protocolErrors.Load(), Connections: n.stats.connections.Load(),
+		ProtocolErrors: n.stats.protocolErrors.Load(), QueueFull: n.stats.queueFull.Load(),
+		QueuedBytes: n.queuedBytes(), Connections: n.stats.connections.Load(),
 	}
+}
+
+// queuedBytes sums the estimated bytes queued for every peer.
+func (n *Node) queuedBytes() int64 {
+	var b int64
+	if m := n.epSnap.Load(); m != nil {
+		for _, ep := range *m {
+			b += ep.q.bytesPending()
+		}
+	}
+	return b
 }
 
 // Send queues env for the node at address, connecting lazily. It never
@@ -200,7 +215,7 @@ func (n *Node) send(address string, target, sender *actor.PID, msg any) error {
 	if err != nil {
 		return n.sendFailed(address, target, sender, msg, err)
 	}
-	item := outItem{target: target, sender: sender, msg: msg, codec: codec}
+	item := outItem{target: target, sender: sender, msg: msg, codec: codec, size: codec.estimate(msg)}
 	if err := item.check(n.cfg.MaxFrameSize); err != nil {
 		return n.sendFailed(address, target, sender, msg, err)
 	}

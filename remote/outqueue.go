@@ -9,12 +9,15 @@ import (
 )
 
 // outItem is one envelope waiting for its endpoint's writer: the message
-// (encoded by the writer, with codec) and its target and sender (nil: none).
-// It is five words, so that a deep queue stays small in the cache.
+// (encoded by the writer, with codec), its target and sender (nil: none),
+// and the bytes it counts for in the queue's byte bound (see
+// typeCodec.estimate). It is six words, so that a deep queue stays small in
+// the cache.
 type outItem struct {
 	target, sender *actor.PID
 	msg            any
 	codec          *typeCodec
+	size           int64
 }
 
 // envelope is the Envelope of it, as the Undelivered hook reports it.
@@ -27,9 +30,16 @@ func (it *outItem) typeName() string { return it.codec.name }
 // outQueue is an endpoint's bounded outbound queue: many senders, one
 // consumer (the endpoint's goroutine).
 //
-// Senders do not lock: a send is one atomic add (the bound), the lock-free
+// It is bounded twice: by count (limit items) and by bytes (limitBytes,
+// the sum of the items' size estimates). The items are not encoded yet, so
+// the byte bound counts estimates (typeCodec.estimate); what is encoded is
+// the writer's one frame, bounded by batchTarget or, for a single envelope,
+// MaxFrameSize. An item alone in an empty queue is taken whatever its
+// estimate, so a message that fits a frame is never refused by an idle peer.
+//
+// Senders do not lock: a send is two atomic adds (the bounds), the lock-free
 // push of mailbox.RingMPSC, and one atomic load (is the consumer parked?).
-// The count covers every item from its push until the consumer released it
+// The counts cover every item from its push until the consumer released it
 // (written, or handed to Undelivered), so an item the consumer holds while
 // it waits for a connection still counts. A closed queue refuses new items;
 // the consumer then drains what it holds.
@@ -39,22 +49,25 @@ func (it *outItem) typeName() string { return it.codec.name }
 // waiting. One of the two sees the other (sequentially consistent atomics),
 // so an item is never left behind a parked consumer.
 type outQueue struct {
-	ring    mailbox.RingMPSC[outItem]
-	count   atomic.Int64 // items pushed and not released; closedCount once closed
-	waiting atomic.Bool  // the consumer is parked (or about to) on ready
-	limit   int64
-	ready   chan struct{} // capacity 1: something was pushed while waiting
+	ring       mailbox.RingMPSC[outItem]
+	count      atomic.Int64 // items pushed and not released; closedCount once closed
+	bytes      atomic.Int64 // size estimates of the items counted
+	waiting    atomic.Bool  // the consumer is parked (or about to) on ready
+	full       atomic.Bool  // a refusal was reported and the queue has not drained below half since
+	limit      int64
+	limitBytes int64
+	ready      chan struct{} // capacity 1: something was pushed while waiting
 }
 
 // closedCount marks a closed queue in count.
 const closedCount = int64(1) << 62
 
-func newOutQueue(limit int) *outQueue {
-	return &outQueue{limit: int64(limit), ready: make(chan struct{}, 1)}
+func newOutQueue(limit int, limitBytes int64) *outQueue {
+	return &outQueue{limit: int64(limit), limitBytes: limitBytes, ready: make(chan struct{}, 1)}
 }
 
 // push adds it: errEndpointGone once closed, ErrQueueFull when limit items
-// are pending.
+// are pending or it.size more bytes would exceed limitBytes.
 func (q *outQueue) push(it outItem) error {
 	c := q.count.Add(1)
 	if c >= closedCount {
@@ -62,6 +75,11 @@ func (q *outQueue) push(it outItem) error {
 		return errEndpointGone
 	}
 	if c > q.limit {
+		q.count.Add(-1)
+		return ErrQueueFull
+	}
+	if b := q.bytes.Add(it.size); b > q.limitBytes && b != it.size {
+		q.bytes.Add(-it.size)
 		q.count.Add(-1)
 		return ErrQueueFull
 	}
@@ -79,13 +97,27 @@ func (q *outQueue) push(it outItem) error {
 // release. Consumer only.
 func (q *outQueue) pop() (outItem, bool) { return q.ring.Pop() }
 
-// release uncounts n popped items that were written or handed over.
-// Consumer only.
-func (q *outQueue) release(n int) {
+// release uncounts n popped items of size bytes in all that were written or
+// handed over, and ends a full episode once the queue is below half of both
+// bounds. Consumer only.
+func (q *outQueue) release(n int, size int64) {
 	if n > 0 {
-		q.count.Add(-int64(n))
+		q.bytes.Add(-size)
+		c := q.count.Add(-int64(n))
+		if q.full.Load() && c&^closedCount < q.limit/2 && q.bytes.Load() < q.limitBytes/2 {
+			q.full.Store(false)
+		}
 	}
 }
+
+// markFull records a refusal and reports whether it starts a full episode
+// (the first refusal since the queue was last below half of its bounds).
+func (q *outQueue) markFull() bool {
+	return !q.full.Load() && q.full.CompareAndSwap(false, true)
+}
+
+// bytesPending reports the size estimates of the items pending.
+func (q *outQueue) bytesPending() int64 { return q.bytes.Load() }
 
 // pending reports the items pushed (or being pushed) and not released,
 // including any the consumer holds.
@@ -132,6 +164,6 @@ func (q *outQueue) drain(fn func(outItem)) {
 			continue
 		}
 		fn(it)
-		q.release(1)
+		q.release(1, it.size)
 	}
 }

@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -126,8 +127,8 @@ func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 
 // writeBatch encodes first and whatever else is queued (up to batchTarget
 // bytes) into one frame and writes it. An envelope that cannot be encoded
-// (its serializer fails, or it exceeds the maximum frame size) is handed to
-// Undelivered alone. On a write error the batch is reported Undelivered
+// (its serializer fails or panics, or it exceeds the maximum frame size) is
+// handed to Undelivered alone. On a write error the batch is reported Undelivered
 // with ErrConnectionLost (it may or may not have arrived). It returns the
 // next envelope if it did not fit.
 func (ep *endpoint) writeBatch(c *conn, enc *envelopeEncoder, first *outItem) (*outItem, error) {
@@ -136,10 +137,14 @@ func (ep *endpoint) writeBatch(c *conn, enc *envelopeEncoder, first *outItem) (*
 	frame := appendFrameHeader(ep.frame[:0], kindEnvelopes, 0)
 	batch := ep.batch[:0]
 	refused := 0
+	var size int64 // of the items released below
 	cur, has := *first, true
 	for has {
 		w, err := ep.encode(&cur)
 		if err != nil {
+			if errors.Is(err, ErrCodecPanic) {
+				n.log.Warn("remote: serializer panicked, envelope dropped", "peer", c.peerRef().String(), "type", cur.typeName(), "err", err)
+			}
 			n.undelivered(Undelivered{Peer: c.peerRef(), Envelope: cur.envelope(n), TypeName: cur.typeName(), Err: err})
 			refused++
 		} else {
@@ -149,6 +154,7 @@ func (ep *endpoint) writeBatch(c *conn, enc *envelopeEncoder, first *outItem) (*
 			frame = enc.append(frame, &w)
 			batch = append(batch, cur)
 		}
+		size += cur.size
 		cur, has = ep.q.pop()
 	}
 	var next *outItem
@@ -168,7 +174,7 @@ func (ep *endpoint) writeBatch(c *conn, enc *envelopeEncoder, first *outItem) (*
 			}
 		}
 	}
-	ep.q.release(len(batch) + refused)
+	ep.q.release(len(batch)+refused, size)
 	clear(batch) // drop message references
 	if cap(frame) > 2*batchTarget {
 		frame = nil // a rare huge envelope: do not keep its buffer for ever
@@ -185,6 +191,9 @@ func (ep *endpoint) encode(it *outItem) (wireEnvelope, error) {
 	}
 	p, err := it.codec.encode(ep.payload[:0], it.msg)
 	ep.payload = p[:0]
+	if err == nil {
+		it.codec.encoded(len(p))
+	}
 	n := ep.n
 	w := wireEnvelope{target: n.wireRef(it.target), sender: n.wireRef(it.sender), serializer: it.codec.ser, typeName: it.codec.name, payload: p}
 	if err != nil {

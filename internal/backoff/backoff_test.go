@@ -1,6 +1,7 @@
 package backoff_test
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -21,5 +22,25 @@ func TestJitteredBounds(t *testing.T) {
 			require.GreaterOrEqual(t, d, step/2, "attempt %d", attempt)
 			require.LessOrEqual(t, d, step, "attempt %d", attempt)
 		}
+	}
+}
+
+func TestJitteredFromSeedReplays(t *testing.T) {
+	lo, hi := 10*time.Millisecond, 10*time.Second
+	run := func(seed uint64) []time.Duration {
+		r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		var out []time.Duration
+		for attempt := 1; attempt <= 12; attempt++ {
+			out = append(out, backoff.JitteredFrom(r, attempt, lo, hi))
+		}
+		return out
+	}
+	a, b := run(42), run(42)
+	require.Equal(t, a, b, "one seed, one sequence of waits")
+	require.NotEqual(t, a, run(43), "another seed, other waits")
+	for i, d := range a {
+		step := min(lo<<i, hi)
+		require.GreaterOrEqual(t, d, step/2)
+		require.LessOrEqual(t, d, step)
 	}
 }
