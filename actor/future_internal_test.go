@@ -16,8 +16,8 @@ func TestFuturePipeToRacesCompletion(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, sys.Shutdown(context.Background())) })
 	for i := 0; i < 2000; i++ {
-		f := sys.newFuture(0)
-		target := sys.newFuture(0)
+		f := sys.newFuture(nil, 0)
+		target := sys.newFuture(nil, 0)
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		wg.Go(func() { <-start; f.complete("answer", nil) })
