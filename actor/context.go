@@ -14,7 +14,9 @@ type Context interface {
 	// Message is the message being handled; Sender its sender, or nil.
 	Message() any
 	Sender() *PID
-	// Children returns this actor's live children.
+	// Children returns this actor's live children, in spawn order. A child
+	// leaves the list before its watchers get Terminated, so one whose stop
+	// was reported (StopFuture completed) is never listed.
 	Children() []*PID
 	// System returns the actor system.
 	System() *System

@@ -280,6 +280,14 @@ func (c *cell) finalize() {
 	c.pending = nil
 	c.sys.registry.remove(c.self.ID)
 	c.mb.Close()
+	// Out of the parent's list before anyone hears of the stop: a watcher
+	// (StopFuture, Watch) that lists the parent's children must not find
+	// the child it was told has stopped.
+	tellParent := false
+	if c.parent != nil {
+		p := c.parent.local.Load()
+		tellParent = p == nil || p.childStopped(c)
+	}
 	var term *TerminatedSystem // shared by every recipient: read-only
 	if x := c.x; x != nil {
 		if len(x.watchers) > 0 {
@@ -296,13 +304,11 @@ func (c *cell) finalize() {
 		}
 		c.x = nil
 	}
-	if c.parent != nil {
-		if p := c.parent.local.Load(); p == nil || p.childStopped(c) {
-			if term == nil {
-				term = &TerminatedSystem{Terminated{Who: c.self, Why: TerminatedStopped}}
-			}
-			c.sys.sendSystem(c.worker, c.parent, term)
+	if tellParent {
+		if term == nil {
+			term = &TerminatedSystem{Terminated{Who: c.self, Why: TerminatedStopped}}
 		}
+		c.sys.sendSystem(c.worker, c.parent, term)
 	}
 	c.sys.metrics.stopped(c)
 	if onStopped != nil {
