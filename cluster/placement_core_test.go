@@ -56,7 +56,7 @@ func ownerKey(t Topology, id Identity) string {
 }
 
 // findID returns the first identity "kind/id-N" that satisfies pred.
-func findID(t *testing.T, kind string, pred func(Identity) bool) Identity {
+func findID(t testing.TB, kind string, pred func(Identity) bool) Identity {
 	t.Helper()
 	for i := range 100000 {
 		if id := NewIdentity(kind, fmt.Sprintf("id-%d", i)); pred(id) {
@@ -80,7 +80,7 @@ func ownedBy(t *testing.T, kind string, m Member, ts ...Topology) Identity {
 }
 
 // moving returns an identity of kind owned by from in a and by to in b.
-func moving(t *testing.T, kind string, a, b Topology, from, to Member) Identity {
+func moving(t testing.TB, kind string, a, b Topology, from, to Member) Identity {
 	return findID(t, kind, func(id Identity) bool { return ownerKey(a, id) == from.Key() && ownerKey(b, id) == to.Key() })
 }
 
