@@ -9,7 +9,7 @@ export PATH := $(BIN):$(PATH)
 # duration runs out while a worker is mid-call (golang/go#75804, fixed in Go
 # 1.27); a count has no deadline to race. 150000x is about 10 s per target
 # here. `make fuzz FUZZTIME=60s` still works for a longer local run.
-FUZZ_TARGETS := ./cluster:FuzzParseIdentity ./cluster/consul:FuzzDecodeRecord ./remote:FuzzDecodeFrame ./remote:FuzzHandshake ./remote:FuzzSystemMessage
+FUZZ_TARGETS := ./cluster:FuzzParseIdentity ./cluster:FuzzClusterWire ./cluster/consul:FuzzDecodeRecord ./remote:FuzzDecodeFrame ./remote:FuzzHandshake ./remote:FuzzSystemMessage
 # What `make test` needs installed first.
 TEST_DEPS := consul
 

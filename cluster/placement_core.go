@@ -206,14 +206,22 @@ func (c *placementCore) rebuild() {
 }
 
 // moveAway marks stopping every active activation whose owner is no longer
-// this member.
+// this member and returns them. An activation that is already stopping for
+// another reason (passivation, shutdown) is not returned, as its grain is
+// already being stopped, but it becomes a handover too: it still runs until
+// it terminates, so it holds the view acknowledgement (canAck) like the
+// others. A fenced core acknowledges nothing, so fence stops stay as they are.
 func (c *placementCore) moveAway(now time.Time) []*activation {
 	var moved []*activation
 	for _, a := range c.acts {
-		if a.state != actActive {
+		if a.state == actStopping && (a.reason == stopHandover || a.reason == stopFence) {
 			continue
 		}
 		if o, err := c.ring.Owner(a.id); err == nil && o.Key() == c.selfKey {
+			continue
+		}
+		if a.state == actStopping {
+			c.beginStop(a, stopHandover, now)
 			continue
 		}
 		c.beginStop(a, stopHandover, now)
