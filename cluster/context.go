@@ -125,7 +125,7 @@ func (c *Cluster) request(ctx context.Context, id Identity, msg any) (any, error
 		pid, err := c.resolve(ctx, id)
 		if err == nil {
 			fut := c.root.RequestFuture(pid, msg, c.attemptTimeout(ctx, c.cfg.AttemptTimeout))
-			res, ferr := fut.Result()
+			res, ferr := fut.ResultContext(ctx)
 			if ferr == nil {
 				c.metrics.requested(id.Kind, c.now().Sub(start))
 				return res, nil
@@ -256,7 +256,7 @@ func (c *Cluster) activateRemote(ctx context.Context, id Identity) (*actor.PID, 
 	req := &clusterpb.ActivationRequest{Kind: id.Kind, Id: id.ID, Epoch: v.topo.Epoch, TopologyHash: v.topo.Hash,
 		Requester: c.Self().Key()}
 	fut := c.root.RequestFuture(actor.NewPID(owner.Address, placementName), req, c.attemptTimeout(ctx, c.cfg.ActivationTimeout))
-	res, err := fut.Result()
+	res, err := fut.ResultContext(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("activation request to %s: %w", owner.Key(), err)
 	}

@@ -185,6 +185,9 @@ func (p *placementActor) sendAck(ctx actor.Context) {
 
 func (p *placementActor) tick(ctx actor.Context, now time.Time) {
 	if p.shutdown != nil {
+		for _, a := range p.core.overdue(now) {
+			p.stopGrain(ctx, a, true)
+		}
 		return
 	}
 	p.core.setLease(p.m.Lease())
@@ -202,6 +205,9 @@ func (p *placementActor) tick(ctx actor.Context, now time.Time) {
 		p.c.metrics.fenced()
 		p.c.sys.EventStream().Publish(&Fenced{Member: p.core.selfKey, Stopped: len(stop), Err: p.m.Lease().Err, At: now})
 		p.c.log.Warn("cluster: fenced: membership lease not valid past the stop budget", "member", p.core.selfKey, "grains", len(stop))
+	}
+	for _, a := range p.core.overdue(now) {
+		p.stopGrain(ctx, a, true)
 	}
 	if p.core.fenced {
 		p.endFencedMembership()

@@ -93,6 +93,7 @@ type activation struct {
 	started  time.Time
 	last     time.Time   // last time seen active by a tick
 	touched  atomic.Bool // set by the grain on every message
+	forced   bool        // stopped forcibly after its stop deadline
 	// startedOK is set by the grain once its Started handler returned.
 	startedOK atomic.Bool
 }
@@ -274,7 +275,10 @@ func (c *placementCore) pending(key string, now time.Time) bool {
 	if key == c.selfKey {
 		return false
 	}
-	if c.acked[key] >= c.barrier {
+	// A blocked member cannot be heard any more and may still run what it
+	// owned: only its release or its absence for W clears it, never an
+	// acknowledgement it sent before the block.
+	if _, blocked := c.blocked[key]; !blocked && c.acked[key] >= c.barrier {
 		return false
 	}
 	if _, ok := c.released[key]; ok {
@@ -487,6 +491,20 @@ func (c *placementCore) beginShutdown(now time.Time) []*activation {
 	for _, a := range c.acts {
 		c.beginStop(a, stopShutdown, now)
 		out = append(out, a)
+	}
+	return out
+}
+
+// overdue returns the stopping activations past their stop deadline that
+// were not stopped forcibly yet, and marks them: the actor stops them at
+// once (the stop budget S is enforced).
+func (c *placementCore) overdue(now time.Time) []*activation {
+	var out []*activation
+	for _, a := range c.acts {
+		if a.state == actStopping && !a.forced && a.pid != nil && now.After(a.deadline) {
+			a.forced = true
+			out = append(out, a)
+		}
 	}
 	return out
 }
