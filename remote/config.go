@@ -56,6 +56,11 @@ type Config struct {
 	// closed. HeartbeatTimeout must exceed HeartbeatInterval.
 	HeartbeatInterval time.Duration
 	HeartbeatTimeout  time.Duration
+	// MaxPendingHandshakes bounds the accepted connections whose handshake
+	// (TLS and hello exchange) has not completed; a connection accepted
+	// beyond it is closed at once, before anything is read or allocated
+	// for it (EventHandshakeRefused, ErrHandshake). At least 1.
+	MaxPendingHandshakes int
 
 	// OutboundQueueSize bounds the envelopes queued per peer; beyond it
 	// Send hands envelopes to the Undelivered hook with ErrQueueFull.
@@ -84,18 +89,19 @@ type Config struct {
 // DefaultConfig returns a Config for a node on loopback with a free port.
 func DefaultConfig() Config {
 	return Config{
-		ListenAddress:       "127.0.0.1:0",
-		SystemName:          "fraktor",
-		MaxFrameSize:        4 << 20,
-		DialTimeout:         5 * time.Second,
-		HandshakeTimeout:    5 * time.Second,
-		WriteTimeout:        10 * time.Second,
-		HeartbeatInterval:   time.Second,
-		HeartbeatTimeout:    10 * time.Second,
-		OutboundQueueSize:   8192,
-		ReconnectBackoffMin: 100 * time.Millisecond,
-		ReconnectBackoffMax: 5 * time.Second,
-		GiveUpAfter:         30 * time.Second,
+		ListenAddress:        "127.0.0.1:0",
+		SystemName:           "fraktor",
+		MaxFrameSize:         4 << 20,
+		DialTimeout:          5 * time.Second,
+		HandshakeTimeout:     5 * time.Second,
+		WriteTimeout:         10 * time.Second,
+		HeartbeatInterval:    time.Second,
+		HeartbeatTimeout:     10 * time.Second,
+		MaxPendingHandshakes: 256,
+		OutboundQueueSize:    8192,
+		ReconnectBackoffMin:  100 * time.Millisecond,
+		ReconnectBackoffMax:  5 * time.Second,
+		GiveUpAfter:          30 * time.Second,
 	}
 }
 
@@ -147,6 +153,9 @@ func (c Config) Validate() error {
 	}
 	if c.ReconnectBackoffMax < c.ReconnectBackoffMin {
 		bad("ReconnectBackoffMax %v below ReconnectBackoffMin %v", c.ReconnectBackoffMax, c.ReconnectBackoffMin)
+	}
+	if c.MaxPendingHandshakes < 1 {
+		bad("MaxPendingHandshakes must be at least 1, got %d", c.MaxPendingHandshakes)
 	}
 	if c.OutboundQueueSize < 1 {
 		bad("OutboundQueueSize must be at least 1, got %d", c.OutboundQueueSize)

@@ -32,6 +32,7 @@ func TestConfigValidate(t *testing.T) {
 		{"heartbeat timeout not above interval", func(c *Config) { c.HeartbeatTimeout = c.HeartbeatInterval }},
 		{"backoff max below min", func(c *Config) { c.ReconnectBackoffMax = time.Millisecond }},
 		{"queue", func(c *Config) { c.OutboundQueueSize = 0 }},
+		{"pending handshakes", func(c *Config) { c.MaxPendingHandshakes = 0 }},
 		{"nil kind props", func(c *Config) { c.Kinds = map[string]*actor.Props{"a": nil} }},
 		{"empty kind", func(c *Config) { c.Kinds = map[string]*actor.Props{"": actor.PropsFromFunc(func(actor.Context) {})} }},
 	}

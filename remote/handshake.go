@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,12 @@ const (
 	maxSystemNameLen = 255
 	maxNodeIDLen     = 255
 	maxReasonLen     = 512
+
+	// maxHandshakeFrame is the frame limit until the handshake completed:
+	// the largest hello or welcome (a version and three strings at their
+	// limits, each with a two-byte length), which is also above the
+	// largest reject (a code and a 512-byte reason) and the empty ack.
+	maxHandshakeFrame = binary.MaxVarintLen64 + (2 + maxSystemNameLen) + (2 + maxNodeIDLen) + (2 + maxAddressLen)
 )
 
 func (h *hello) append(dst []byte) []byte {

@@ -36,7 +36,7 @@ func (ep *endpoint) dial(ctx context.Context) (*conn, error) {
 		return nil, ErrStopped
 	}
 	_ = raw.SetDeadline(time.Now().Add(n.cfg.HandshakeTimeout))
-	fr := newFrameReader(raw, n.cfg.MaxFrameSize)
+	fr := newHandshakeReader(raw)
 	hs := n.localHandshake(func(peer hello) error { return ep.admit(peer, false) })
 	peer, err := hs.dial(fr, raw, ep.addr)
 	if err != nil {
@@ -45,6 +45,7 @@ func (ep *endpoint) dial(ctx context.Context) (*conn, error) {
 		return nil, err
 	}
 	_ = raw.SetDeadline(time.Time{})
+	fr.establish(n.cfg.MaxFrameSize)
 	c := newConn(raw, fr, peer, false)
 	if !ep.install(c) {
 		return nil, c.err
