@@ -31,13 +31,14 @@ type endpoint struct {
 	stop   chan struct{}      // closed by terminate
 	cancel context.CancelFunc // cancels run's ctx (an in-flight dial)
 
-	mu             sync.Mutex
-	conn           *conn  // current established connection
-	peer           string // node ID of the current or last incarnation
-	dialing        bool
-	inboundPending int   // inbound handshakes admitted, not completed
-	everConnected  bool  // after a loss, reconnect even with an empty queue
-	termErr        error // set once by terminate or exit
+	mu              sync.Mutex
+	conn            *conn  // current established connection
+	peer            string // node ID of the current or last incarnation
+	dialing         bool
+	dialOverPending bool  // this dial waited out the pending inbound handshakes: they do not refuse it
+	inboundPending  int   // inbound handshakes admitted, not completed
+	everConnected   bool  // after a loss, reconnect even with an empty queue
+	termErr         error // set once by terminate or exit
 
 	frame   []byte    // writer scratch, owned by run
 	payload []byte    // the payload being encoded, owned by run
@@ -108,7 +109,7 @@ func (ep *endpoint) admit(peer hello, inbound bool) error {
 		ep.inboundPending++
 		return nil
 	}
-	if same || ep.inboundPending > 0 {
+	if same || (ep.inboundPending > 0 && !ep.dialOverPending) {
 		return fmt.Errorf("%w: an inbound connection from %s is already in use", ErrDuplicateConnection, peer.NodeID)
 	}
 	return nil
@@ -275,25 +276,37 @@ func (ep *endpoint) run(ctx context.Context) {
 			ep.mu.Lock()
 			pending, reconnect := ep.inboundPending > 0, ep.everConnected
 			ep.mu.Unlock()
-			if !finalTry && (pending || (ep.q.pending() == 0 && !reconnect)) {
-				var ready <-chan struct{} // while a handshake is pending, wait for it alone
-				if !pending {
-					if !ep.q.park() {
-						continue // something was queued meanwhile
-					}
-					ready = ep.q.ready
+			if !finalTry && ep.q.pending() == 0 && !reconnect {
+				// Nothing to send and no connection to restore.
+				if !ep.q.park() {
+					continue // something was queued meanwhile
 				}
 				select {
-				case <-ready:
+				case <-ep.q.ready:
 				case <-ep.wake:
 				case <-ep.stop:
 				case <-n.stopping:
 				}
 				continue
 			}
-			if !downSince.IsZero() && time.Since(downSince) >= n.cfg.GiveUpAfter {
+			// A connection is wanted: the give-up clock runs from now until
+			// one is established, whatever the reason it is not.
+			if downSince.IsZero() {
+				downSince = time.Now()
+			}
+			if time.Since(downSince) >= n.cfg.GiveUpAfter {
 				ep.terminate(fmt.Errorf("%w: %q unreachable for %v", ErrPeerUnreachable, ep.addr, time.Since(downSince).Round(time.Millisecond)))
 				continue
+			}
+			// An inbound handshake that claims this peer may bring the
+			// connection: wait for it rather than dial across it, but only
+			// for HandshakeTimeout since the connection was first wanted, so
+			// that handshakes which never complete cannot hold dialing off.
+			if pending && !finalTry {
+				if left := n.cfg.HandshakeTimeout - time.Since(downSince); left > 0 {
+					ep.waitPending(left)
+					continue
+				}
 			}
 			if failures > 0 && !ep.waitBackoff(failures) {
 				continue // woken: re-evaluate
@@ -304,9 +317,6 @@ func (ep *endpoint) run(ctx context.Context) {
 					continue // an inbound connection won meanwhile
 				}
 				failures++
-				if downSince.IsZero() {
-					downSince = time.Now()
-				}
 				continue
 			}
 		}
@@ -327,6 +337,19 @@ func (ep *endpoint) connected(c *conn, carry *outItem) *outItem {
 		ep.terminate(c.err)
 	}
 	return carry
+}
+
+// waitPending waits up to d for a pending inbound handshake to end (it
+// signals wake) or for stop or close.
+func (ep *endpoint) waitPending(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ep.wake:
+	case <-ep.stop:
+	case <-ep.n.stopping:
+	}
 }
 
 // waitBackoff waits before a reconnection attempt; it returns false when

@@ -12,15 +12,17 @@ import (
 func (ep *endpoint) dial(ctx context.Context) (*conn, error) {
 	n := ep.n
 	ep.mu.Lock()
-	if ep.conn != nil || ep.inboundPending > 0 || ep.termErr != nil {
+	if ep.conn != nil || ep.termErr != nil {
 		ep.mu.Unlock()
-		return nil, fmt.Errorf("%w: not dialing %q, a connection exists or is pending", ErrDuplicateConnection, ep.addr)
+		return nil, fmt.Errorf("%w: not dialing %q, a connection exists", ErrDuplicateConnection, ep.addr)
 	}
-	ep.dialing = true
+	// run dials while inbound handshakes are pending only once it waited
+	// HandshakeTimeout for them (or the Node is closing).
+	ep.dialing, ep.dialOverPending = true, ep.inboundPending > 0
 	ep.mu.Unlock()
 	defer func() {
 		ep.mu.Lock()
-		ep.dialing = false
+		ep.dialing, ep.dialOverPending = false, false
 		ep.mu.Unlock()
 	}()
 
