@@ -2,6 +2,7 @@ package remote
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -40,6 +41,15 @@ type Config struct {
 	// TLS); ServerName defaults to the dialed host. Both or neither.
 	ServerTLS *tls.Config
 	ClientTLS *tls.Config
+	// VerifyPeer, when set, decides whether a peer may be the node its
+	// hello claims (Peer.Address, Peer.NodeID); cert is the leaf
+	// certificate it presented, already verified by TLS, or nil (plain
+	// TCP, or no client certificate). It runs on both sides of every
+	// handshake, on the handshake's goroutine, after the version, system
+	// name and BlockList checks; an error (or a panic) refuses the peer
+	// with ErrIdentityMismatch. Nil means VerifyPeerCertificate for a peer
+	// with a certificate and no check without one.
+	VerifyPeer func(peer Peer, cert *x509.Certificate) error
 
 	// MaxFrameSize bounds a frame body in bytes, in [MinFrameSize,
 	// MaxFrameSize]; a larger announced frame closes the connection before

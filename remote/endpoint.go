@@ -21,8 +21,9 @@ var errEndpointGone = errors.New("remote: endpoint terminated")
 // Simultaneous dial tie-break: when both nodes open a connection to each
 // other at once, the one opened by the node with the lower node ID wins.
 // The lower node refuses the inbound connection while its own outbound one
-// is being dialed or is established; the higher node adopts the inbound one
-// and drops its own dial. Both sides apply the same rule, so they agree.
+// is being dialed; the higher node adopts the inbound one and drops its own
+// dial. Both sides apply the same rule, so they agree. Any inbound
+// handshake is refused while a connection is established (admit).
 type endpoint struct {
 	n      *Node
 	addr   string
@@ -93,22 +94,38 @@ func (ep *endpoint) enqueue(it outItem) error {
 	}
 }
 
-// admit applies the tie-break to a handshake that passed every other check.
+// admit applies the connection rules to a handshake that passed every
+// other check.
+//
+// An inbound claim never replaces an established connection: while the
+// endpoint has one, an inbound handshake for its address is refused and the
+// established connection is probed (it closes unless the peer shows a frame
+// within the probe timeout), so a peer that really lost it (or restarted)
+// gets in on a later attempt, and one that only claims its address does
+// not. The simultaneous-dial tie-break comes on top.
 func (ep *endpoint) admit(peer hello, inbound bool) error {
 	ep.mu.Lock()
-	defer ep.mu.Unlock()
 	if ep.termErr != nil {
+		ep.mu.Unlock()
 		return errEndpointGone
 	}
 	lower := ep.n.id < peer.NodeID
 	same := ep.conn != nil && ep.conn.peer.NodeID == peer.NodeID
 	if inbound {
-		if (same && !ep.conn.inbound && lower) || (ep.dialing && lower) {
+		if c := ep.conn; c != nil {
+			ep.mu.Unlock()
+			ep.n.probe(c)
+			return fmt.Errorf("%w: a connection to %q is established; it is being checked", ErrDuplicateConnection, ep.addr)
+		}
+		if ep.dialing && lower {
+			ep.mu.Unlock()
 			return fmt.Errorf("%w: node %s keeps its own outbound connection (lower node id)", ErrDuplicateConnection, ep.n.id)
 		}
 		ep.inboundPending++
+		ep.mu.Unlock()
 		return nil
 	}
+	defer ep.mu.Unlock()
 	if same || (ep.inboundPending > 0 && !ep.dialOverPending) {
 		return fmt.Errorf("%w: an inbound connection from %s is already in use", ErrDuplicateConnection, peer.NodeID)
 	}
@@ -135,10 +152,12 @@ func (ep *endpoint) cancelPending() {
 	}
 }
 
-// install makes c the endpoint's connection, replacing (and closing) the
-// previous one. It reports a peer restart when the node ID changed. It
-// returns false (and closes c) when the endpoint is gone or the peer is
-// blocked.
+// install makes c the endpoint's connection. An outbound c (this node
+// dialed the address and the node there confirmed it) replaces and closes a
+// previous connection; an inbound c is refused while one is established
+// (see admit). It reports a peer restart when the node ID changed. It
+// returns false (and closes c) when c is refused, the endpoint is gone or
+// the peer is blocked.
 func (ep *endpoint) install(c *conn) bool {
 	n := ep.n
 	ep.mu.Lock()
@@ -146,14 +165,23 @@ func (ep *endpoint) install(c *conn) bool {
 		ep.inboundPending--
 	}
 	var refuse error
+	var probe *conn
 	switch {
 	case ep.termErr != nil:
 		refuse = fmt.Errorf("%w: endpoint for %q terminated", ErrStopped, ep.addr)
 	case n.bl.IsBlocked(c.peer.NodeID, c.peer.Address):
 		refuse = fmt.Errorf("%w: node %s", ErrBlocked, c.peer.NodeID)
+	case c.inbound && ep.conn != nil:
+		// Established while this handshake ran: the claim does not
+		// replace it (see admit).
+		refuse = fmt.Errorf("%w: a connection to %q is established; it is being checked", ErrDuplicateConnection, ep.addr)
+		probe = ep.conn
 	}
 	if refuse != nil {
 		ep.mu.Unlock()
+		if probe != nil {
+			n.probe(probe)
+		}
 		ep.signal()
 		n.stats.connections.Add(1) // closeConn decrements
 		n.closeConn(c, refuse)

@@ -73,6 +73,9 @@ type handshake struct {
 	local hello
 	// blocked reports whether a node ID or address is on the BlockList.
 	blocked func(nodeID, address string) bool
+	// verify checks the hello against what the connection proves about
+	// the peer (its certificate); nil: nothing to check.
+	verify func(peer hello) error
 	// admit decides, after every other check passed, whether this
 	// connection may become the one for the peer (the simultaneous-dial
 	// tie-break). It may record a pending admission.
@@ -93,6 +96,11 @@ func (hs *handshake) check(peer hello, dialed string) error {
 		return fmt.Errorf("%w: node %s at %q", ErrBlocked, peer.NodeID, peer.Address)
 	case dialed != "" && peer.Address != dialed:
 		return fmt.Errorf("%w: dialed %q but the node there advertises %q", ErrIdentityMismatch, dialed, peer.Address)
+	}
+	if hs.verify != nil {
+		if err := hs.verify(peer); err != nil {
+			return err
+		}
 	}
 	if hs.admit != nil {
 		return hs.admit(peer)

@@ -360,11 +360,13 @@ func (n *Node) closeRaw(raw net.Conn) {
 	_ = raw.Close()
 }
 
-// localHandshake returns this node's handshake parameters with admit.
-func (n *Node) localHandshake(admit func(hello) error) *handshake {
+// localHandshake returns this node's handshake parameters on raw with
+// admit.
+func (n *Node) localHandshake(raw net.Conn, admit func(hello) error) *handshake {
 	return &handshake{
 		local:   hello{Version: ProtocolVersion, SystemName: n.cfg.SystemName, NodeID: n.id, Address: n.addr},
 		blocked: func(id, addr string) bool { return n.bl.IsBlocked(id, addr) },
+		verify:  n.identityCheck(raw),
 		admit:   admit,
 	}
 }
@@ -440,7 +442,7 @@ func (n *Node) serveInbound(ctx context.Context, raw net.Conn) {
 	}
 	fr := newHandshakeReader(raw)
 	var ep *endpoint
-	hs := n.localHandshake(func(peer hello) error {
+	hs := n.localHandshake(raw, func(peer hello) error {
 		for range 8 {
 			e, err := n.endpointFor(peer.Address)
 			if err != nil {

@@ -39,7 +39,7 @@ func (ep *endpoint) dial(ctx context.Context) (*conn, error) {
 	}
 	_ = raw.SetDeadline(time.Now().Add(n.cfg.HandshakeTimeout))
 	fr := newHandshakeReader(raw)
-	hs := n.localHandshake(func(peer hello) error { return ep.admit(peer, false) })
+	hs := n.localHandshake(raw, func(peer hello) error { return ep.admit(peer, false) })
 	peer, err := hs.dial(fr, raw, ep.addr)
 	if err != nil {
 		n.refused(Peer{Address: ep.addr, NodeID: peer.NodeID}, remoteAddrOf(raw), false, err)
@@ -89,6 +89,11 @@ func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 				}
 				select {
 				case <-ep.q.ready:
+				case <-c.probeReq:
+					seq++
+					if err := n.writeFrame(c, appendFrame(ep.frame[:0], kindPing, appendUvarint(nil, seq))); err != nil {
+						return nil, err
+					}
 				case s := <-c.pongReq:
 					if err := n.writeFrame(c, appendFrame(ep.frame[:0], kindPong, appendUvarint(nil, s))); err != nil {
 						return nil, err
