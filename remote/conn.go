@@ -40,6 +40,17 @@ func newConn(raw net.Conn, fr *frameReader, peer hello, inbound bool) *conn {
 	}
 }
 
+// isClosed reports whether c has been closed (its endpoint may still hold
+// it for a moment).
+func (c *conn) isClosed() bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+		return false
+	}
+}
+
 func (c *conn) peerRef() Peer { return Peer{Address: c.peer.Address, NodeID: c.peer.NodeID} }
 
 func remoteAddrOf(raw net.Conn) string {
@@ -103,7 +114,9 @@ func (n *Node) readLoop(c *conn) {
 		}
 		kind, body, err := c.fr.next()
 		if err == nil {
-			c.probeUntil.Store(0) // the peer is alive
+			if c.probeUntil.Load() != 0 {
+				c.probeUntil.Store(0) // the peer is alive
+			}
 			n.stats.framesReceived.Add(1)
 			switch kind {
 			case kindEnvelopes:

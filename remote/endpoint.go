@@ -112,7 +112,7 @@ func (ep *endpoint) admit(peer hello, inbound bool) error {
 	lower := ep.n.id < peer.NodeID
 	same := ep.conn != nil && ep.conn.peer.NodeID == peer.NodeID
 	if inbound {
-		if c := ep.conn; c != nil {
+		if c := ep.conn; c != nil && !c.isClosed() {
 			ep.mu.Unlock()
 			ep.n.probe(c)
 			return fmt.Errorf("%w: a connection to %q is established; it is being checked", ErrDuplicateConnection, ep.addr)
@@ -171,7 +171,7 @@ func (ep *endpoint) install(c *conn) bool {
 		refuse = fmt.Errorf("%w: endpoint for %q terminated", ErrStopped, ep.addr)
 	case n.bl.IsBlocked(c.peer.NodeID, c.peer.Address):
 		refuse = fmt.Errorf("%w: node %s", ErrBlocked, c.peer.NodeID)
-	case c.inbound && ep.conn != nil:
+	case c.inbound && ep.conn != nil && !ep.conn.isClosed():
 		// Established while this handshake ran: the claim does not
 		// replace it (see admit).
 		refuse = fmt.Errorf("%w: a connection to %q is established; it is being checked", ErrDuplicateConnection, ep.addr)

@@ -130,6 +130,14 @@ func TestRestartedPeerReplacesDeadConnection(t *testing.T) {
 
 	old := dialRaw(t, a.Address())
 	old.handshake(cfg.SystemName, oldID, addr) // then silent: it answers no ping
+	ra.waitUntil(t, "old connection installed", func(r *recorder) bool {
+		for _, e := range r.events {
+			if e.Kind == EventConnected && e.Peer.NodeID == oldID {
+				return true
+			}
+		}
+		return false
+	})
 
 	r := dialRaw(t, a.Address())
 	r.write(appendFrame(nil, kindHello, (&hello{Version: ProtocolVersion, SystemName: cfg.SystemName, NodeID: newID, Address: addr}).append(nil)))
