@@ -2,6 +2,7 @@ package remote
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -40,6 +41,15 @@ type Config struct {
 	// TLS); ServerName defaults to the dialed host. Both or neither.
 	ServerTLS *tls.Config
 	ClientTLS *tls.Config
+	// VerifyPeer, when set, decides whether a peer may be the node its
+	// hello claims (Peer.Address, Peer.NodeID); cert is the leaf
+	// certificate it presented, already verified by TLS, or nil (plain
+	// TCP, or no client certificate). It runs on both sides of every
+	// handshake, on the handshake's goroutine, after the version, system
+	// name and BlockList checks; an error (or a panic) refuses the peer
+	// with ErrIdentityMismatch. Nil means VerifyPeerCertificate for a peer
+	// with a certificate and no check without one.
+	VerifyPeer func(peer Peer, cert *x509.Certificate) error
 
 	// MaxFrameSize bounds a frame body in bytes, in [MinFrameSize,
 	// MaxFrameSize]; a larger announced frame closes the connection before
@@ -56,6 +66,11 @@ type Config struct {
 	// closed. HeartbeatTimeout must exceed HeartbeatInterval.
 	HeartbeatInterval time.Duration
 	HeartbeatTimeout  time.Duration
+	// MaxPendingHandshakes bounds the accepted connections whose handshake
+	// (TLS and hello exchange) has not completed; a connection accepted
+	// beyond it is closed at once, before anything is read or allocated
+	// for it (EventHandshakeRefused, ErrHandshake). At least 1.
+	MaxPendingHandshakes int
 
 	// OutboundQueueSize bounds the envelopes queued per peer, and
 	// OutboundQueueBytes their size in bytes (at least MaxFrameSize). Send
@@ -91,19 +106,20 @@ type Config struct {
 // DefaultConfig returns a Config for a node on loopback with a free port.
 func DefaultConfig() Config {
 	return Config{
-		ListenAddress:       "127.0.0.1:0",
-		SystemName:          "fraktor",
-		MaxFrameSize:        4 << 20,
-		DialTimeout:         5 * time.Second,
-		HandshakeTimeout:    5 * time.Second,
-		WriteTimeout:        10 * time.Second,
-		HeartbeatInterval:   time.Second,
-		HeartbeatTimeout:    10 * time.Second,
-		OutboundQueueSize:   8192,
-		OutboundQueueBytes:  16 << 20,
-		ReconnectBackoffMin: 100 * time.Millisecond,
-		ReconnectBackoffMax: 5 * time.Second,
-		GiveUpAfter:         30 * time.Second,
+		ListenAddress:        "127.0.0.1:0",
+		SystemName:           "fraktor",
+		MaxFrameSize:         4 << 20,
+		DialTimeout:          5 * time.Second,
+		HandshakeTimeout:     5 * time.Second,
+		WriteTimeout:         10 * time.Second,
+		HeartbeatInterval:    time.Second,
+		HeartbeatTimeout:     10 * time.Second,
+		MaxPendingHandshakes: 256,
+		OutboundQueueSize:    8192,
+		OutboundQueueBytes:   16 << 20,
+		ReconnectBackoffMin:  100 * time.Millisecond,
+		ReconnectBackoffMax:  5 * time.Second,
+		GiveUpAfter:          30 * time.Second,
 	}
 }
 
@@ -155,6 +171,9 @@ func (c Config) Validate() error {
 	}
 	if c.ReconnectBackoffMax < c.ReconnectBackoffMin {
 		bad("ReconnectBackoffMax %v below ReconnectBackoffMin %v", c.ReconnectBackoffMax, c.ReconnectBackoffMin)
+	}
+	if c.MaxPendingHandshakes < 1 {
+		bad("MaxPendingHandshakes must be at least 1, got %d", c.MaxPendingHandshakes)
 	}
 	if c.OutboundQueueSize < 1 {
 		bad("OutboundQueueSize must be at least 1, got %d", c.OutboundQueueSize)

@@ -33,6 +33,7 @@ func TestConfigValidate(t *testing.T) {
 		{"backoff max below min", func(c *Config) { c.ReconnectBackoffMax = time.Millisecond }},
 		{"queue", func(c *Config) { c.OutboundQueueSize = 0 }},
 		{"queue bytes below frame size", func(c *Config) { c.OutboundQueueBytes = int64(c.MaxFrameSize) - 1 }},
+		{"pending handshakes", func(c *Config) { c.MaxPendingHandshakes = 0 }},
 		{"nil kind props", func(c *Config) { c.Kinds = map[string]*actor.Props{"a": nil} }},
 		{"empty kind", func(c *Config) { c.Kinds = map[string]*actor.Props{"": actor.PropsFromFunc(func(actor.Context) {})} }},
 	}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,6 +22,12 @@ type conn struct {
 
 	pongReq chan uint64 // reader → writer: answer this ping (capacity 1)
 
+	// A liveness probe: probeReq asks the writer for a ping now (capacity
+	// 1); probeUntil (unix nanoseconds, 0 = none) is the read deadline by
+	// which some frame must arrive, cleared by the reader on every frame.
+	probeReq   chan struct{}
+	probeUntil atomic.Int64
+
 	closeOnce sync.Once
 	closed    chan struct{}
 	err       error // why it closed; written before closed is closed
@@ -29,7 +36,18 @@ type conn struct {
 func newConn(raw net.Conn, fr *frameReader, peer hello, inbound bool) *conn {
 	return &conn{
 		raw: raw, fr: fr, peer: peer, inbound: inbound, remoteAddr: remoteAddrOf(raw),
-		pongReq: make(chan uint64, 1), closed: make(chan struct{}),
+		pongReq: make(chan uint64, 1), probeReq: make(chan struct{}, 1), closed: make(chan struct{}),
+	}
+}
+
+// isClosed reports whether c has been closed (its endpoint may still hold
+// it for a moment).
+func (c *conn) isClosed() bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -54,6 +72,30 @@ func (n *Node) closeConn(c *conn, err error) {
 	})
 }
 
+// probe checks that c is alive because another connection claims its
+// peer: the writer sends a ping at once, and c closes unless some frame
+// arrives within probeTimeout. A probe already running is not restarted.
+// It does not block.
+func (n *Node) probe(c *conn) {
+	until := time.Now().Add(n.probeTimeout())
+	if !c.probeUntil.CompareAndSwap(0, until.UnixNano()) {
+		return
+	}
+	_ = c.raw.SetReadDeadline(until)
+	select {
+	case c.probeReq <- struct{}{}:
+	default:
+	}
+}
+
+// probeTimeout is how long a probed connection has to show a frame:
+// HandshakeTimeout, but at least two heartbeat intervals (an idle live peer
+// pings once per interval even if our ping waits behind a busy writer) and
+// at most HeartbeatTimeout.
+func (n *Node) probeTimeout() time.Duration {
+	return min(n.cfg.HeartbeatTimeout, max(n.cfg.HandshakeTimeout, 2*n.cfg.HeartbeatInterval))
+}
+
 // readLoop reads frames until the connection fails or is closed, delivering
 // envelopes in order. It runs on its own tracked goroutine.
 func (n *Node) readLoop(c *conn) {
@@ -65,8 +107,16 @@ func (n *Node) readLoop(c *conn) {
 	}
 	for {
 		_ = c.raw.SetReadDeadline(time.Now().Add(n.cfg.HeartbeatTimeout))
+		if until := c.probeUntil.Load(); until != 0 {
+			// A probe started: its deadline holds (probe stores it before
+			// setting it, so one of the two settings is the last).
+			_ = c.raw.SetReadDeadline(time.Unix(0, until))
+		}
 		kind, body, err := c.fr.next()
 		if err == nil {
+			if c.probeUntil.Load() != 0 {
+				c.probeUntil.Store(0) // the peer is alive
+			}
 			n.stats.framesReceived.Add(1)
 			switch kind {
 			case kindEnvelopes:
@@ -112,6 +162,8 @@ func (n *Node) readFailed(c *conn, err error) {
 		n.stats.protocolErrors.Add(1)
 		n.log.Warn("remote: protocol error, closing connection", "peer", c.peerRef().String(), "remote", c.remoteAddr, "err", err)
 		n.emit(Event{Kind: EventProtocolError, Peer: c.peerRef(), RemoteAddr: c.remoteAddr, Inbound: c.inbound, Err: err})
+	case errors.Is(err, os.ErrDeadlineExceeded) && c.probeUntil.Load() != 0:
+		err = fmt.Errorf("%w: no answer to a liveness probe within %v (another connection claimed this peer)", ErrConnectionLost, n.probeTimeout())
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		err = fmt.Errorf("%w: nothing received for %v (heartbeat timeout)", ErrConnectionLost, n.cfg.HeartbeatTimeout)
 	default:

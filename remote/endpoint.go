@@ -21,8 +21,9 @@ var errEndpointGone = errors.New("remote: endpoint terminated")
 // Simultaneous dial tie-break: when both nodes open a connection to each
 // other at once, the one opened by the node with the lower node ID wins.
 // The lower node refuses the inbound connection while its own outbound one
-// is being dialed or is established; the higher node adopts the inbound one
-// and drops its own dial. Both sides apply the same rule, so they agree.
+// is being dialed; the higher node adopts the inbound one and drops its own
+// dial. Both sides apply the same rule, so they agree. Any inbound
+// handshake is refused while a connection is established (admit).
 type endpoint struct {
 	n      *Node
 	addr   string
@@ -31,13 +32,14 @@ type endpoint struct {
 	stop   chan struct{}      // closed by terminate
 	cancel context.CancelFunc // cancels run's ctx (an in-flight dial)
 
-	mu             sync.Mutex
-	conn           *conn  // current established connection
-	peer           string // node ID of the current or last incarnation
-	dialing        bool
-	inboundPending int   // inbound handshakes admitted, not completed
-	everConnected  bool  // after a loss, reconnect even with an empty queue
-	termErr        error // set once by terminate or exit
+	mu              sync.Mutex
+	conn            *conn  // current established connection
+	peer            string // node ID of the current or last incarnation
+	dialing         bool
+	dialOverPending bool  // this dial waited out the pending inbound handshakes: they do not refuse it
+	inboundPending  int   // inbound handshakes admitted, not completed
+	everConnected   bool  // after a loss, reconnect even with an empty queue
+	termErr         error // set once by terminate or exit
 
 	frame   []byte    // writer scratch, owned by run
 	payload []byte    // the payload being encoded, owned by run
@@ -106,23 +108,39 @@ func (ep *endpoint) queueFull(it outItem) error {
 	return err
 }
 
-// admit applies the tie-break to a handshake that passed every other check.
+// admit applies the connection rules to a handshake that passed every
+// other check.
+//
+// An inbound claim never replaces an established connection: while the
+// endpoint has one, an inbound handshake for its address is refused and the
+// established connection is probed (it closes unless the peer shows a frame
+// within the probe timeout), so a peer that really lost it (or restarted)
+// gets in on a later attempt, and one that only claims its address does
+// not. The simultaneous-dial tie-break comes on top.
 func (ep *endpoint) admit(peer hello, inbound bool) error {
 	ep.mu.Lock()
-	defer ep.mu.Unlock()
 	if ep.termErr != nil {
+		ep.mu.Unlock()
 		return errEndpointGone
 	}
 	lower := ep.n.id < peer.NodeID
 	same := ep.conn != nil && ep.conn.peer.NodeID == peer.NodeID
 	if inbound {
-		if (same && !ep.conn.inbound && lower) || (ep.dialing && lower) {
+		if c := ep.conn; c != nil && !c.isClosed() {
+			ep.mu.Unlock()
+			ep.n.probe(c)
+			return fmt.Errorf("%w: a connection to %q is established; it is being checked", ErrDuplicateConnection, ep.addr)
+		}
+		if ep.dialing && lower {
+			ep.mu.Unlock()
 			return fmt.Errorf("%w: node %s keeps its own outbound connection (lower node id)", ErrDuplicateConnection, ep.n.id)
 		}
 		ep.inboundPending++
+		ep.mu.Unlock()
 		return nil
 	}
-	if same || ep.inboundPending > 0 {
+	defer ep.mu.Unlock()
+	if same || (ep.inboundPending > 0 && !ep.dialOverPending) {
 		return fmt.Errorf("%w: an inbound connection from %s is already in use", ErrDuplicateConnection, peer.NodeID)
 	}
 	return nil
@@ -148,10 +166,12 @@ func (ep *endpoint) cancelPending() {
 	}
 }
 
-// install makes c the endpoint's connection, replacing (and closing) the
-// previous one. It reports a peer restart when the node ID changed. It
-// returns false (and closes c) when the endpoint is gone or the peer is
-// blocked.
+// install makes c the endpoint's connection. An outbound c (this node
+// dialed the address and the node there confirmed it) replaces and closes a
+// previous connection; an inbound c is refused while one is established
+// (see admit). It reports a peer restart when the node ID changed. It
+// returns false (and closes c) when c is refused, the endpoint is gone or
+// the peer is blocked.
 func (ep *endpoint) install(c *conn) bool {
 	n := ep.n
 	ep.mu.Lock()
@@ -159,14 +179,23 @@ func (ep *endpoint) install(c *conn) bool {
 		ep.inboundPending--
 	}
 	var refuse error
+	var probe *conn
 	switch {
 	case ep.termErr != nil:
 		refuse = fmt.Errorf("%w: endpoint for %q terminated", ErrStopped, ep.addr)
 	case n.bl.IsBlocked(c.peer.NodeID, c.peer.Address):
 		refuse = fmt.Errorf("%w: node %s", ErrBlocked, c.peer.NodeID)
+	case c.inbound && ep.conn != nil && !ep.conn.isClosed():
+		// Established while this handshake ran: the claim does not
+		// replace it (see admit).
+		refuse = fmt.Errorf("%w: a connection to %q is established; it is being checked", ErrDuplicateConnection, ep.addr)
+		probe = ep.conn
 	}
 	if refuse != nil {
 		ep.mu.Unlock()
+		if probe != nil {
+			n.probe(probe)
+		}
 		ep.signal()
 		n.stats.connections.Add(1) // closeConn decrements
 		n.closeConn(c, refuse)
@@ -289,25 +318,37 @@ func (ep *endpoint) run(ctx context.Context) {
 			ep.mu.Lock()
 			pending, reconnect := ep.inboundPending > 0, ep.everConnected
 			ep.mu.Unlock()
-			if !finalTry && (pending || (ep.q.pending() == 0 && !reconnect)) {
-				var ready <-chan struct{} // while a handshake is pending, wait for it alone
-				if !pending {
-					if !ep.q.park() {
-						continue // something was queued meanwhile
-					}
-					ready = ep.q.ready
+			if !finalTry && ep.q.pending() == 0 && !reconnect {
+				// Nothing to send and no connection to restore.
+				if !ep.q.park() {
+					continue // something was queued meanwhile
 				}
 				select {
-				case <-ready:
+				case <-ep.q.ready:
 				case <-ep.wake:
 				case <-ep.stop:
 				case <-n.stopping:
 				}
 				continue
 			}
-			if !downSince.IsZero() && time.Since(downSince) >= n.cfg.GiveUpAfter {
+			// A connection is wanted: the give-up clock runs from now until
+			// one is established, whatever the reason it is not.
+			if downSince.IsZero() {
+				downSince = time.Now()
+			}
+			if time.Since(downSince) >= n.cfg.GiveUpAfter {
 				ep.terminate(fmt.Errorf("%w: %q unreachable for %v", ErrPeerUnreachable, ep.addr, time.Since(downSince).Round(time.Millisecond)))
 				continue
+			}
+			// An inbound handshake that claims this peer may bring the
+			// connection: wait for it rather than dial across it, but only
+			// for HandshakeTimeout since the connection was first wanted, so
+			// that handshakes which never complete cannot hold dialing off.
+			if pending && !finalTry {
+				if left := n.cfg.HandshakeTimeout - time.Since(downSince); left > 0 {
+					ep.waitPending(left)
+					continue
+				}
 			}
 			if failures > 0 && !ep.waitBackoff(failures) {
 				continue // woken: re-evaluate
@@ -318,9 +359,6 @@ func (ep *endpoint) run(ctx context.Context) {
 					continue // an inbound connection won meanwhile
 				}
 				failures++
-				if downSince.IsZero() {
-					downSince = time.Now()
-				}
 				continue
 			}
 		}
@@ -341,6 +379,19 @@ func (ep *endpoint) connected(c *conn, carry *outItem) *outItem {
 		ep.terminate(c.err)
 	}
 	return carry
+}
+
+// waitPending waits up to d for a pending inbound handshake to end (it
+// signals wake) or for stop or close.
+func (ep *endpoint) waitPending(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ep.wake:
+	case <-ep.stop:
+	case <-ep.n.stopping:
+	}
 }
 
 // waitBackoff waits before a reconnection attempt; it returns false when

@@ -22,8 +22,9 @@ var (
 	// ErrClusterMismatch: the peer belongs to another system/cluster name.
 	ErrClusterMismatch = errors.New("remote: system name mismatch")
 	// ErrIdentityMismatch: the node answering at an address is not the one
-	// that was dialed (its advertised address differs), or it claims our own
-	// node ID.
+	// that was dialed (its advertised address differs), it claims our own
+	// node ID or address, or its certificate (or Config.VerifyPeer) does not
+	// back the identity it claims.
 	ErrIdentityMismatch = errors.New("remote: node identity mismatch")
 	// ErrBlocked: the peer is on the BlockList.
 	ErrBlocked = errors.New("remote: node blocked")
@@ -31,7 +32,9 @@ var (
 	// Serializers, on either side.
 	ErrUnknownType = errors.New("remote: unknown message type")
 	// ErrDuplicateConnection: the peers already have (or are opening) a
-	// connection in the other direction that wins the tie-break.
+	// connection in the other direction that wins the tie-break, or a
+	// connection to the claimed address is established (it is probed, and
+	// replaced only once it fails the probe or closes).
 	ErrDuplicateConnection = errors.New("remote: duplicate connection")
 	// ErrHandshake: the handshake failed for a transport reason (timeout, TLS
 	// failure, connection closed).

@@ -100,8 +100,10 @@ func parseFrameHeader(h []byte, maxFrame int) (frameKind, int, error) {
 }
 
 // frameReader reads frames from a stream. It allocates a body buffer only
-// after the header's length passed the maximum-size check, and reuses it, so
-// it never holds more than maxFrame bytes. Not safe for concurrent use.
+// after the header's length passed the maximum-size check, grows it only as
+// the body's bytes arrive, and reuses it, so it never holds more than
+// maxFrame bytes, nor much more than the peer actually sent. Not safe for
+// concurrent use.
 type frameReader struct {
 	r   io.Reader
 	max int
@@ -109,11 +111,35 @@ type frameReader struct {
 	buf []byte
 }
 
+// readBufferSize is the read buffer of an established connection.
+const readBufferSize = 32 << 10
+
+// bodyChunk is the first step in which a body larger than the current
+// buffer is allocated; each further step doubles.
+const bodyChunk = 64 << 10
+
+// newFrameReader returns a buffered reader of frames of up to maxFrame
+// bytes, for an established stream.
 func newFrameReader(r io.Reader, maxFrame int) *frameReader {
 	if _, ok := r.(*bufio.Reader); !ok {
-		r = bufio.NewReaderSize(r, 32<<10)
+		r = bufio.NewReaderSize(r, readBufferSize)
 	}
 	return &frameReader{r: r, max: maxFrame}
+}
+
+// newHandshakeReader returns an unbuffered reader of handshake frames (at
+// most maxHandshakeFrame bytes each). Unbuffered, it reads exactly the
+// frames it returns, so nothing after the handshake is consumed early, and a
+// connection that has not completed its handshake holds no read buffer.
+func newHandshakeReader(r io.Reader) *frameReader {
+	return &frameReader{r: r, max: maxHandshakeFrame}
+}
+
+// establish switches a handshake reader to the established connection:
+// frames of up to maxFrame bytes, read through a buffer.
+func (fr *frameReader) establish(maxFrame int) {
+	fr.max = maxFrame
+	fr.r = bufio.NewReaderSize(fr.r, readBufferSize)
 }
 
 // next reads one frame. The body aliases an internal buffer that the next
@@ -127,17 +153,38 @@ func (fr *frameReader) next() (frameKind, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if cap(fr.buf) < n {
-		fr.buf = make([]byte, n)
-	}
-	body := fr.buf[:n]
-	if _, err := io.ReadFull(fr.r, body); err != nil {
+	body, err := fr.readBody(n)
+	if err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
 		return 0, nil, readErr(err, "body")
 	}
 	return kind, body, nil
+}
+
+// readBody reads a body of n bytes into the reused buffer. A body larger
+// than the buffer is read in steps that start at bodyChunk and double, each
+// allocated only when the previous one is full: an announced length costs
+// memory as its bytes arrive, not before.
+func (fr *frameReader) readBody(n int) ([]byte, error) {
+	if n <= cap(fr.buf) {
+		body := fr.buf[:n]
+		_, err := io.ReadFull(fr.r, body)
+		return body, err
+	}
+	body := fr.buf[:0]
+	for len(body) < n {
+		grown := make([]byte, min(n, max(2*cap(body), bodyChunk)))
+		copy(grown, body)
+		fr.buf = grown
+		got, err := io.ReadFull(fr.r, grown[len(body):])
+		body = grown[:len(body)+got]
+		if err != nil {
+			return nil, err
+		}
+	}
+	return body, nil
 }
 
 func readErr(err error, where string) error {

@@ -2,8 +2,10 @@ package remote
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -159,6 +161,14 @@ func FuzzHandshake(f *testing.F) {
 	wrong := peer
 	wrong.SystemName = "other"
 	f.Add(appendFrame(nil, kindWelcome, wrong.append(nil)), true)
+	// The largest hello that can be valid, one byte more, and a header
+	// announcing a large hello whose body never comes.
+	big := hello{Version: ProtocolVersion, SystemName: strings.Repeat("s", maxSystemNameLen),
+		NodeID: strings.Repeat("n", maxNodeIDLen), Address: strings.Repeat("a", maxAddressLen)}
+	bigBody := big.append(nil)
+	f.Add(appendFrame(nil, kindHello, bigBody), false)
+	f.Add(appendFrame(nil, kindWelcome, append(bigBody, 0)), true)
+	f.Add(appendFrameHeader(nil, kindHello, 4<<20), false)
 
 	f.Fuzz(func(t *testing.T, data []byte, dialer bool) {
 		hs := &handshake{
@@ -166,7 +176,7 @@ func FuzzHandshake(f *testing.F) {
 			blocked: func(id, addr string) bool { return id == "evil" || addr == "evil:1" },
 		}
 		rw := &fuzzRW{in: bytes.NewReader(data)}
-		fr := newFrameReader(rw.in, fuzzMaxFrame)
+		fr := newHandshakeReader(rw.in) // as the Node reads a handshake
 		var got hello
 		var err error
 		if dialer {
@@ -189,6 +199,17 @@ func FuzzHandshake(f *testing.F) {
 				errors.Is(err, ErrClusterMismatch) || errors.Is(err, ErrIdentityMismatch) || errors.Is(err, ErrBlocked)
 			if !typed {
 				t.Fatalf("untyped handshake error %v", err)
+			}
+		}
+		// Until the handshake completed, no frame beyond the largest
+		// possible hello is read or buffered, whatever was announced.
+		if cap(fr.buf) > maxHandshakeFrame {
+			t.Fatalf("handshake buffer of %d bytes, limit %d", cap(fr.buf), maxHandshakeFrame)
+		}
+		if h := frameHeaderSize; len(data) >= h && data[0] == magic0 && data[1] == magic1 && data[2] == ProtocolVersion &&
+			data[4] == 0 && binary.BigEndian.Uint32(data[5:h]) > maxHandshakeFrame && frameKind(data[3]) <= maxFrameKind && data[3] != 0 {
+			if !errors.Is(err, ErrFrameTooLarge) {
+				t.Fatalf("first frame announces %d bytes, handshake error %v", binary.BigEndian.Uint32(data[5:h]), err)
 			}
 		}
 		// What we wrote is well-formed frames of the kinds our role sends.

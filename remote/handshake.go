@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,12 @@ const (
 	maxSystemNameLen = 255
 	maxNodeIDLen     = 255
 	maxReasonLen     = 512
+
+	// maxHandshakeFrame is the frame limit until the handshake completed:
+	// the largest hello or welcome (a version and three strings at their
+	// limits, each with a two-byte length), which is also above the
+	// largest reject (a code and a 512-byte reason) and the empty ack.
+	maxHandshakeFrame = binary.MaxVarintLen64 + (2 + maxSystemNameLen) + (2 + maxNodeIDLen) + (2 + maxAddressLen)
 )
 
 func (h *hello) append(dst []byte) []byte {
@@ -66,6 +73,9 @@ type handshake struct {
 	local hello
 	// blocked reports whether a node ID or address is on the BlockList.
 	blocked func(nodeID, address string) bool
+	// verify checks the hello against what the connection proves about
+	// the peer (its certificate); nil: nothing to check.
+	verify func(peer hello) error
 	// admit decides, after every other check passed, whether this
 	// connection may become the one for the peer (the simultaneous-dial
 	// tie-break). It may record a pending admission.
@@ -86,6 +96,11 @@ func (hs *handshake) check(peer hello, dialed string) error {
 		return fmt.Errorf("%w: node %s at %q", ErrBlocked, peer.NodeID, peer.Address)
 	case dialed != "" && peer.Address != dialed:
 		return fmt.Errorf("%w: dialed %q but the node there advertises %q", ErrIdentityMismatch, dialed, peer.Address)
+	}
+	if hs.verify != nil {
+		if err := hs.verify(peer); err != nil {
+			return err
+		}
 	}
 	if hs.admit != nil {
 		return hs.admit(peer)

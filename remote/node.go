@@ -59,6 +59,11 @@ type Node struct {
 	stopping  chan struct{} // closed when Close begins
 	closed    chan struct{} // closed when Close has finished
 
+	// inboundHandshakes counts accepted connections whose handshake has
+	// not completed; the accept loop refuses more than
+	// Config.MaxPendingHandshakes.
+	inboundHandshakes atomic.Int64
+
 	wg    sync.WaitGroup
 	stats nodeStats
 }
@@ -370,11 +375,13 @@ func (n *Node) closeRaw(raw net.Conn) {
 	_ = raw.Close()
 }
 
-// localHandshake returns this node's handshake parameters with admit.
-func (n *Node) localHandshake(admit func(hello) error) *handshake {
+// localHandshake returns this node's handshake parameters on raw with
+// admit.
+func (n *Node) localHandshake(raw net.Conn, admit func(hello) error) *handshake {
 	return &handshake{
 		local:   hello{Version: ProtocolVersion, SystemName: n.cfg.SystemName, NodeID: n.id, Address: n.addr},
 		blocked: func(id, addr string) bool { return n.bl.IsBlocked(id, addr) },
+		verify:  n.identityCheck(raw),
 		admit:   admit,
 	}
 }
@@ -406,9 +413,22 @@ func (n *Node) acceptLoop(ctx context.Context) {
 			continue
 		}
 		backoff = 5 * time.Millisecond
+		if k := n.inboundHandshakes.Load(); k >= int64(n.cfg.MaxPendingHandshakes) {
+			// Refused before a goroutine or a buffer is spent on it. No
+			// reject frame: under TLS, writing one would start a TLS
+			// handshake.
+			remote := remoteAddrOf(raw)
+			_ = raw.Close()
+			n.stats.handshakesRefused.Add(1)
+			n.log.Debug("remote: connection refused at accept, too many pending handshakes", "remote", remote, "pending", k)
+			n.emit(Event{Kind: EventHandshakeRefused, RemoteAddr: remote, Inbound: true,
+				Err: fmt.Errorf("%w: %d inbound handshakes pending (Config.MaxPendingHandshakes)", ErrHandshake, k)})
+			continue
+		}
 		if !n.track(raw, rawInboundHandshake) {
 			return
 		}
+		n.inboundHandshakes.Add(1)
 		n.wg.Go(func() { n.serveInbound(ctx, raw) })
 	}
 }
@@ -416,6 +436,12 @@ func (n *Node) acceptLoop(ctx context.Context) {
 // serveInbound runs the accepting handshake and then the connection's
 // reader, on one tracked goroutine.
 func (n *Node) serveInbound(ctx context.Context, raw net.Conn) {
+	counted := true // in inboundHandshakes until the handshake completed
+	defer func() {
+		if counted {
+			n.inboundHandshakes.Add(-1)
+		}
+	}()
 	remote := remoteAddrOf(raw)
 	deadline := time.Now().Add(n.cfg.HandshakeTimeout)
 	_ = raw.SetDeadline(deadline)
@@ -429,9 +455,9 @@ func (n *Node) serveInbound(ctx context.Context, raw net.Conn) {
 			return
 		}
 	}
-	fr := newFrameReader(raw, n.cfg.MaxFrameSize)
+	fr := newHandshakeReader(raw)
 	var ep *endpoint
-	hs := n.localHandshake(func(peer hello) error {
+	hs := n.localHandshake(raw, func(peer hello) error {
 		for range 8 {
 			e, err := n.endpointFor(peer.Address)
 			if err != nil {
@@ -456,7 +482,10 @@ func (n *Node) serveInbound(ctx context.Context, raw net.Conn) {
 		n.closeRaw(raw)
 		return
 	}
+	n.inboundHandshakes.Add(-1)
+	counted = false
 	_ = raw.SetDeadline(time.Time{})
+	fr.establish(n.cfg.MaxFrameSize)
 	c := newConn(raw, fr, peer, true)
 	if !ep.install(c) {
 		return

@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"math/big"
 	"net"
+	"net/url"
 	"testing"
 	"time"
 
@@ -46,8 +47,8 @@ func newTestCA(t *testing.T) *testCA {
 }
 
 // issue returns a certificate for a node on 127.0.0.1, usable as server and
-// as client certificate.
-func (ca *testCA) issue(t *testing.T, name string) tls.Certificate {
+// as client certificate, with uris as URI SANs.
+func (ca *testCA) issue(t *testing.T, name string, uris ...*url.URL) tls.Certificate {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
@@ -61,6 +62,7 @@ func (ca *testCA) issue(t *testing.T, name string) tls.Certificate {
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		URIs:         uris,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	require.NoError(t, err)

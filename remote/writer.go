@@ -13,15 +13,17 @@ import (
 func (ep *endpoint) dial(ctx context.Context) (*conn, error) {
 	n := ep.n
 	ep.mu.Lock()
-	if ep.conn != nil || ep.inboundPending > 0 || ep.termErr != nil {
+	if ep.conn != nil || ep.termErr != nil {
 		ep.mu.Unlock()
-		return nil, fmt.Errorf("%w: not dialing %q, a connection exists or is pending", ErrDuplicateConnection, ep.addr)
+		return nil, fmt.Errorf("%w: not dialing %q, a connection exists", ErrDuplicateConnection, ep.addr)
 	}
-	ep.dialing = true
+	// run dials while inbound handshakes are pending only once it waited
+	// HandshakeTimeout for them (or the Node is closing).
+	ep.dialing, ep.dialOverPending = true, ep.inboundPending > 0
 	ep.mu.Unlock()
 	defer func() {
 		ep.mu.Lock()
-		ep.dialing = false
+		ep.dialing, ep.dialOverPending = false, false
 		ep.mu.Unlock()
 	}()
 
@@ -37,8 +39,8 @@ func (ep *endpoint) dial(ctx context.Context) (*conn, error) {
 		return nil, ErrStopped
 	}
 	_ = raw.SetDeadline(time.Now().Add(n.cfg.HandshakeTimeout))
-	fr := newFrameReader(raw, n.cfg.MaxFrameSize)
-	hs := n.localHandshake(func(peer hello) error { return ep.admit(peer, false) })
+	fr := newHandshakeReader(raw)
+	hs := n.localHandshake(raw, func(peer hello) error { return ep.admit(peer, false) })
 	peer, err := hs.dial(fr, raw, ep.addr)
 	if err != nil {
 		n.refused(Peer{Address: ep.addr, NodeID: peer.NodeID}, remoteAddrOf(raw), false, err)
@@ -46,6 +48,7 @@ func (ep *endpoint) dial(ctx context.Context) (*conn, error) {
 		return nil, err
 	}
 	_ = raw.SetDeadline(time.Time{})
+	fr.establish(n.cfg.MaxFrameSize)
 	c := newConn(raw, fr, peer, false)
 	if !ep.install(c) {
 		return nil, c.err
@@ -87,6 +90,11 @@ func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 				}
 				select {
 				case <-ep.q.ready:
+				case <-c.probeReq:
+					seq++
+					if err := n.writeFrame(c, appendFrame(ep.frame[:0], kindPing, appendUvarint(nil, seq))); err != nil {
+						return nil, err
+					}
 				case s := <-c.pongReq:
 					if err := n.writeFrame(c, appendFrame(ep.frame[:0], kindPong, appendUvarint(nil, s))); err != nil {
 						return nil, err
