@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/fraktor-go/fraktor/internal/backoff"
 )
 
 // errEndpointGone: the endpoint terminated between lookup and use; the
@@ -29,6 +27,8 @@ type endpoint struct {
 	addr   string
 	q      *outQueue
 	wake   chan struct{}      // capacity 1: connection state changed
+	timer  chan struct{}      // capacity 1: the wait's clock timer fired
+	fire   func()             // sends on timer; one func value for every wait
 	stop   chan struct{}      // closed by terminate
 	cancel context.CancelFunc // cancels run's ctx (an in-flight dial)
 
@@ -48,12 +48,15 @@ type endpoint struct {
 }
 
 func newEndpoint(n *Node, addr string) *endpoint {
-	return &endpoint{
+	ep := &endpoint{
 		n: n, addr: addr,
-		q:    newOutQueue(n.cfg.OutboundQueueSize, n.cfg.OutboundQueueBytes),
-		wake: make(chan struct{}, 1),
-		stop: make(chan struct{}),
+		q:     newOutQueue(n.cfg.OutboundQueueSize, n.cfg.OutboundQueueBytes),
+		wake:  make(chan struct{}, 1),
+		timer: make(chan struct{}, 1),
+		stop:  make(chan struct{}),
 	}
+	ep.fire = ep.fireTimer
+	return ep
 }
 
 func (ep *endpoint) signal() {
@@ -287,13 +290,13 @@ func (ep *endpoint) exit(carry *outItem, nodeClosing bool) {
 }
 
 // run is the endpoint's goroutine; ctx is cancelled by terminate and by
-// Node.Close and only bounds dialing.
+// Node.Close and only bounds dialing. It carries out the decisions of a
+// linkPolicy fed with the Node's clock.
 func (ep *endpoint) run(ctx context.Context) {
 	n := ep.n
 	defer ep.cancel()
 	var carry *outItem
-	failures := 0
-	var downSince time.Time
+	pol := newLinkPolicy(&n.cfg, n.rand)
 	finalTry := false // Close gives a peer that was not failing one attempt to connect and flush
 	for {
 		select {
@@ -301,7 +304,7 @@ func (ep *endpoint) run(ctx context.Context) {
 			ep.exit(carry, false)
 			return
 		case <-n.stopping:
-			if finalTry || failures > 0 || ep.current() != nil || ep.q.pending() == 0 {
+			if finalTry || pol.failing() || ep.current() != nil || ep.q.pending() == 0 {
 				if c := ep.current(); c != nil && !finalTry {
 					finalTry = true
 					carry = ep.connected(c, carry) // flushes and says goodbye
@@ -333,11 +336,11 @@ func (ep *endpoint) run(ctx context.Context) {
 			}
 			// A connection is wanted: the give-up clock runs from now until
 			// one is established, whatever the reason it is not.
-			if downSince.IsZero() {
-				downSince = time.Now()
-			}
-			if time.Since(downSince) >= n.cfg.GiveUpAfter {
-				ep.terminate(fmt.Errorf("%w: %q unreachable for %v", ErrPeerUnreachable, ep.addr, time.Since(downSince).Round(time.Millisecond)))
+			now := n.clock.Now()
+			pol.wanted(now)
+			act := pol.next(now)
+			if act.kind == linkGiveUp {
+				ep.terminate(fmt.Errorf("%w: %q unreachable for %v", ErrPeerUnreachable, ep.addr, act.down.Round(time.Millisecond)))
 				continue
 			}
 			// An inbound handshake that claims this peer may bring the
@@ -345,27 +348,34 @@ func (ep *endpoint) run(ctx context.Context) {
 			// for HandshakeTimeout since the connection was first wanted, so
 			// that handshakes which never complete cannot hold dialing off.
 			if pending && !finalTry {
-				if left := n.cfg.HandshakeTimeout - time.Since(downSince); left > 0 {
-					ep.waitPending(left)
+				if left := pol.downSince.Add(n.cfg.HandshakeTimeout).Sub(now); left > 0 {
+					ep.wait(left)
 					continue
 				}
 			}
-			if failures > 0 && !ep.waitBackoff(failures) {
-				continue // woken: re-evaluate
+			if act.kind == linkWait && !finalTry {
+				ep.wait(act.wait)
+				continue // woken or due: ask again
 			}
 			var err error
 			if c, err = ep.dial(ctx); err != nil {
 				if ep.current() != nil {
 					continue // an inbound connection won meanwhile
 				}
-				failures++
+				pol.dialFailed(n.clock.Now())
+				var de *dialError
+				if errors.As(err, &de) {
+					// After the policy took note, so that whoever reacts to
+					// the event (a test moving a manual clock) sees it.
+					n.emit(Event{Kind: EventDialFailed, Peer: Peer{Address: ep.addr}, Err: de.err})
+				}
 				continue
 			}
 		}
-		failures, downSince = 0, time.Time{}
+		pol.connected()
 		carry = ep.connected(c, carry)
 		if ep.current() == nil {
-			downSince = time.Now()
+			pol.lost(n.clock.Now())
 		}
 	}
 }
@@ -381,30 +391,27 @@ func (ep *endpoint) connected(c *conn, carry *outItem) *outItem {
 	return carry
 }
 
-// waitPending waits up to d for a pending inbound handshake to end (it
-// signals wake) or for stop or close.
-func (ep *endpoint) waitPending(d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
+// wait waits for d on the Node's clock, or until something else happens
+// first (a connection arrived, stop, close).
+func (ep *endpoint) wait(d time.Duration) {
 	select {
-	case <-t.C:
+	case <-ep.timer: // a stale wake-up from an earlier wait
+	default:
+	}
+	stop := ep.n.clock.AfterFunc(d, ep.fire)
+	defer stop()
+	select {
+	case <-ep.timer:
 	case <-ep.wake:
 	case <-ep.stop:
 	case <-ep.n.stopping:
 	}
 }
 
-// waitBackoff waits before a reconnection attempt; it returns false when
-// something else happened first (a connection arrived, stop, close).
-func (ep *endpoint) waitBackoff(failures int) bool {
-	t := time.NewTimer(backoff.Jittered(failures, ep.n.cfg.ReconnectBackoffMin, ep.n.cfg.ReconnectBackoffMax))
-	defer t.Stop()
+// fireTimer is the endpoint's timer callback.
+func (ep *endpoint) fireTimer() {
 	select {
-	case <-t.C:
-		return true
-	case <-ep.wake:
-	case <-ep.stop:
-	case <-ep.n.stopping:
+	case ep.timer <- struct{}{}:
+	default:
 	}
-	return false
 }

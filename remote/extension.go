@@ -24,7 +24,8 @@ const Name = "remote"
 // (see Remote.Shutdown).
 //
 // The Config's Logger defaults to the system's logger and its Serializers
-// to a registry with the built-in messages only.
+// to a registry with the built-in messages only; the Node's clock is the
+// system's (actor.SystemConfig.Clock) unless opts has WithClock.
 func Install(cfg Config, opts ...Option) actor.ExtensionInstaller {
 	return &installer{cfg: cfg, opts: opts}
 }
@@ -95,6 +96,8 @@ func newRemote(ctx context.Context, sys *actor.System, cfg Config, opts []Option
 	r.spawns.init()
 	r.targets.init()
 	r.senders.init()
+	// The system's clock first: an option given to Install may replace it.
+	opts = append([]Option{WithClock(sys.Clock())}, opts...)
 	node, err := NewNode(cfg, Hooks{
 		Deliver:        r.deliver,
 		Undelivered:    r.undelivered,

@@ -2,19 +2,22 @@ package remote
 
 import (
 	"context"
-	"crypto/rand"
+	crand "crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/internal/backoff"
+	"github.com/fraktor-go/fraktor/scheduler"
 )
 
 // Option configures what a Config cannot carry.
@@ -23,6 +26,33 @@ type Option func(*Node)
 // WithTransport replaces the default TCPTransport (built from the Config's
 // TLS settings), for example with a MemoryNetwork.
 func WithTransport(t Transport) Option { return func(n *Node) { n.tr = t } }
+
+// WithClock makes the Node take time from clock (for example the actor
+// system's, or a scheduler.ManualClock in tests): the reconnect backoff, the
+// give-up time and the heartbeat interval are measured on it. Socket
+// deadlines (DialTimeout, HandshakeTimeout, WriteTimeout, HeartbeatTimeout)
+// are the operating system's and stay on the wall clock. Default: the wall
+// clock. The remote extension passes the system's clock.
+func WithClock(clock scheduler.Clock) Option { return func(n *Node) { n.clock = clock } }
+
+// WithRand makes the Node draw the reconnect backoff's jitter from r, so
+// that a seeded r replays the same waits. The Node serializes its use of r.
+// Default: the process-wide source.
+func WithRand(r *rand.Rand) Option {
+	return func(n *Node) { n.rand = &lockedRand{r: r} }
+}
+
+// lockedRand makes a *rand.Rand safe for the endpoints' goroutines.
+type lockedRand struct {
+	mu sync.Mutex
+	r  *rand.Rand
+}
+
+func (l *lockedRand) Int64N(k int64) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Int64N(k)
+}
 
 // WithBlockList shares a BlockList (for example the cluster's) instead of a
 // private one.
@@ -42,6 +72,8 @@ type Node struct {
 	bl    *BlockList
 	ser   *Serializers
 	log   *slog.Logger
+	clock scheduler.Clock
+	rand  backoff.Rand // jitter; nil: the process-wide source
 	id    string
 	addr  string // advertised address, set by Start
 
@@ -126,9 +158,12 @@ func NewNode(cfg Config, hooks Hooks, opts ...Option) (*Node, error) {
 	if n.log == nil {
 		n.log = slog.New(slog.DiscardHandler)
 	}
+	if n.clock == nil {
+		n.clock = scheduler.SystemClock{}
+	}
 	if n.id == "" {
 		var b [16]byte
-		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
+		_, _ = crand.Read(b[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
 		n.id = hex.EncodeToString(b[:])
 	}
 	return n, nil

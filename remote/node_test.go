@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/fraktor-go/fraktor/scheduler"
 )
 
 // transports runs a test over real TCP on loopback and over the in-memory
@@ -147,6 +149,9 @@ func TestReconnectAfterPeerRestart(t *testing.T) {
 	assert.ErrorIs(t, ra.terminated[0].Reason, ErrPeerRestarted)
 }
 
+// TestGiveUpUnreachablePeer: an unreachable peer is given up after
+// GiveUpAfter on the Node's clock (an hour here, on a manual clock: nothing
+// waits it out); its queue goes to Undelivered and a later Send starts over.
 func TestGiveUpUnreachablePeer(t *testing.T) {
 	// Reserve a port and free it: nothing listens there.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -155,11 +160,28 @@ func TestGiveUpUnreachablePeer(t *testing.T) {
 	require.NoError(t, l.Close())
 
 	cfg := testConfig()
-	cfg.GiveUpAfter = 150 * time.Millisecond
-	a, ra := startNode(t, cfg)
+	cfg.GiveUpAfter = time.Hour
+	clock := scheduler.NewManualClock(time.Now())
+	a, ra := startNode(t, cfg, WithClock(clock))
 	for i := range 3 {
 		require.NoError(t, a.Send(addr, Envelope{Target: PIDRef{addr, "x"}, Message: ping(uint64(i))}))
 	}
+	dialFailures := func(n int) func(r *recorder) bool {
+		return func(r *recorder) bool {
+			k := 0
+			for _, e := range r.events {
+				if e.Kind == EventDialFailed {
+					k++
+				}
+			}
+			return k >= n
+		}
+	}
+	ra.waitUntil(t, "a failed dial", dialFailures(1))
+	ra.mu.Lock()
+	assert.Empty(t, ra.terminated, "the clock has not moved: no give-up yet")
+	ra.mu.Unlock()
+	clock.Advance(cfg.GiveUpAfter)
 	ra.waitUntil(t, "peer terminated", func(r *recorder) bool { return len(r.terminated) == 1 })
 	assert.ErrorIs(t, ra.terminated[0].Reason, ErrPeerUnreachable)
 	ra.waitUntil(t, "queue dropped", func(r *recorder) bool { return len(r.undelivered) == 3 })
@@ -169,9 +191,10 @@ func TestGiveUpUnreachablePeer(t *testing.T) {
 		assert.IsType(t, &Ping{}, u.Envelope.Message)
 	}
 	assert.Equal(t, uint64(3), a.Stats().Undelivered)
-	ra.waitEvent(t, EventDialFailed, nil)
 	// A later Send starts over with a fresh endpoint.
 	require.NoError(t, a.Send(addr, Envelope{Target: PIDRef{addr, "x"}, Message: ping(9)}))
+	ra.waitUntil(t, "the new endpoint's failed dial", dialFailures(2))
+	clock.Advance(cfg.GiveUpAfter)
 	ra.waitUntil(t, "second give-up", func(r *recorder) bool { return len(r.terminated) == 2 })
 }
 
@@ -280,19 +303,29 @@ func TestSimultaneousDial(t *testing.T) {
 	})
 }
 
+// TestHeartbeatsKeepIdleConnectionAlive: an idle connection pings every
+// HeartbeatInterval of the Node's clock (an hour, on a manual clock) and
+// pings are answered; a connection that wrote during an interval does not
+// ping at its end.
 func TestHeartbeatsKeepIdleConnectionAlive(t *testing.T) {
 	cfg := testConfig()
 	cfg.ListenAddress = "mem:0"
-	cfg.HeartbeatInterval = 10 * time.Millisecond
-	cfg.HeartbeatTimeout = 5 * time.Second
+	cfg.HeartbeatInterval = time.Hour
+	cfg.HeartbeatTimeout = 2 * time.Hour
 	mem := NewMemoryNetwork()
-	a, _ := startNode(t, cfg, WithTransport(mem))
-	b, rb := startNode(t, cfg, WithTransport(mem))
+	clock := scheduler.NewManualClock(time.Now())
+	a, _ := startNode(t, cfg, WithTransport(mem), WithClock(clock))
+	b, rb := startNode(t, cfg, WithTransport(mem), WithClock(clock))
 	require.NoError(t, a.Send(b.Address(), Envelope{Target: PIDRef{b.Address(), "x"}, Message: ping(0)}))
 	rb.waitUntil(t, "delivery", func(r *recorder) bool { return len(r.delivered) == 1 })
-	// Idle now: pings and pongs flow both ways.
+	assert.Equal(t, uint64(1), b.Stats().FramesReceived, "no ping before the clock moves")
+	assert.Equal(t, uint64(0), a.Stats().FramesReceived)
+	// Idle now: each interval brings pings and pongs both ways. The writers
+	// arm their timers when their connection starts, which may be after an
+	// Advance, so the clock moves until the frames are there.
 	require.Eventually(t, func() bool {
-		return a.Stats().FramesReceived >= 5 && b.Stats().FramesReceived >= 6
+		clock.Advance(cfg.HeartbeatInterval)
+		return a.Stats().FramesReceived >= 4 && b.Stats().FramesReceived >= 5
 	}, waitTimeout, time.Millisecond)
 	assert.Equal(t, int64(1), a.Stats().Connections)
 }

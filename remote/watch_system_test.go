@@ -11,6 +11,7 @@ import (
 
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/remote"
+	"github.com/fraktor-go/fraktor/scheduler"
 	"github.com/fraktor-go/fraktor/testkit"
 )
 
@@ -113,14 +114,16 @@ func TestRemoteWatch(t *testing.T) {
 }
 
 // TestRemoteWatchPeerCrash: the watched actor's node dies without a goodbye
-// (its sockets close; it never answers again). After GiveUpAfter the
+// (its sockets close; it never answers again). After GiveUpAfter (an hour
+// on the watchers' manual clock, moved once their redials failed) the
 // watchers on two other nodes get Terminated{AddressTerminated} and an
 // EndpointTerminated event is published.
 func TestRemoteWatchPeerCrash(t *testing.T) {
 	cfg := testConfig(t)
-	cfg.GiveUpAfter = 300 * time.Millisecond
-	sysA, _ := startSystem(t, "a", cfg)
-	sysC, _ := startSystem(t, "c", cfg)
+	cfg.GiveUpAfter = time.Hour
+	clock := scheduler.NewManualClock(time.Now())
+	sysA, _ := startSystem(t, "a", cfg, remote.WithClock(clock))
+	sysC, _ := startSystem(t, "c", cfg, remote.WithClock(clock))
 	sysB, rb := startSystem(t, "b", testConfig(t))
 	echo := echoOn(t, sysB, "echo", "b")
 	target := echoOn(t, sysB, "target", "b")
@@ -130,6 +133,7 @@ func TestRemoteWatchPeerCrash(t *testing.T) {
 	var probes []*testkit.Probe
 	var targets []*actor.PID
 	var ends []<-chan *remote.EndpointTerminated
+	var transport []<-chan *remote.Event
 	for _, sys := range []*actor.System{sysA, sysC} {
 		p := testkit.NewProbe(t, sys)
 		tp := remotePID(target)
@@ -138,11 +142,18 @@ func TestRemoteWatchPeerCrash(t *testing.T) {
 		probes = append(probes, p)
 		targets = append(targets, tp)
 		ends = append(ends, events[*remote.EndpointTerminated](t, sys))
+		transport = append(transport, events[*remote.Event](t, sys))
 	}
 	_, in := rb.WatchCounts()
 	require.Equal(t, 2, in)
 
 	crash(t, rb)
+	for _, ch := range transport {
+		waitFor(t, ch, "a failed redial", func(e *remote.Event) bool {
+			return e.Kind == remote.EventDialFailed && e.Peer.Address == rb.Address()
+		})
+	}
+	clock.Advance(cfg.GiveUpAfter)
 	for i, p := range probes {
 		term := p.ExpectTerminated(targets[i], wait)
 		assert.Equal(t, actor.TerminatedAddressTerminated, term.Why)

@@ -32,8 +32,7 @@ func (ep *endpoint) dial(ctx context.Context) (*conn, error) {
 	cancel()
 	if err != nil {
 		n.log.Debug("remote: dial failed", "peer", ep.addr, "err", err)
-		n.emit(Event{Kind: EventDialFailed, Peer: Peer{Address: ep.addr}, Err: err})
-		return nil, err
+		return nil, &dialError{err: err}
 	}
 	if !n.track(raw, rawOutboundHandshake) {
 		return nil, ErrStopped
@@ -57,6 +56,13 @@ func (ep *endpoint) dial(ctx context.Context) (*conn, error) {
 	return c, nil
 }
 
+// dialError is a failure of the transport's Dial (as opposed to a refused
+// handshake); run reports it as EventDialFailed.
+type dialError struct{ err error }
+
+func (e *dialError) Error() string { return e.err.Error() }
+func (e *dialError) Unwrap() error { return e.err }
+
 // writeLoop is the only writer of c. It takes envelopes from the queue and
 // writes them in batches: the first envelope is written at once (no added
 // latency when idle), and everything that queued up meanwhile goes into the
@@ -68,9 +74,18 @@ func (ep *endpoint) dial(ctx context.Context) (*conn, error) {
 func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 	n := ep.n
 	enc := newEnvelopeEncoder(n.addr, c.peer.Address)
-	tick := time.NewTicker(n.cfg.HeartbeatInterval)
-	defer tick.Stop()
-	wrote := false
+	// The heartbeat ticks on the Node's clock: one timer at a time, re-armed
+	// when it fired.
+	tick := make(chan struct{}, 1)
+	fire := func() {
+		select {
+		case tick <- struct{}{}:
+		default:
+		}
+	}
+	stopTick := n.clock.AfterFunc(n.cfg.HeartbeatInterval, fire)
+	defer func() { stopTick() }()
+	var hb heartbeatPolicy
 	var seq uint64
 	flushing := false
 	for {
@@ -99,14 +114,14 @@ func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 					if err := n.writeFrame(c, appendFrame(ep.frame[:0], kindPong, appendUvarint(nil, s))); err != nil {
 						return nil, err
 					}
-				case <-tick.C:
-					if !wrote {
+				case <-tick:
+					stopTick = n.clock.AfterFunc(n.cfg.HeartbeatInterval, fire)
+					if hb.tick() {
 						seq++
 						if err := n.writeFrame(c, appendFrame(ep.frame[:0], kindPing, appendUvarint(nil, seq))); err != nil {
 							return nil, err
 						}
 					}
-					wrote = false
 				case <-c.closed:
 					return nil, c.err
 				case <-ep.stop:
@@ -129,7 +144,7 @@ func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 		if carry, err = ep.writeBatch(c, enc, carry); err != nil {
 			return carry, err
 		}
-		wrote = true
+		hb.written()
 	}
 }
 

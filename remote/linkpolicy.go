@@ -1,0 +1,116 @@
+package remote
+
+import (
+	"time"
+
+	"github.com/fraktor-go/fraktor/internal/backoff"
+)
+
+// linkPolicy decides, for an endpoint without a connection, whether to dial
+// now, wait, or give the peer up. It is pure: the endpoint's goroutine tells
+// it the time (from the Node's clock) and what happened, and carries out the
+// action it returns, so the policy is tested with made-up times.
+//
+// The rules: after a lost connection the first redial is immediate; after
+// the n-th failed dial the next waits backoff.JitteredFrom(n) (exponential
+// from backoffMin to backoffMax, equal jitter); once the peer has been
+// unreachable for giveUpAfter (counted from the loss, or from the first
+// failed dial of a peer never reached), the endpoint gives up. A wait never
+// runs past the give-up time.
+type linkPolicy struct {
+	backoffMin, backoffMax time.Duration
+	giveUpAfter            time.Duration
+	rand                   backoff.Rand // jitter source; nil: the process-wide one
+
+	failures  int       // failed dials since the last connection
+	downSince time.Time // when the peer became unreachable; zero while reachable
+	retryAt   time.Time // no dial before this
+}
+
+// linkActionKind is what the endpoint should do next.
+type linkActionKind uint8
+
+const (
+	linkDial   linkActionKind = iota + 1 // dial now
+	linkWait                             // wait (for at most wait), then ask again
+	linkGiveUp                           // terminate the endpoint: the peer is unreachable
+)
+
+// linkAction is the policy's answer.
+type linkAction struct {
+	kind linkActionKind
+	wait time.Duration // linkWait: how long at most
+	down time.Duration // linkGiveUp: how long the peer was unreachable
+}
+
+func newLinkPolicy(cfg *Config, r backoff.Rand) linkPolicy {
+	return linkPolicy{backoffMin: cfg.ReconnectBackoffMin, backoffMax: cfg.ReconnectBackoffMax, giveUpAfter: cfg.GiveUpAfter, rand: r}
+}
+
+// next returns the action at now.
+func (p *linkPolicy) next(now time.Time) linkAction {
+	var giveUpAt time.Time
+	if !p.downSince.IsZero() {
+		giveUpAt = p.downSince.Add(p.giveUpAfter)
+		if !now.Before(giveUpAt) {
+			return linkAction{kind: linkGiveUp, down: now.Sub(p.downSince)}
+		}
+	}
+	if now.Before(p.retryAt) {
+		until := p.retryAt
+		if !giveUpAt.IsZero() && giveUpAt.Before(until) {
+			until = giveUpAt
+		}
+		return linkAction{kind: linkWait, wait: until.Sub(now)}
+	}
+	return linkAction{kind: linkDial}
+}
+
+// dialFailed records a failed dial at now.
+func (p *linkPolicy) dialFailed(now time.Time) {
+	p.failures++
+	if p.downSince.IsZero() {
+		p.downSince = now
+	}
+	p.retryAt = now.Add(backoff.JitteredFrom(p.rand, p.failures, p.backoffMin, p.backoffMax))
+}
+
+// wanted records that a connection is wanted at now: the give-up clock
+// runs from the first such moment until a connection is established.
+func (p *linkPolicy) wanted(now time.Time) {
+	if p.downSince.IsZero() {
+		p.downSince = now
+	}
+}
+
+// connected records an established connection: the peer is reachable.
+func (p *linkPolicy) connected() {
+	p.failures = 0
+	p.downSince, p.retryAt = time.Time{}, time.Time{}
+}
+
+// lost records the loss of the connection at now: the next dial is
+// immediate, the give-up time counts from now.
+func (p *linkPolicy) lost(now time.Time) {
+	if p.downSince.IsZero() {
+		p.downSince = now
+	}
+}
+
+// failing reports whether the last dial failed (no connection since).
+func (p *linkPolicy) failing() bool { return p.failures > 0 }
+
+// heartbeatPolicy decides whether an idle connection sends a ping: at each
+// heartbeat tick, one is due when nothing was written since the previous
+// tick (a busy connection's frames keep the peer's read deadline alive).
+type heartbeatPolicy struct{ wrote bool }
+
+// written records a frame written.
+func (h *heartbeatPolicy) written() { h.wrote = true }
+
+// tick reports whether a ping is due now, and starts the next interval.
+func (h *heartbeatPolicy) tick() bool {
+	ping := !h.wrote
+	h.wrote = false
+	return ping
+}
