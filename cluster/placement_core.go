@@ -187,6 +187,9 @@ func (c *placementCore) installView(t Topology, released []Member, now time.Time
 	present := make(map[string]struct{}, len(t.Members))
 	for _, m := range t.Members {
 		present[m.Key()] = struct{}{}
+		// A member that is back is no longer gone: should it leave
+		// again, the wait-out counts from then.
+		delete(c.goneAt, m.Key())
 	}
 	for key := range c.blocked {
 		if _, ok := present[key]; !ok {

@@ -608,3 +608,32 @@ func TestPlacementCoreFirstViewWaitsForEarlierOwners(t *testing.T) {
 		require.Nil(t, r)
 	})
 }
+
+// Rule 3: the wait-out counts from the member's latest departure. A member
+// that left, came back under the same key and left again is waited out
+// anew.
+func TestPlacementCoreWaitOutRestartsOnReturn(t *testing.T) {
+	all := NewTopology(1, []Member{mA, mB, mC})
+	without := NewTopology(2, []Member{mB, mC})
+	x := moving(t, "user", all, without, mA, mB)
+
+	c := newTestCore(mB)
+	joinView(t, c, all, coreT0)
+	t2 := coreT0.Add(time.Second)
+	mustInstall(t, c, without, t2)
+	back := NewTopology(3, []Member{mA, mB, mC})
+	mustInstall(t, c, back, t2.Add(time.Second))
+	c.ack(mA.Key(), 3, t2.Add(time.Second))
+	c.ack(mC.Key(), 3, t2.Add(time.Second))
+
+	t4 := t2.Add(coreW + 10*time.Second)
+	again := NewTopology(4, []Member{mB, mC})
+	mustInstall(t, c, again, t4)
+	c.ack(mC.Key(), 4, t4)
+	_, _, r := c.activate(x, again.Epoch, again.Hash, t4)
+	refusedWith(t, r, errBusy)
+	_, _, r = c.activate(x, again.Epoch, again.Hash, t4.Add(coreW-1))
+	refusedWith(t, r, errBusy)
+	_, _, r = c.activate(x, again.Epoch, again.Hash, t4.Add(coreW))
+	require.Nil(t, r)
+}
