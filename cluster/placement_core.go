@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -28,7 +29,9 @@ import (
 //     since the barrier last cleared has acknowledged a view at least as new
 //     as the one that started the barrier (it runs nothing it does not own
 //     any more), left with a released marker, or been gone from the view for
-//     the wait-out W.
+//     the wait-out W. Views before this core's first one are unknown, so
+//     every member of that first view hosting the identity's kind counts as
+//     an earlier owner.
 //  4. Ledger: no local lease of the identity is still held.
 type placementCore struct {
 	self     Member
@@ -38,11 +41,15 @@ type placementCore struct {
 	stop     time.Duration // S
 	waitOut  time.Duration // W
 
-	hasView  bool
-	view     Topology
-	ring     Ring
-	blocked  map[string]struct{}
-	history  []Ring // rings of the views since the barrier last cleared
+	hasView bool
+	view    Topology
+	ring    Ring
+	blocked map[string]struct{}
+	history []Ring // rings of the views since the barrier last cleared
+	// unknown are the members of this core's first view while the barrier
+	// it started holds: views before it are unknown, so any of them that
+	// hosts a kind may still run any identity of that kind.
+	unknown  []Member
 	barrier  uint64 // epoch of the view that started the barrier
 	acked    map[string]uint64
 	goneAt   map[string]time.Time
@@ -172,6 +179,8 @@ func (c *placementCore) installView(t Topology, released []Member, now time.Time
 				c.goneAt[m.Key()] = now
 			}
 		}
+	} else {
+		c.unknown, c.barrier = slices.Clone(t.Members), t.Epoch
 	}
 	if err := c.ledger.SetView(t.Hash, t.Epoch); err != nil {
 		return viewChange{}, err
@@ -179,6 +188,9 @@ func (c *placementCore) installView(t Topology, released []Member, now time.Time
 	present := make(map[string]struct{}, len(t.Members))
 	for _, m := range t.Members {
 		present[m.Key()] = struct{}{}
+		// A member that is back is no longer gone: should it leave
+		// again, the wait-out counts from then.
+		delete(c.goneAt, m.Key())
 	}
 	for key := range c.blocked {
 		if _, ok := present[key]; !ok {
@@ -292,8 +304,13 @@ func (c *placementCore) pending(key string, now time.Time) bool {
 
 // clearBarrier drops the history once no member of it is pending.
 func (c *placementCore) clearBarrier(now time.Time) {
-	if len(c.history) == 0 {
+	if len(c.history) == 0 && len(c.unknown) == 0 {
 		return
+	}
+	for _, m := range c.unknown {
+		if c.pending(m.Key(), now) {
+			return
+		}
 	}
 	for _, r := range c.history {
 		for _, m := range ringMembers(r) {
@@ -302,7 +319,7 @@ func (c *placementCore) clearBarrier(now time.Time) {
 			}
 		}
 	}
-	c.history = nil
+	c.history, c.unknown = nil, nil
 }
 
 func ringMembers(r Ring) []Member {
@@ -318,6 +335,11 @@ func ringMembers(r Ring) []Member {
 // barrierHolds reports whether every earlier owner of id since the barrier
 // last cleared has handed it over (rule 3).
 func (c *placementCore) barrierHolds(id Identity, now time.Time) bool {
+	for _, m := range c.unknown {
+		if m.HasKind(id.Kind) && c.pending(m.Key(), now) {
+			return false
+		}
+	}
 	if len(c.history) >= maxBarrierHistory {
 		for _, r := range c.history {
 			for _, m := range ringMembers(r) {

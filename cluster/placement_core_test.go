@@ -84,6 +84,17 @@ func moving(t testing.TB, kind string, a, b Topology, from, to Member) Identity 
 	return findID(t, kind, func(id Identity) bool { return ownerKey(a, id) == from.Key() && ownerKey(b, id) == to.Key() })
 }
 
+// joinView installs c's first view and the acknowledgements of every other
+// member, as a member that joined a settled cluster sees it.
+func joinView(t *testing.T, c *placementCore, tp Topology, now time.Time) {
+	t.Helper()
+	mustInstall(t, c, tp, now)
+	for _, m := range tp.Members {
+		c.ack(m.Key(), tp.Epoch, now)
+	}
+	require.Empty(t, c.unknown)
+}
+
 func mustInstall(t *testing.T, c *placementCore, tp Topology, now time.Time, released ...Member) viewChange {
 	t.Helper()
 	ch, err := c.installView(tp, released, now)
@@ -199,7 +210,7 @@ func TestPlacementCoreViewRule(t *testing.T) {
 	c := newTestCore(mB)
 	_, _, r := c.activate(mine, t2.Epoch, t2.Hash, coreT0)
 	refusedWith(t, r, ErrOwnershipChanged) // before any view
-	mustInstall(t, c, t2, coreT0)
+	joinView(t, c, t2, coreT0)
 
 	cases := []struct {
 		name  string
@@ -233,7 +244,7 @@ func TestPlacementCoreViewRule(t *testing.T) {
 func TestPlacementCoreSameHashAndStaleViews(t *testing.T) {
 	c := newTestCore(mB)
 	t1 := NewTopology(5, []Member{mB, mC})
-	mustInstall(t, c, t1, coreT0)
+	joinView(t, c, t1, coreT0)
 	x := grant(t, c, ownedBy(t, "user", mB, t1), coreT0)
 	ring := c.ring
 
@@ -267,7 +278,7 @@ func TestPlacementCoreHandoverBarrier(t *testing.T) {
 
 	setup := func(t *testing.T, released ...Member) *placementCore {
 		c := newTestCore(mB)
-		mustInstall(t, c, t1, coreT0)
+		joinView(t, c, t1, coreT0)
 		mustInstall(t, c, t2, tv, released...)
 		return c
 	}
@@ -334,7 +345,7 @@ func TestPlacementCoreMovedActivations(t *testing.T) {
 	z := ownedBy(t, "user", mB, t1, t2)
 
 	c := newTestCore(mB)
-	mustInstall(t, c, t1, coreT0)
+	joinView(t, c, t1, coreT0)
 	ax, ay, az := grant(t, c, x, coreT0), grant(t, c, y, coreT0), grant(t, c, z, coreT0)
 	require.True(t, c.canAck())
 
@@ -370,7 +381,7 @@ func TestPlacementCoreLedgerRule(t *testing.T) {
 
 	t.Run("an active activation is returned", func(t *testing.T) {
 		c := newTestCore(mB)
-		mustInstall(t, c, tp, coreT0)
+		joinView(t, c, tp, coreT0)
 		ax := grant(t, c, x, coreT0)
 		a, existing, r := c.activate(x, tp.Epoch, tp.Hash, coreT0.Add(time.Second))
 		require.Nil(t, r)
@@ -380,7 +391,7 @@ func TestPlacementCoreLedgerRule(t *testing.T) {
 	})
 	t.Run("a stopping activation is busy until its deadline", func(t *testing.T) {
 		c := newTestCore(mB)
-		mustInstall(t, c, tp, coreT0)
+		joinView(t, c, tp, coreT0)
 		ax := grant(t, c, x, coreT0)
 		require.Same(t, ax, c.passivate(ax.pid, coreT0))
 		assert.Nil(t, c.passivate(ax.pid, coreT0), "already stopping")
@@ -393,7 +404,7 @@ func TestPlacementCoreLedgerRule(t *testing.T) {
 	})
 	t.Run("a failed activation releases its lease", func(t *testing.T) {
 		c := newTestCore(mB)
-		mustInstall(t, c, tp, coreT0)
+		joinView(t, c, tp, coreT0)
 		a1, _, r := c.activate(x, tp.Epoch, tp.Hash, coreT0)
 		require.Nil(t, r)
 		c.failed(a1)
@@ -405,7 +416,7 @@ func TestPlacementCoreLedgerRule(t *testing.T) {
 	})
 	t.Run("tokens grow across passivation and views", func(t *testing.T) {
 		c := newTestCore(mB)
-		mustInstall(t, c, tp, coreT0)
+		joinView(t, c, tp, coreT0)
 		var last FencingToken
 		now := coreT0
 		next := func(t *testing.T) {
@@ -436,7 +447,7 @@ func TestPlacementCoreLedgerRule(t *testing.T) {
 func TestPlacementCorePassivation(t *testing.T) {
 	tp := NewTopology(1, []Member{mB})
 	c := newTestCore(mB)
-	mustInstall(t, c, tp, coreT0)
+	joinView(t, c, tp, coreT0)
 	idle := grant(t, c, NewIdentity("user", "idle"), coreT0)
 	busy := grant(t, c, NewIdentity("user", "busy"), coreT0)
 	never := grant(t, c, NewIdentity("forever", "f"), coreT0)
@@ -468,7 +479,7 @@ func TestPlacementCorePassivation(t *testing.T) {
 func TestPlacementCoreShutdown(t *testing.T) {
 	tp := NewTopology(1, []Member{mB})
 	c := newTestCore(mB)
-	mustInstall(t, c, tp, coreT0)
+	joinView(t, c, tp, coreT0)
 	x := grant(t, c, NewIdentity("user", "x"), coreT0)
 	y := grant(t, c, NewIdentity("user", "y"), coreT0)
 	require.NotNil(t, c.passivate(y.pid, coreT0))
@@ -494,7 +505,7 @@ func TestPlacementCoreShutdown(t *testing.T) {
 func TestPlacementCoreBlock(t *testing.T) {
 	tp := NewTopology(1, []Member{mB, mC, mD})
 	c := newTestCore(mB)
-	mustInstall(t, c, tp, coreT0)
+	joinView(t, c, tp, coreT0)
 	var mine []*activation
 	for i := range 20 {
 		id := NewIdentity("user", fmt.Sprintf("b-%d", i))
@@ -547,7 +558,7 @@ func TestPlacementCoreStoppingActivationMovedAwayHoldsAck(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newTestCore(mB)
-			mustInstall(t, c, t1, coreT0)
+			joinView(t, c, t1, coreT0)
 			a := grant(t, c, x, coreT0)
 			tc.stop(c, a, coreT0)
 			require.Equal(t, actStopping, a.state)
@@ -557,4 +568,72 @@ func TestPlacementCoreStoppingActivationMovedAwayHoldsAck(t *testing.T) {
 			assert.True(t, c.canAck())
 		})
 	}
+}
+
+// Rule 3 for a member's first view (a new member, or a new incarnation after
+// fencing): it does not know who owned an identity before, so every other
+// member hosting the kind may still run it until it acknowledged that view,
+// released, or was gone for W.
+func TestPlacementCoreFirstViewWaitsForEarlierOwners(t *testing.T) {
+	t1 := NewTopology(1, []Member{mA, mC})     // before b joined
+	t2 := NewTopology(2, []Member{mA, mB, mC}) // b's first view
+	client := Member{ID: "client", Incarnation: 1, Address: "client:4000"}
+	t2c := NewTopology(2, []Member{mA, mB, mC, client})
+	x := moving(t, "user", t1, t2c, mA, mB)
+
+	c := newTestCore(mB)
+	mustInstall(t, c, t2c, coreT0)
+	_, _, r := c.activate(x, t2c.Epoch, t2c.Hash, coreT0)
+	refusedWith(t, r, errBusy)
+	c.ack(mA.Key(), 2, coreT0)
+	_, _, r = c.activate(x, t2c.Epoch, t2c.Hash, coreT0)
+	refusedWith(t, r, errBusy) // c hosts user too and has not acked
+	c.ack(mC.Key(), 2, coreT0)
+	_, _, r = c.activate(x, t2c.Epoch, t2c.Hash, coreT0)
+	require.Nil(t, r, "a member that hosts no kind never blocks: %v", r)
+	assert.Empty(t, c.history)
+
+	t.Run("a member that leaves is waited out", func(t *testing.T) {
+		c := newTestCore(mB)
+		mustInstall(t, c, t2, coreT0)
+		c.ack(mC.Key(), 2, coreT0)
+		t3 := NewTopology(3, []Member{mB, mC})
+		tv := coreT0.Add(time.Second)
+		mustInstall(t, c, t3, tv)
+		c.ack(mC.Key(), 3, tv)
+		y := ownedBy(t, "user", mB, t3)
+		_, _, r := c.activate(y, t3.Epoch, t3.Hash, tv.Add(coreW-1))
+		refusedWith(t, r, errBusy)
+		_, _, r = c.activate(y, t3.Epoch, t3.Hash, tv.Add(coreW))
+		require.Nil(t, r)
+	})
+}
+
+// Rule 3: the wait-out counts from the member's latest departure. A member
+// that left, came back under the same key and left again is waited out
+// anew.
+func TestPlacementCoreWaitOutRestartsOnReturn(t *testing.T) {
+	all := NewTopology(1, []Member{mA, mB, mC})
+	without := NewTopology(2, []Member{mB, mC})
+	x := moving(t, "user", all, without, mA, mB)
+
+	c := newTestCore(mB)
+	joinView(t, c, all, coreT0)
+	t2 := coreT0.Add(time.Second)
+	mustInstall(t, c, without, t2)
+	back := NewTopology(3, []Member{mA, mB, mC})
+	mustInstall(t, c, back, t2.Add(time.Second))
+	c.ack(mA.Key(), 3, t2.Add(time.Second))
+	c.ack(mC.Key(), 3, t2.Add(time.Second))
+
+	t4 := t2.Add(coreW + 10*time.Second)
+	again := NewTopology(4, []Member{mB, mC})
+	mustInstall(t, c, again, t4)
+	c.ack(mC.Key(), 4, t4)
+	_, _, r := c.activate(x, again.Epoch, again.Hash, t4)
+	refusedWith(t, r, errBusy)
+	_, _, r = c.activate(x, again.Epoch, again.Hash, t4.Add(coreW-1))
+	refusedWith(t, r, errBusy)
+	_, _, r = c.activate(x, again.Epoch, again.Hash, t4.Add(coreW))
+	require.Nil(t, r)
 }

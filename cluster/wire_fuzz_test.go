@@ -64,7 +64,7 @@ func FuzzClusterWire(f *testing.F) {
 				continue
 			}
 			c := newTestCore(mB)
-			mustInstall(t, c, t1, coreT0)
+			joinView(t, c, t1, coreT0)
 			mustInstall(t, c, t2, tv)
 			switch m := v.(type) {
 			case *clusterpb.ActivationRequest:
