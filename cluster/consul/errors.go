@@ -19,6 +19,7 @@ var (
 	ErrSessionInvalidated = errors.New("consul: session invalidated")
 	// ErrBadRecord: a member or released record in the KV store is not one
 	// this provider wrote (bad JSON, a key that does not match it, an
-	// oversized value). Such records are skipped and logged.
+	// oversized value, a member key held by no session). Such records are
+	// not members; each is logged once.
 	ErrBadRecord = errors.New("consul: malformed member record")
 )

@@ -125,8 +125,23 @@ func (m *membership) register(ctx context.Context) (err error) {
 		return err
 	}
 	key := m.keys.member(m.self)
+	// A record at the key that no session holds is not a member (see
+	// decodeView); Join takes it over, checking that it did not change.
+	rctx, cancel = context.WithTimeout(ctx, m.cfg.RequestTimeout)
+	cur, _, err := m.client.KV().Get(key, (&api.QueryOptions{RequireConsistent: true}).WithContext(rctx))
+	cancel()
+	if err != nil {
+		return fmt.Errorf("read member key: %w", classify(err))
+	}
+	memberCheck := &api.KVTxnOp{Verb: api.KVCheckNotExists, Key: key}
+	if cur != nil {
+		if cur.Session != "" {
+			return fmt.Errorf("take member key %s: %w (held by a live session)", key, cluster.ErrIncarnationReused)
+		}
+		memberCheck = &api.KVTxnOp{Verb: api.KVCheckIndex, Key: key, Index: cur.ModifyIndex}
+	}
 	ops := api.TxnOps{
-		{KV: &api.KVTxnOp{Verb: api.KVCheckNotExists, Key: key}},
+		{KV: memberCheck},
 		{KV: &api.KVTxnOp{Verb: api.KVCheckNotExists, Key: m.keys.releasedKey(m.self)}},
 		{KV: &api.KVTxnOp{Verb: api.KVLock, Key: key, Value: value, Session: id}},
 	}
