@@ -17,8 +17,14 @@ var (
 	// ErrSessionInvalidated: the servers no longer know this incarnation's
 	// session. It comes wrapped together with cluster.ErrLeaseRevoked.
 	ErrSessionInvalidated = errors.New("consul: session invalidated")
+	// ErrLockDelay: the servers refused to lock this incarnation's member
+	// key because a session that held it was invalidated less than its lock
+	// delay ago (15 s by default). It is not incarnation reuse; it appears
+	// only when the incarnation record of the ID was removed by hand.
+	ErrLockDelay = errors.New("consul: member key in lock delay")
 	// ErrBadRecord: a member or released record in the KV store is not one
 	// this provider wrote (bad JSON, a key that does not match it, an
-	// oversized value). Such records are skipped and logged.
+	// oversized value, a member key held by no session). Such records are
+	// not members; each is logged once.
 	ErrBadRecord = errors.New("consul: malformed member record")
 )

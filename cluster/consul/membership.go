@@ -33,6 +33,10 @@ type membership struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	// badKeys maps the skipped keys of the last view to their
+	// ModifyIndex, so that each bad record is logged once (watchLoop only).
+	badKeys map[string]uint64
+
 	mu    sync.Mutex
 	ended bool
 }
@@ -153,8 +157,15 @@ func (m *membership) watchLoop(ctx context.Context) {
 
 // decodeView converts the KV pairs of the cluster prefix into members and
 // released markers; it also returns the released markers older than
-// ReleasedRetention. Records that do not decode are skipped and logged.
+// ReleasedRetention. A member key that no session holds is not a member: only
+// a live session keeps a key under members/ (the servers delete it with the
+// session), so a record without one was written by someone else (an
+// operator, a KV import) and would never expire. Records that do not decode
+// and member keys without a session are skipped and logged once per key and
+// version.
 func (m *membership) decodeView(pairs api.KVPairs) (members, released []cluster.Member, stale []*api.KVPair) {
+	seen := make(map[string]uint64, len(m.badKeys))
+	defer func() { m.badKeys = seen }()
 	for _, p := range pairs {
 		var prefix string
 		switch {
@@ -166,8 +177,14 @@ func (m *membership) decodeView(pairs api.KVPairs) (members, released []cluster.
 			continue
 		}
 		mem, releasedAt, err := decodeRecord(strings.TrimPrefix(p.Key, prefix), p.Value)
+		if err == nil && prefix == m.keys.members() && p.Session == "" {
+			err = fmt.Errorf("%w: member key %q is held by no session", ErrBadRecord, p.Key)
+		}
 		if err != nil {
-			m.log.Warn("consul: skipping record", "key", p.Key, "err", err)
+			if idx, ok := m.badKeys[p.Key]; !ok || idx != p.ModifyIndex {
+				m.log.Warn("consul: skipping record", "key", p.Key, "err", err)
+			}
+			seen[p.Key] = p.ModifyIndex
 			continue
 		}
 		if prefix == m.keys.members() {

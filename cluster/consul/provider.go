@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/consul/api"
@@ -32,10 +33,13 @@ func New(cfg Config) (*Provider, error) {
 }
 
 // Join implements cluster.Provider. It creates the session (its creation
-// starts the lease: the deadline is its send time plus FencePeriod), takes
-// the member key with it in a transaction that also checks that neither a
-// member key nor a released marker of this incarnation exists (else the
-// error wraps cluster.ErrIncarnationReused), registers the service and
+// starts the lease: the deadline is its send time plus FencePeriod), then
+// registers the incarnation durably and takes the member key with the
+// session in one transaction (see takeKey): incarnations of an ID must grow,
+// so an incarnation at or below the highest one the ID ever registered is
+// refused with an error wrapping cluster.ErrIncarnationReused, whether the
+// old one crashed or left and however long ago; a member key still in
+// Consul's lock delay gives ErrLockDelay. It then registers the service and
 // starts the renewal and view goroutines. Each request is bounded by
 // RequestTimeout and ctx; an agent that does not answer gives an error
 // wrapping ErrUnreachable, one that refuses gives ErrRequestFailed. On
@@ -124,21 +128,11 @@ func (m *membership) register(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	resp, err := m.takeKey(ctx, value)
+	if err != nil {
+		return err
+	}
 	key := m.keys.member(m.self)
-	ops := api.TxnOps{
-		{KV: &api.KVTxnOp{Verb: api.KVCheckNotExists, Key: key}},
-		{KV: &api.KVTxnOp{Verb: api.KVCheckNotExists, Key: m.keys.releasedKey(m.self)}},
-		{KV: &api.KVTxnOp{Verb: api.KVLock, Key: key, Value: value, Session: id}},
-	}
-	rctx, cancel = context.WithTimeout(ctx, m.cfg.RequestTimeout)
-	ok, resp, _, err := m.client.Txn().Txn(ops, (&api.QueryOptions{}).WithContext(rctx))
-	cancel()
-	switch {
-	case err != nil:
-		return fmt.Errorf("take member key: %w", classify(err))
-	case !ok:
-		return fmt.Errorf("take member key %s: %w (%s)", key, cluster.ErrIncarnationReused, txnErrors(resp))
-	}
 	var joinIndex uint64
 	for _, r := range resp.Results {
 		if r != nil && r.KV != nil && r.KV.Key == key {
@@ -178,6 +172,83 @@ func (m *membership) register(ctx context.Context) (err error) {
 		return fmt.Errorf("register service %s: %w", m.serviceID, classify(err))
 	}
 	return nil
+}
+
+// takeKey registers the incarnation: one transaction raises the ID's
+// incarnation record to it (check-and-set: it must be above the highest
+// incarnation ever registered), checks that no released marker of it exists
+// and locks the member key with the session. A record at the member key that
+// no session holds is not a member (see decodeView) and is taken over,
+// checking that it did not change. A concurrent Join of the same ID that
+// moved the incarnation record first makes it read and try again.
+func (m *membership) takeKey(ctx context.Context, value []byte) (*api.TxnResponse, error) {
+	key := m.keys.member(m.self)
+	incKey := m.keys.incarnation(m.self.ID)
+	for attempt := 0; ; attempt++ {
+		rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+		ok, resp, _, err := m.client.Txn().Txn(api.TxnOps{
+			{KV: &api.KVTxnOp{Verb: api.KVGetOrEmpty, Key: incKey}},
+			{KV: &api.KVTxnOp{Verb: api.KVGetOrEmpty, Key: key}},
+		}, (&api.QueryOptions{RequireConsistent: true}).WithContext(rctx))
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("read incarnation record: %w", classify(err))
+		}
+		if !ok || len(resp.Results) != 2 {
+			return nil, fmt.Errorf("read incarnation record: %w: %s", ErrRequestFailed, txnErrors(resp))
+		}
+		inc, cur := resp.Results[0].KV, resp.Results[1].KV
+		if inc.ModifyIndex != 0 {
+			highest, err := strconv.ParseUint(string(inc.Value), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%w: incarnation record %q: %v", ErrBadRecord, incKey, err)
+			}
+			if m.self.Incarnation <= highest {
+				return nil, fmt.Errorf("%w: incarnation %d of %q is not above %d, the highest one registered",
+					cluster.ErrIncarnationReused, m.self.Incarnation, m.self.ID, highest)
+			}
+		}
+		memberCheck := &api.KVTxnOp{Verb: api.KVCheckNotExists, Key: key}
+		if cur.ModifyIndex != 0 {
+			if cur.Session != "" {
+				return nil, fmt.Errorf("take member key %s: %w (held by a live session)", key, cluster.ErrIncarnationReused)
+			}
+			memberCheck = &api.KVTxnOp{Verb: api.KVCheckIndex, Key: key, Index: cur.ModifyIndex}
+		}
+		ops := api.TxnOps{
+			{KV: &api.KVTxnOp{Verb: api.KVCAS, Key: incKey, Index: inc.ModifyIndex, Value: []byte(strconv.FormatUint(m.self.Incarnation, 10))}},
+			{KV: &api.KVTxnOp{Verb: api.KVCheckNotExists, Key: m.keys.releasedKey(m.self)}},
+			{KV: memberCheck},
+			{KV: &api.KVTxnOp{Verb: api.KVLock, Key: key, Value: value, Session: m.session}},
+		}
+		rctx, cancel = context.WithTimeout(ctx, m.cfg.RequestTimeout)
+		ok, resp, _, err = m.client.Txn().Txn(ops, (&api.QueryOptions{}).WithContext(rctx))
+		cancel()
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("take member key: %w", classify(err))
+		case ok:
+			return resp, nil
+		case txnFailedAt(resp, 0) && attempt < 3:
+			continue // the incarnation record moved: read it again
+		case txnFailedAt(resp, 3) && strings.Contains(txnErrors(resp), "lock delay"):
+			return nil, fmt.Errorf("take member key %s: %w (%s)", key, ErrLockDelay, txnErrors(resp))
+		}
+		return nil, fmt.Errorf("take member key %s: %w (%s)", key, cluster.ErrIncarnationReused, txnErrors(resp))
+	}
+}
+
+// txnFailedAt reports whether the transaction failed at operation i.
+func txnFailedAt(resp *api.TxnResponse, i int) bool {
+	if resp == nil {
+		return false
+	}
+	for _, e := range resp.Errors {
+		if e.OpIndex == i {
+			return true
+		}
+	}
+	return false
 }
 
 // classify wraps a Consul client error with ErrUnreachable (no answer) or

@@ -19,6 +19,7 @@ const maxRecordSize = 64 << 10
 //
 //	<prefix>/<cluster>/members/<escaped ID>/<incarnation>   one per live incarnation
 //	<prefix>/<cluster>/released/<escaped ID>/<incarnation>  one per graceful leave
+//	<prefix>/<cluster>/incarnations/<escaped ID>            the highest incarnation of the ID ever registered
 //
 // The ID is path-escaped so that an ID containing '/' stays one segment.
 type keyspace struct{ root string }
@@ -29,6 +30,12 @@ func newKeyspace(prefix, cluster string) keyspace {
 
 func (k keyspace) members() string  { return k.root + "members/" }
 func (k keyspace) released() string { return k.root + "released/" }
+
+func (k keyspace) incarnations() string { return k.root + "incarnations/" }
+
+// incarnation is the key of the ID's incarnation record, whose value is
+// the highest incarnation ever registered in decimal. It is never deleted.
+func (k keyspace) incarnation(id string) string { return k.incarnations() + url.PathEscape(id) }
 
 func (k keyspace) member(m cluster.Member) string {
 	return k.members() + url.PathEscape(m.ID) + "/" + strconv.FormatUint(m.Incarnation, 10)

@@ -1,0 +1,126 @@
+package consul
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/consul/api"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/cluster"
+	"github.com/fraktor-go/fraktor/internal/testconsul"
+)
+
+// A well-formed member record that no session holds (an operator's put, a
+// KV import) is not a member: it appears in no view, and the incarnation
+// it names can still join (taking the key over).
+func TestConsulSessionlessRecordIsNotAMember(t *testing.T) {
+	agent := testconsul.Start(t)
+	cfg := testConfig(t, agent)
+	p := newProvider(t, cfg)
+	a := joinMember(t, p, testMember("a", 1))
+	waitView(t, a, "a", hasMembers("a#1"))
+
+	ks := newKeyspace(cfg.KeyPrefix, cfg.Cluster)
+	idx := putRecord(t, apiClient(t, agent), ks.member(testMember("c", 1)), testMember("c", 1))
+	top := waitView(t, a, "the put seen", func(top cluster.Topology) bool { return top.Epoch >= idx })
+	assert.Equal(t, []string{"a#1"}, memberKeys(top), "a record without a session is not a member")
+
+	c := joinMember(t, p, testMember("c", 1))
+	waitView(t, a, "c joined", hasMembers("a#1", "c#1"))
+	require.NoError(t, c.Leave(context.Background()))
+	waitView(t, a, "c left", hasMembers("a#1"))
+}
+
+// Each bad record is logged once, not once per view: three bad keys and a
+// run of membership changes give three warnings.
+func TestConsulBadRecordLoggedOnce(t *testing.T) {
+	agent := testconsul.Start(t)
+	cfg := testConfig(t, agent)
+	logs := &logCapture{}
+	cfg.Logger = slog.New(logs)
+	p := newProvider(t, cfg)
+	a := joinMember(t, p, testMember("a", 1))
+	client := apiClient(t, agent)
+	ks := newKeyspace(cfg.KeyPrefix, cfg.Cluster)
+	bad := []string{ks.members() + "x/1", ks.members() + "y/notanumber", ks.released() + "z/1"}
+	for _, k := range bad {
+		_, err := client.KV().Put(&api.KVPair{Key: k, Value: []byte("{")}, nil)
+		require.NoError(t, err)
+	}
+	for i := uint64(1); i <= 4; i++ {
+		b := joinMember(t, p, testMember("b", i))
+		waitView(t, a, "b joined", hasMembers("a#1", b.Self().Key()))
+		require.NoError(t, b.Leave(context.Background()))
+		waitView(t, a, "b left", hasMembers("a#1"))
+	}
+	for _, k := range bad {
+		assert.Equal(t, 1, logs.count("skipping record", k), "warnings for %s:\n%s", k, logs.String())
+	}
+}
+
+// putRecord writes m's record at key without a session and returns the
+// key's ModifyIndex.
+func putRecord(t *testing.T, client *api.Client, key string, m cluster.Member) uint64 {
+	t.Helper()
+	value, err := encodeRecord(m, time.Time{})
+	require.NoError(t, err)
+	_, err = client.KV().Put(&api.KVPair{Key: key, Value: value}, nil)
+	require.NoError(t, err)
+	kv, _, err := client.KV().Get(key, &api.QueryOptions{RequireConsistent: true})
+	require.NoError(t, err)
+	require.NotNil(t, kv)
+	return kv.ModifyIndex
+}
+
+// logCapture is a slog.Handler that keeps every record's text.
+type logCapture struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logCapture) Enabled(context.Context, slog.Level) bool { return true }
+
+func (l *logCapture) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString(r.Level.String() + " " + r.Message)
+	r.Attrs(func(a slog.Attr) bool {
+		b.WriteString(" " + a.String())
+		return true
+	})
+	l.mu.Lock()
+	l.lines = append(l.lines, b.String())
+	l.mu.Unlock()
+	return nil
+}
+
+func (l *logCapture) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logCapture) WithGroup(string) slog.Handler      { return l }
+
+// count returns how many lines contain every one of parts.
+func (l *logCapture) count(parts ...string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, line := range l.lines {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			n++
+		}
+	}
+	return n
+}
+
+func (l *logCapture) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
