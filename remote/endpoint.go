@@ -349,12 +349,12 @@ func (ep *endpoint) run(ctx context.Context) {
 			// that handshakes which never complete cannot hold dialing off.
 			if pending && !finalTry {
 				if left := pol.downSince.Add(n.cfg.HandshakeTimeout).Sub(now); left > 0 {
-					ep.wait(left)
+					ep.wait(now.Add(left))
 					continue
 				}
 			}
 			if act.kind == linkWait && !finalTry {
-				ep.wait(act.wait)
+				ep.wait(now.Add(act.wait))
 				continue // woken or due: ask again
 			}
 			var err error
@@ -391,15 +391,22 @@ func (ep *endpoint) connected(c *conn, carry *outItem) *outItem {
 	return carry
 }
 
-// wait waits for d on the Node's clock, or until something else happens
-// first (a connection arrived, stop, close).
-func (ep *endpoint) wait(d time.Duration) {
+// wait waits until the Node's clock reaches until, or until something else
+// happens first (a connection arrived, stop, close). The clock may move
+// between reading it and arming the timer (a manual clock in a test): the
+// timer is armed first, then the clock is read again, so the wait ends
+// either way.
+func (ep *endpoint) wait(until time.Time) {
 	select {
 	case <-ep.timer: // a stale wake-up from an earlier wait
 	default:
 	}
-	stop := ep.n.clock.AfterFunc(d, ep.fire)
+	clock := ep.n.clock
+	stop := clock.AfterFunc(until.Sub(clock.Now()), ep.fire)
 	defer stop()
+	if !clock.Now().Before(until) {
+		return
+	}
 	select {
 	case <-ep.timer:
 	case <-ep.wake:
