@@ -118,15 +118,25 @@ func (c *cell) invokeUser(env envelope) {
 		x.lastActivity = c.sys.clock.Now()
 	}
 	c.msg, c.sender = env.msg, env.sender
-	c.props.receiveFunc(c)
+	c.dispatch()
 	c.msg, c.sender = nil, nil
 }
 
 // deliver hands a runtime message (lifecycle, Terminated) to Receive.
 func (c *cell) deliver(msg any) {
 	c.msg, c.sender = msg, nil
-	c.props.receiveFunc(c)
+	c.dispatch()
 	c.msg = nil
+}
+
+// dispatch runs the current message through the receive middleware, if
+// any, to the behaviour.
+func (c *cell) dispatch() {
+	if len(c.props.receiveMW) > 0 {
+		c.chains().recv(c)
+		return
+	}
+	c.receive(c)
 }
 
 // deliverSafely is deliver for the stop path: a panic there is logged, not
@@ -141,15 +151,16 @@ func (c *cell) deliverSafely(msg any) {
 	c.deliver(msg)
 }
 
-func deliverToBehaviour(ctx Context) {
-	c := ctx.(*cell)
+// receive is the innermost ReceiveFunc: the current behaviour, or the
+// actor's Receive, with ctx, which is c or a middleware's wrapper of it.
+func (c *cell) receive(ctx Context) {
 	if x := c.x; x != nil {
 		if n := len(x.behaviour); n > 0 {
-			x.behaviour[n-1](c)
+			x.behaviour[n-1](ctx)
 			return
 		}
 	}
-	c.actor.Receive(c)
+	c.actor.Receive(ctx)
 }
 
 func (c *cell) handleSystem(msg any) {

@@ -22,31 +22,32 @@ func (f ReceiveFunc) Receive(c Context) { f(c) }
 // Producer makes a fresh actor instance: at spawn and at every restart.
 type Producer func() Actor
 
-// ReceiveMiddleware wraps the delivery of every message to Receive.
+// ReceiveMiddleware wraps the delivery of every message to Receive. It may
+// hand next a Context of its own that wraps the one it was given (embedding
+// it and overriding some methods); the actor then sees that Context.
 type ReceiveMiddleware func(next ReceiveFunc) ReceiveFunc
 
 // SendFunc sends msg to target with sender (may be nil) on behalf of c.
 type SendFunc func(c Context, target *PID, msg any, sender *PID)
 
-// SendMiddleware wraps every Send, Request and Forward an actor makes.
+// SendMiddleware wraps every Send, Request and Forward an actor makes. It may
+// hand next a Context of its own that wraps the one it was given.
 type SendMiddleware func(next SendFunc) SendFunc
 
 // Props says how to make an actor: its producer, mailbox, supervisor
 // strategy for its children, middleware and dispatcher. Props are immutable
 // and may be shared by any number of spawns.
 type Props struct {
-	producer    Producer
-	supervisor  SupervisorStrategy
-	receiveMW   []ReceiveMiddleware
-	sendMW      []SendMiddleware
-	invokeMW    []func() scheduler.Middleware
-	newQueue    func() mailbox.Queue[envelope]
-	dispatcher  scheduler.Dispatcher
-	blocking    bool
-	kind        string
-	km          atomic.Pointer[propsKind] // kind metrics, resolved at the first spawn
-	receiveFunc ReceiveFunc               // receive chain minus the behaviour, built once
-	sendFunc    SendFunc
+	producer   Producer
+	supervisor SupervisorStrategy
+	receiveMW  []ReceiveMiddleware
+	sendMW     []SendMiddleware
+	invokeMW   []func() scheduler.Middleware
+	newQueue   func() mailbox.Queue[envelope]
+	dispatcher scheduler.Dispatcher
+	blocking   bool
+	kind       string
+	km         atomic.Pointer[propsKind] // kind metrics, resolved at the first spawn
 }
 
 // propsKind caches the kind metrics of Props per system.
@@ -64,7 +65,6 @@ func PropsFromProducer(p Producer, opts ...PropsOption) *Props {
 	for _, o := range opts {
 		o(props)
 	}
-	props.build()
 	return props
 }
 
@@ -79,13 +79,17 @@ func WithSupervisor(s SupervisorStrategy) PropsOption {
 }
 
 // WithReceiveMiddleware wraps every message delivery; the first middleware
-// is the outermost.
+// is the outermost. Each actor spawned with the Props builds its own chain,
+// on its first message: a middleware is called once per actor (and may keep
+// per-actor state); a panic while building or running the chain is the
+// actor's failure.
 func WithReceiveMiddleware(mw ...ReceiveMiddleware) PropsOption {
 	return func(p *Props) { p.receiveMW = append(p.receiveMW, mw...) }
 }
 
 // WithSendMiddleware wraps every send the actor makes; the first middleware
-// is the outermost.
+// is the outermost. As with WithReceiveMiddleware, each actor builds its own
+// chain, on its first send.
 func WithSendMiddleware(mw ...SendMiddleware) PropsOption {
 	return func(p *Props) { p.sendMW = append(p.sendMW, mw...) }
 }
@@ -139,19 +143,39 @@ func WithKind(name string) PropsOption { return func(p *Props) { p.kind = name }
 // block (I/O, cgo), so they never starve the shared workers.
 func WithBlocking() PropsOption { return func(p *Props) { p.blocking = true } }
 
-func (p *Props) build() {
-	var recv ReceiveFunc = deliverToBehaviour
-	for i := len(p.receiveMW) - 1; i >= 0; i-- {
-		recv = p.receiveMW[i](recv)
+// chains are an actor's middleware chains. Their innermost functions are
+// bound to the actor's cell, so they use the Context they are handed only
+// through the Context interface: a middleware may wrap it.
+type chains struct {
+	recv ReceiveFunc // nil without receive middleware
+	send SendFunc    // nil without send middleware
+}
+
+// chains returns c's middleware chains, building them on first use (on the
+// actor's goroutine, inside the invocation, so a panicking middleware is a
+// supervised failure).
+func (c *cell) chains() *chains {
+	if ch := c.mwc; ch != nil {
+		return ch
 	}
-	p.receiveFunc = recv
+	p := c.props
+	ch := &chains{}
+	if len(p.receiveMW) > 0 {
+		var recv ReceiveFunc = c.receive
+		for i := len(p.receiveMW) - 1; i >= 0; i-- {
+			recv = p.receiveMW[i](recv)
+		}
+		ch.recv = recv
+	}
 	if len(p.sendMW) > 0 {
-		var send SendFunc = rawSend
+		var send SendFunc = c.rawSend
 		for i := len(p.sendMW) - 1; i >= 0; i-- {
 			send = p.sendMW[i](send)
 		}
-		p.sendFunc = send
+		ch.send = send
 	}
+	c.mwc = ch
+	return ch
 }
 
 func (p *Props) supervisorStrategy() SupervisorStrategy {
