@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"log/slog"
 	"runtime/debug"
 
 	"github.com/fraktor-go/fraktor/scheduler"
@@ -327,7 +328,10 @@ func (c *cell) fail(err error, msg any) scheduler.InvokeResult {
 	retry := scheduler.Backoff(c.failures - 1)
 	c.mb.Suspend()
 	c.sys.metrics.failed(c)
-	c.sys.logger.Warn("actor failed", "pid", c.self.String(), "err", err, "consecutive", c.failures)
+	if c.sys.logger.Enabled(bg, slog.LevelWarn) {
+		path, _ := c.sys.PathOf(c.self) // the ID of a nested actor does not show its ancestors
+		c.sys.logger.Warn("actor failed", "pid", c.self.String(), "path", path, "err", err, "consecutive", c.failures)
+	}
 	if c.parent == nil {
 		c.sys.logger.Error("guardian failed; stopping it", "pid", c.self.String(), "err", err)
 		c.beginStop()

@@ -279,13 +279,13 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 		return nil, errors.New("actor: nil props")
 	}
 	id := name
-	nested := parent != s.userGuardian && parent != s.systemGuardian && parent != s.rootGuardian
+	nested := !s.isGuardian(parent)
 	if name == "" || nested {
-		// One allocation for the whole ID: "<parent>/<prefix>$<seq>".
-		var buf [96]byte
+		// One allocation for the whole ID: "[#<parent's index>/]<prefix>$<seq>".
+		var buf [64]byte
 		b := buf[:0]
 		if nested {
-			b = append(append(b, parent.self.ID...), '/')
+			b = childPrefix(b, parent)
 		}
 		if name != "" {
 			b = append(b, name...)
