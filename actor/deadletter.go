@@ -77,20 +77,3 @@ func (s *System) deadLetter(pid *PID, msg any, sender *PID, reason error) {
 
 // DeadLetters returns the number of dead letters so far.
 func (s *System) DeadLetters() uint64 { return s.deadLetters.count.Load() }
-
-// DeadLetter records msg, meant for pid, as undeliverable, exactly like the
-// runtime does for its own dead letters: counted (fraktor.deadletters),
-// published as *DeadLetterEvent, logged at most once per interval, and, when
-// the sender is a local future, that future fails at once (with reason, or
-// ErrDeadLetter when reason is nil). It is for extensions that deliver
-// messages themselves (the remote transport). A sender PID that names a local
-// process is resolved first, so a PID rebuilt from the wire finds its future.
-// Safe for concurrent use; it never blocks.
-func (s *System) DeadLetter(pid *PID, msg any, sender *PID, reason error) {
-	if sender != nil && sender.cached() == nil && (sender.Address == s.Address() || sender.Address == LocalAddress) {
-		if p, ok := s.registry.get(sender.ID); ok {
-			sender.cache(p)
-		}
-	}
-	s.deadLetter(pid, msg, sender, reason)
-}

@@ -111,7 +111,7 @@ type System struct {
 	shutdownOnce                 sync.Once
 	shutdownDone                 chan struct{}
 	shutdownErr                  error
-	exts                         *extension.Registry[*System]
+	exts                         *extension.Registry[Host]
 }
 
 // NewSystem starts an actor system and installs its extensions. On an error
@@ -170,11 +170,6 @@ func (s *System) Name() string { return s.name }
 // Address returns the address of local PIDs: LocalAddress, or the remote
 // transport's advertised address once remote is installed.
 func (s *System) Address() string { return *s.address.Load() }
-
-// SetAddress changes the address of PIDs created from now on. It is for the
-// remote extension, which calls it during installation, before any user
-// actor exists.
-func (s *System) SetAddress(addr string) { s.address.Store(&addr) }
 
 // Root returns the context for code outside actors.
 func (s *System) Root() *RootContext { return s.root }
@@ -319,12 +314,6 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 	return c.self, nil
 }
 
-// SpawnSystem starts a system actor: a child of the system guardian, for
-// extensions (remote endpoints, cluster placement).
-func (s *System) SpawnSystem(props *Props, name string) (*PID, error) {
-	return s.spawn(s.systemGuardian, nil, props, name, "")
-}
-
 // resolve finds the process of a PID and caches it in the PID.
 func (s *System) resolve(pid *PID) Process {
 	if p := pid.cached(); p != nil {
@@ -345,20 +334,6 @@ func (s *System) resolve(pid *PID) Process {
 	}
 	return s.deadLetters
 }
-
-// RemoteHandler resolves PIDs of other addresses to their proxy process.
-type RemoteHandler func(pid *PID) Process
-
-// SetRemoteHandler installs the resolver for non-local PIDs and makes
-// futures reachable by ID (remote answers look them up). For the remote
-// extension.
-func (s *System) SetRemoteHandler(h RemoteHandler) {
-	s.remote.Store(&h)
-	s.registerFutures.Store(true)
-}
-
-// Lookup returns the local process registered under id.
-func (s *System) Lookup(id string) (Process, bool) { return s.registry.get(id) }
 
 // send delivers a user message; w is the worker of the sending actor.
 func (s *System) send(w *scheduler.Worker, pid *PID, msg any, sender *PID) {
