@@ -56,14 +56,23 @@ type propsKind struct {
 	km  *kindMetrics
 }
 
-// PropsOption configures Props.
-type PropsOption func(*Props)
+// PropsOption configures Props. Options are applied only by the
+// constructors (PropsFromProducer, PropsFromFunc): Props cannot be changed
+// once built.
+type PropsOption interface{ applyProps(*Props) }
+
+// propsOption adapts a function to PropsOption.
+type propsOption func(*Props)
+
+func (f propsOption) applyProps(p *Props) { f(p) }
 
 // PropsFromProducer returns Props that make actors with p.
 func PropsFromProducer(p Producer, opts ...PropsOption) *Props {
 	props := &Props{producer: p}
 	for _, o := range opts {
-		o(props)
+		if o != nil {
+			o.applyProps(props)
+		}
 	}
 	return props
 }
@@ -75,7 +84,7 @@ func PropsFromFunc(f ReceiveFunc, opts ...PropsOption) *Props {
 
 // WithSupervisor sets the strategy this actor applies to its failed children.
 func WithSupervisor(s SupervisorStrategy) PropsOption {
-	return func(p *Props) { p.supervisor = s }
+	return propsOption(func(p *Props) { p.supervisor = s })
 }
 
 // WithReceiveMiddleware wraps every message delivery; the first middleware
@@ -84,30 +93,30 @@ func WithSupervisor(s SupervisorStrategy) PropsOption {
 // per-actor state); a panic while building or running the chain is the
 // actor's failure.
 func WithReceiveMiddleware(mw ...ReceiveMiddleware) PropsOption {
-	return func(p *Props) { p.receiveMW = append(p.receiveMW, mw...) }
+	return propsOption(func(p *Props) { p.receiveMW = append(p.receiveMW, mw...) })
 }
 
 // WithSendMiddleware wraps every send the actor makes; the first middleware
 // is the outermost. As with WithReceiveMiddleware, each actor builds its own
 // chain, on its first send.
 func WithSendMiddleware(mw ...SendMiddleware) PropsOption {
-	return func(p *Props) { p.sendMW = append(p.sendMW, mw...) }
+	return propsOption(func(p *Props) { p.sendMW = append(p.sendMW, mw...) })
 }
 
 // WithInvokeMiddleware adds scheduler middleware around every invocation of
 // the actor's mailbox (S3, S8). The factory is called once per spawned actor,
 // so a middleware may keep per-actor state.
 func WithInvokeMiddleware(factory func() scheduler.Middleware) PropsOption {
-	return func(p *Props) { p.invokeMW = append(p.invokeMW, factory) }
+	return propsOption(func(p *Props) { p.invokeMW = append(p.invokeMW, factory) })
 }
 
 // WithBoundedMailbox gives the actor a mailbox of at most capacity user
 // messages with the given overflow policy. Dropped messages become dead
 // letters; with mailbox.Reject a request fails with ErrMailboxFull.
 func WithBoundedMailbox(capacity int, policy mailbox.Overflow) PropsOption {
-	return func(p *Props) {
+	return propsOption(func(p *Props) {
 		p.newQueue = func() mailbox.Queue[envelope] { return mailbox.NewBounded[envelope](capacity, policy) }
-	}
+	})
 }
 
 // Prioritized is implemented by messages that choose their priority level in
@@ -117,7 +126,7 @@ type Prioritized interface{ Priority() int }
 // WithPriorityMailbox gives the actor a priority mailbox with the given
 // number of levels; a message's level is its Priority() (higher first).
 func WithPriorityMailbox(levels int) PropsOption {
-	return func(p *Props) {
+	return propsOption(func(p *Props) {
 		p.newQueue = func() mailbox.Queue[envelope] {
 			return mailbox.NewPriority(levels, func(e envelope) int {
 				if pm, ok := e.msg.(Prioritized); ok {
@@ -126,22 +135,22 @@ func WithPriorityMailbox(levels int) PropsOption {
 				return 0
 			})
 		}
-	}
+	})
 }
 
 // WithDispatcher runs the actor on d instead of the system's worker pool.
 func WithDispatcher(d scheduler.Dispatcher) PropsOption {
-	return func(p *Props) { p.dispatcher = d }
+	return propsOption(func(p *Props) { p.dispatcher = d })
 }
 
 // WithKind names the actor's kind for metrics and logs (the attribute
 // fraktor.actor.kind); without it the kind is the Go type of the instance.
 // Keep the set of kinds small: it is a metric attribute.
-func WithKind(name string) PropsOption { return func(p *Props) { p.kind = name } }
+func WithKind(name string) PropsOption { return propsOption(func(p *Props) { p.kind = name }) }
 
 // WithBlocking runs the actor on the system's dedicated pool for actors that
 // block (I/O, cgo), so they never starve the shared workers.
-func WithBlocking() PropsOption { return func(p *Props) { p.blocking = true } }
+func WithBlocking() PropsOption { return propsOption(func(p *Props) { p.blocking = true }) }
 
 // chains are an actor's middleware chains. Their innermost functions are
 // bound to the actor's cell, so they use the Context they are handed only
