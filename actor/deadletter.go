@@ -3,8 +3,6 @@ package actor
 import (
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/time/rate"
 )
 
 // DeadLetterEvent is published on the EventStream for every message that
@@ -22,14 +20,23 @@ type deadLetters struct {
 	sys        *System
 	count      atomic.Uint64
 	suppressed atomic.Uint64
-	limiter    *rate.Limiter
+	every      time.Duration
+	nextLog    atomic.Int64 // system-clock Unix nanoseconds before which nothing is logged
 }
 
 func newDeadLetters(s *System, every time.Duration) *deadLetters {
 	if every <= 0 {
 		every = time.Second
 	}
-	return &deadLetters{sys: s, limiter: rate.NewLimiter(rate.Every(every), 1)}
+	return &deadLetters{sys: s, every: every}
+}
+
+// allowLog reports whether a dead letter may be logged now: at most one per
+// interval, on the system clock.
+func (d *deadLetters) allowLog() bool {
+	now := d.sys.clock.Now().UnixNano()
+	next := d.nextLog.Load()
+	return now >= next && d.nextLog.CompareAndSwap(next, now+int64(d.every))
 }
 
 func (d *deadLetters) SendUser(pid *PID, msg any, sender *PID) {
@@ -68,7 +75,7 @@ func (s *System) deadLetter(pid *PID, msg any, sender *PID, reason error) {
 	if s.events.Len() > 0 {
 		s.events.Publish(&DeadLetterEvent{PID: pid, Message: msg, Sender: sender, Reason: reason})
 	}
-	if d.limiter.Allow() {
+	if d.allowLog() {
 		s.logger.Info("dead letter", "pid", pid.String(), "type", typeName(msg), "reason", reason, "suppressed", d.suppressed.Swap(0))
 	} else {
 		d.suppressed.Add(1)

@@ -32,7 +32,7 @@ func (c *cell) InvokeBatch(throughputHint int) scheduler.InvokeResult {
 		}
 	}
 	res := c.run(throughputHint)
-	if c.km.telemetry != nil {
+	if c.km.mw != nil {
 		c.queued.Store(int32(c.mb.UserLen()))
 	}
 	c.mw.ictx.Processed = c.processed

@@ -46,11 +46,17 @@ type SystemConfig struct {
 	// MeterProvider receives the system's OpenTelemetry instruments; nil
 	// means a no-op provider. No global provider is used.
 	MeterProvider metric.MeterProvider
-	// InvokeMetrics adds the Telemetry invoke middleware (duration,
-	// dequeued, suspends, failures per batch, by actor kind) to every actor
-	// when a MeterProvider is set. It costs a clock read and a few
-	// instrument updates per batch, not per message.
-	InvokeMetrics bool
+	// KindMiddleware, when set, makes the scheduler middleware of each
+	// actor kind (see WithKind): it is called once per kind, the first time
+	// an actor of the kind is spawned, with the kind, the system's
+	// MeterProvider (a no-op one when none is set) and Clock, on the
+	// spawning goroutine. The middleware it returns (nil for none) runs
+	// around every invocation of every actor of that kind, before the
+	// actor's own invoke middleware, so it must be safe for concurrent use.
+	// A panic in it is logged and the kind gets no middleware. With it set,
+	// the fraktor.mailbox.length gauge is kept up to date.
+	// middleware.KindTelemetry records the per-batch invoke metrics by kind.
+	KindMiddleware func(kind string, mp metric.MeterProvider, clock scheduler.Clock) scheduler.Middleware
 	// GuardianStrategy supervises top-level actors; nil means DefaultStrategy().
 	GuardianStrategy SupervisorStrategy
 	// EventBuffer is each EventStream subscription's buffer; 0 means 1024.
@@ -242,8 +248,8 @@ func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Wor
 		c.km = s.metrics.kind(kindOf(props, c.actor))
 		props.km.Store(&propsKind{sys: s, km: c.km})
 	}
-	if s.cfg.InvokeMetrics && c.km.telemetry != nil {
-		c.AddMiddleware(c.km.telemetry)
+	if c.km.mw != nil {
+		c.AddMiddleware(c.km.mw)
 	}
 	for _, f := range props.invokeMW {
 		c.AddMiddleware(f())
