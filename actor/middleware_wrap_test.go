@@ -103,3 +103,26 @@ func TestMiddlewareMayWrapContext(t *testing.T) {
 	require.Equal(t, int32(1), started.Load(), "the actor restarted")
 	require.GreaterOrEqual(t, sends.Load(), int32(3), "the send middleware saw the sends")
 }
+
+// A middleware that panics while the chain is built is the actor's
+// failure, supervised like a panic in Receive: the actor restarts, builds
+// its chain again and serves.
+func TestMiddlewarePanicIsSupervised(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	var calls atomic.Int32
+	flaky := func(next actor.ReceiveFunc) actor.ReceiveFunc {
+		if calls.Add(1) == 1 {
+			panic("middleware construction failed")
+		}
+		return next
+	}
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if c.Message() == "ping" {
+			c.Respond("pong")
+		}
+	}, actor.WithReceiveMiddleware(flaky)))
+	v, err := sys.Root().RequestFuture(pid, "ping", 5*time.Second).Result()
+	require.NoError(t, err)
+	require.Equal(t, "pong", v)
+	require.Equal(t, int32(2), calls.Load())
+}
