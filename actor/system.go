@@ -282,7 +282,8 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 	id := name
 	nested := !s.isGuardian(parent)
 	if name == "" || nested {
-		// One allocation for the whole ID: "[#<parent's index>/]<prefix>$<seq>".
+		// One allocation for the whole ID: "[#<parent's index>/]<name>", the
+		// name given or "<prefix>$<seq>".
 		var buf [64]byte
 		b := buf[:0]
 		if nested {
