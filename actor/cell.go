@@ -55,7 +55,8 @@ type cell struct {
 	childWait bool          // winding down: stopped children must send Terminated
 	kids      *guardianKids // guardians only: children over several locks (children stays nil)
 
-	mw *invokeMW // nil without invoke middleware
+	mw  *invokeMW // nil without invoke middleware
+	mwc *chains   // receive and send middleware, built on first use
 
 	km     *kindMetrics
 	queued atomic.Int32 // user messages left after the last invocation (metrics only)

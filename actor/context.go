@@ -112,16 +112,16 @@ func (c *cell) Send(pid *PID, msg any) { c.send(pid, msg, nil) }
 func (c *cell) Request(pid *PID, msg any) { c.send(pid, msg, c.self) }
 
 func (c *cell) send(pid *PID, msg any, sender *PID) {
-	if f := c.props.sendFunc; f != nil {
-		f(c, pid, msg, sender)
+	if len(c.props.sendMW) > 0 {
+		c.chains().send(c, pid, msg, sender)
 		return
 	}
 	c.sys.send(c.worker, pid, msg, sender)
 }
 
-// rawSend is the innermost SendFunc.
-func rawSend(ctx Context, target *PID, msg any, sender *PID) {
-	c := ctx.(*cell)
+// rawSend is the innermost SendFunc of c's send chain; the Context it is
+// handed may be a middleware's wrapper, and is not needed.
+func (c *cell) rawSend(_ Context, target *PID, msg any, sender *PID) {
 	c.sys.send(c.worker, target, msg, sender)
 }
 

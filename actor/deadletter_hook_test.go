@@ -1,6 +1,7 @@
 package actor_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -11,20 +12,36 @@ import (
 	"github.com/fraktor-go/fraktor/testkit"
 )
 
-// System.DeadLetter (the hook for extensions that deliver messages
+// hostGrab is an extension that keeps the Host it is installed into.
+type hostGrab struct{ host actor.Host }
+
+func (*hostGrab) Name() string                   { return "host-grab" }
+func (*hostGrab) Requires() []string             { return nil }
+func (*hostGrab) Enabled() bool                  { return true }
+func (*hostGrab) Validate() error                { return nil }
+func (*hostGrab) Shutdown(context.Context) error { return nil }
+func (g *hostGrab) Install(_ context.Context, h actor.Host) (actor.Extension, error) {
+	g.host = h
+	return g, nil
+}
+
+// Host.DeadLetter (the hook for extensions that deliver messages
 // themselves): counted, published with the reason, and a local future
 // named by a fresh PID (as rebuilt from the wire) fails at once.
 func TestDeadLetterHook(t *testing.T) {
-	sys := testkit.NewSystem(t)
+	grab := &hostGrab{}
+	sys := testkit.NewSystem(t, func(c *actor.SystemConfig) { c.Extensions = append(c.Extensions, grab) })
+	host := grab.host
+	require.Same(t, sys, host.System())
 	events := make(chan *actor.DeadLetterEvent, 4)
 	sub := actor.Subscribe(sys.EventStream(), func(e *actor.DeadLetterEvent) { events <- e })
 	defer sys.EventStream().Unsubscribe(sub)
-	sys.SetRemoteHandler(func(*actor.PID) actor.Process { return nil }) // futures become reachable by ID
+	host.SetRemoteHandler(func(*actor.PID) actor.Process { return nil }) // futures become reachable by ID
 
 	reason := errors.New("queue full")
 	silent := sys.Root().Spawn(actor.PropsFromFunc(func(actor.Context) {})) // never answers
 	f := sys.Root().RequestFuture(silent, "msg", 0)
-	sys.DeadLetter(actor.NewPID("elsewhere:1", "x"), "msg", actor.NewPID(f.PID().Address, f.PID().ID), reason)
+	host.DeadLetter(actor.NewPID("elsewhere:1", "x"), "msg", actor.NewPID(f.PID().Address, f.PID().ID), reason)
 	_, err := f.Result()
 	require.ErrorIs(t, err, reason)
 	e := <-events

@@ -92,8 +92,8 @@ type greeter struct{ pid *actor.PID }
 
 func (greeter) Shutdown(context.Context) error { return nil }
 
-func (g greeterExt) Install(_ context.Context, sys *actor.System) (actor.Extension, error) {
-	pid, err := sys.SpawnSystem(actor.PropsFromFunc(func(c actor.Context) {
+func (g greeterExt) Install(_ context.Context, host actor.Host) (actor.Extension, error) {
+	pid, err := host.SpawnSystem(actor.PropsFromFunc(func(c actor.Context) {
 		if who, ok := c.Message().(string); ok {
 			c.Respond(g.greeting + ", " + who)
 		}

@@ -36,13 +36,13 @@ func (a auditExt) Validate() error { return a.invalid }
 
 type auditHandle struct {
 	ext   auditExt
-	sys   *actor.System
+	sys   actor.Host
 	pid   *actor.PID
 	sub   *actor.Subscription
 	count chan int
 }
 
-func (a auditExt) Install(_ context.Context, sys *actor.System) (actor.Extension, error) {
+func (a auditExt) Install(_ context.Context, sys actor.Host) (actor.Extension, error) {
 	if a.failInstall != nil {
 		return nil, a.failInstall
 	}
@@ -146,6 +146,6 @@ func TestExtensionDisabled(t *testing.T) {
 	st, err := sys.Extensions().Status("remote")
 	require.NoError(t, err)
 	assert.Equal(t, extension.Disabled, st.State)
-	_, ok := sys.Lookup("remote")
+	_, ok := sys.LookupPath("remote")
 	assert.False(t, ok, "no system actor was spawned")
 }

@@ -7,10 +7,10 @@ import (
 )
 
 // ExtensionInstaller installs an extension into a system from
-// SystemConfig.Extensions (B1.1). See package extension for the contract:
-// install order by Requires, validation before anything is installed, a
-// disabled installer creates nothing (B1.4).
-type ExtensionInstaller = extension.Installer[*System]
+// SystemConfig.Extensions (B1.1); Install gets the system's Host. See
+// package extension for the contract: install order by Requires, validation
+// before anything is installed, a disabled installer creates nothing (B1.4).
+type ExtensionInstaller = extension.Installer[Host]
 
 // Extension is an installed extension; System.Shutdown shuts it down in
 // reverse install order.
@@ -25,10 +25,10 @@ type ExtensionStatusEvent struct {
 
 // Extensions returns the system's extension registry: statuses (B1.5) and
 // typed lookup, e.g. extension.Lookup[*remote.Remote](sys.Extensions(), "remote").
-func (s *System) Extensions() *extension.Registry[*System] { return s.exts }
+func (s *System) Extensions() *extension.Registry[Host] { return s.exts }
 
-func (s *System) newExtensionRegistry() *extension.Registry[*System] {
-	return extension.NewRegistry[*System](extension.Options{
+func (s *System) newExtensionRegistry() *extension.Registry[Host] {
+	return extension.NewRegistry[Host](extension.Options{
 		Logger: s.logger,
 		OnStatus: func(name string, st extension.Status) {
 			s.events.Publish(&ExtensionStatusEvent{Name: name, Status: st})
@@ -40,5 +40,5 @@ func (s *System) installExtensions(ctx context.Context) error {
 	if len(s.cfg.Extensions) == 0 {
 		return nil
 	}
-	return s.exts.InstallAll(ctx, s, s.cfg.Extensions)
+	return s.exts.InstallAll(ctx, host{s}, s.cfg.Extensions)
 }

@@ -22,22 +22,24 @@ func (dropProcess) StopProcess(*actor.PID)                     {}
 // ErrDeadLetter and the reason; requests to other addresses, and futures
 // that are not requests, are left alone.
 func TestFailRequestsTo(t *testing.T) {
-	sys, err := actor.NewSystem(actor.SystemConfig{})
+	grab := &hostGrab{}
+	sys, err := actor.NewSystem(actor.SystemConfig{Extensions: []actor.ExtensionInstaller{grab}})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
-	sys.SetRemoteHandler(func(*actor.PID) actor.Process { return dropProcess{} })
+	host := grab.host
+	host.SetRemoteHandler(func(*actor.PID) actor.Process { return dropProcess{} })
 	gone := errors.New("node gone")
 
 	dead := sys.Root().RequestFuture(actor.NewPID("dead:1", "a"), "hello", 0)
 	other := sys.Root().RequestFuture(actor.NewPID("alive:1", "a"), "hello", 0)
 	stop := sys.Root().StopFuture(actor.NewPID("dead:1", "b"))
 
-	assert.Equal(t, 0, sys.FailRequestsTo(sys.Address(), gone), "never the local address")
-	require.Equal(t, 1, sys.FailRequestsTo("dead:1", gone))
+	assert.Equal(t, 0, host.FailRequestsTo(sys.Address(), gone), "never the local address")
+	require.Equal(t, 1, host.FailRequestsTo("dead:1", gone))
 	_, err = dead.Result()
 	assert.ErrorIs(t, err, actor.ErrDeadLetter)
 	assert.ErrorIs(t, err, gone)
-	assert.Equal(t, 0, sys.FailRequestsTo("dead:1", gone), "a completed future is not failed again")
+	assert.Equal(t, 0, host.FailRequestsTo("dead:1", gone), "a completed future is not failed again")
 
 	for _, f := range []*actor.Future{other, stop} {
 		select {

@@ -151,7 +151,7 @@ func (f *Future) SendSystem(_ *PID, m SystemMessage) {
 // StopProcess implements Process: the future fails with ErrFutureStopped.
 func (f *Future) StopProcess(_ *PID) { f.complete(nil, ErrFutureStopped) }
 
-// FailRequestsTo fails every pending request future whose request went to
+// failRequestsTo fails every pending request future whose request went to
 // a process at address, with an error that wraps ErrDeadLetter and reason,
 // and returns how many it failed. It is for the remote extension, which
 // calls it when the node at address is declared gone, so that requests
@@ -159,7 +159,7 @@ func (f *Future) StopProcess(_ *PID) { f.complete(nil, ErrFutureStopped) }
 // Only futures made by RequestFuture (and Request) are affected, and only
 // while futures are registered (SetRemoteHandler). It scans the registry;
 // safe for concurrent use.
-func (s *System) FailRequestsTo(address string, reason error) int {
+func (s *System) failRequestsTo(address string, reason error) int {
 	if address == "" || address == LocalAddress || address == s.Address() {
 		return 0
 	}

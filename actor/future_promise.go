@@ -1,10 +1,6 @@
 package actor
 
-import (
-	"time"
-
-	"go.opentelemetry.io/otel/metric"
-)
+import "time"
 
 // NewFuture returns a future that completes when Complete is called, or with
 // ErrTimeout after timeout (none when timeout ≤ 0). It is for code that
@@ -14,8 +10,3 @@ func (r *RootContext) NewFuture(timeout time.Duration) *Future { return r.sys.ne
 
 // Complete completes f with (v, err) unless it has completed already.
 func (f *Future) Complete(v any, err error) { f.complete(v, err) }
-
-// MeterProvider returns the provider the system's instruments come from
-// (SystemConfig.MeterProvider, or a no-op one), so extensions record their
-// metrics alongside the system's.
-func (s *System) MeterProvider() metric.MeterProvider { return s.metrics.mp }

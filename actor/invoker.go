@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"log/slog"
 	"runtime/debug"
 
 	"github.com/fraktor-go/fraktor/scheduler"
@@ -31,7 +32,7 @@ func (c *cell) InvokeBatch(throughputHint int) scheduler.InvokeResult {
 		}
 	}
 	res := c.run(throughputHint)
-	if c.km.telemetry != nil {
+	if c.km.mw != nil {
 		c.queued.Store(int32(c.mb.UserLen()))
 	}
 	c.mw.ictx.Processed = c.processed
@@ -118,15 +119,25 @@ func (c *cell) invokeUser(env envelope) {
 		x.lastActivity = c.sys.clock.Now()
 	}
 	c.msg, c.sender = env.msg, env.sender
-	c.props.receiveFunc(c)
+	c.dispatch()
 	c.msg, c.sender = nil, nil
 }
 
 // deliver hands a runtime message (lifecycle, Terminated) to Receive.
 func (c *cell) deliver(msg any) {
 	c.msg, c.sender = msg, nil
-	c.props.receiveFunc(c)
+	c.dispatch()
 	c.msg = nil
+}
+
+// dispatch runs the current message through the receive middleware, if
+// any, to the behaviour.
+func (c *cell) dispatch() {
+	if len(c.props.receiveMW) > 0 {
+		c.chains().recv(c)
+		return
+	}
+	c.receive(c)
 }
 
 // deliverSafely is deliver for the stop path: a panic there is logged, not
@@ -141,15 +152,16 @@ func (c *cell) deliverSafely(msg any) {
 	c.deliver(msg)
 }
 
-func deliverToBehaviour(ctx Context) {
-	c := ctx.(*cell)
+// receive is the innermost ReceiveFunc: the current behaviour, or the
+// actor's Receive, with ctx, which is c or a middleware's wrapper of it.
+func (c *cell) receive(ctx Context) {
 	if x := c.x; x != nil {
 		if n := len(x.behaviour); n > 0 {
-			x.behaviour[n-1](c)
+			x.behaviour[n-1](ctx)
 			return
 		}
 	}
-	c.actor.Receive(c)
+	c.actor.Receive(ctx)
 }
 
 func (c *cell) handleSystem(msg any) {
@@ -322,7 +334,10 @@ func (c *cell) fail(err error, msg any) scheduler.InvokeResult {
 	retry := scheduler.Backoff(c.failures - 1)
 	c.mb.Suspend()
 	c.sys.metrics.failed(c)
-	c.sys.logger.Warn("actor failed", "pid", c.self.String(), "err", err, "consecutive", c.failures)
+	if c.sys.logger.Enabled(bg, slog.LevelWarn) {
+		path, _ := c.sys.PathOf(c.self) // the ID of a nested actor does not show its ancestors
+		c.sys.logger.Warn("actor failed", "pid", c.self.String(), "path", path, "err", err, "consecutive", c.failures)
+	}
 	if c.parent == nil {
 		c.sys.logger.Error("guardian failed; stopping it", "pid", c.self.String(), "err", err)
 		c.beginStop()

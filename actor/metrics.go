@@ -3,6 +3,7 @@ package actor
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"reflect"
 	"sync"
 
@@ -11,7 +12,6 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/fraktor-go/fraktor/scheduler"
-	"github.com/fraktor-go/fraktor/scheduler/middleware"
 )
 
 // AttrActorKind is the attribute that carries an actor's kind: the name given
@@ -39,9 +39,10 @@ const (
 // per message: counters move at spawn, stop, restart, failure, dead letter
 // and future events; gauges are observed in one callback per collection.
 type metrics struct {
-	on                                                      bool // a real provider was given
 	mp                                                      metric.MeterProvider
 	clock                                                   scheduler.Clock
+	kindMW                                                  func(kind string, mp metric.MeterProvider, clock scheduler.Clock) scheduler.Middleware
+	logger                                                  *slog.Logger
 	nSpawned, nStopped, nRestarted, nFailures, nDeadLetters metric.Int64Counter
 	nFutStarted, nFutCompleted, nFutTimedOut                metric.Int64Counter
 	reg                                                     metric.Registration
@@ -49,14 +50,15 @@ type metrics struct {
 }
 
 // kindMetrics is what cells of one kind share: the precomputed attribute
-// option (so recording allocates nothing) and the invoke Telemetry.
+// option (so recording allocates nothing) and the kind's invoke middleware
+// (SystemConfig.KindMiddleware).
 type kindMetrics struct {
-	opts      []metric.AddOption // passed with ...: no slice allocated per call
-	telemetry *middleware.Telemetry
+	opts []metric.AddOption // passed with ...: no slice allocated per call
+	mw   scheduler.Middleware
 }
 
 func newMetrics(mp metric.MeterProvider, s *System) (*metrics, error) {
-	out := &metrics{on: mp != nil, clock: s.clock}
+	out := &metrics{clock: s.clock, kindMW: s.cfg.KindMiddleware, logger: s.logger}
 	if mp == nil {
 		mp = noop.NewMeterProvider()
 	}
@@ -115,13 +117,23 @@ func (m *metrics) kind(name string) *kindMetrics {
 	}
 	attrs := attribute.NewSet(attribute.String(AttrActorKind, name))
 	k := &kindMetrics{opts: []metric.AddOption{metric.WithAttributeSet(attrs)}}
-	if m.on {
-		// An error here means the provider refused the instruments; the
-		// kind then simply has no invoke telemetry.
-		k.telemetry, _ = middleware.NewTelemetry(m.mp, m.clock, middleware.WithAttributes(attribute.String(AttrActorKind, name)))
+	if m.kindMW != nil {
+		k.mw = m.kindMiddleware(name)
 	}
 	actual, _ := m.kinds.LoadOrStore(name, k)
 	return actual.(*kindMetrics)
+}
+
+// kindMiddleware calls the user's KindMiddleware; a panic there leaves the
+// kind without middleware.
+func (m *metrics) kindMiddleware(kind string) (mw scheduler.Middleware) {
+	defer func() {
+		if r := recover(); r != nil {
+			m.logger.Error("actor: KindMiddleware panicked; the kind has no invoke middleware", "kind", kind, "panic", r)
+			mw = nil
+		}
+	}()
+	return m.kindMW(kind, m.mp, m.clock)
 }
 
 func kindOf(p *Props, a Actor) string {

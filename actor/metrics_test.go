@@ -63,7 +63,7 @@ func TestMetricsInstruments(t *testing.T) {
 	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
 	sys := testkit.NewManualSystem(t, func(c *actor.SystemConfig) {
 		c.MeterProvider = mp
-		c.InvokeMetrics = true
+		c.KindMiddleware = middleware.KindTelemetry()
 		c.Throughput = 10
 	})
 
@@ -144,7 +144,7 @@ func BenchmarkTellWithMetrics(b *testing.B) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	b.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
-	sys, err := actor.NewSystem(actor.SystemConfig{MeterProvider: mp, InvokeMetrics: true})
+	sys, err := actor.NewSystem(actor.SystemConfig{MeterProvider: mp, KindMiddleware: middleware.KindTelemetry()})
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = sys.Shutdown(context.Background()) })
 	done := make(chan struct{})

@@ -22,31 +22,32 @@ func (f ReceiveFunc) Receive(c Context) { f(c) }
 // Producer makes a fresh actor instance: at spawn and at every restart.
 type Producer func() Actor
 
-// ReceiveMiddleware wraps the delivery of every message to Receive.
+// ReceiveMiddleware wraps the delivery of every message to Receive. It may
+// hand next a Context of its own that wraps the one it was given (embedding
+// it and overriding some methods); the actor then sees that Context.
 type ReceiveMiddleware func(next ReceiveFunc) ReceiveFunc
 
 // SendFunc sends msg to target with sender (may be nil) on behalf of c.
 type SendFunc func(c Context, target *PID, msg any, sender *PID)
 
-// SendMiddleware wraps every Send, Request and Forward an actor makes.
+// SendMiddleware wraps every Send, Request and Forward an actor makes. It may
+// hand next a Context of its own that wraps the one it was given.
 type SendMiddleware func(next SendFunc) SendFunc
 
 // Props says how to make an actor: its producer, mailbox, supervisor
 // strategy for its children, middleware and dispatcher. Props are immutable
 // and may be shared by any number of spawns.
 type Props struct {
-	producer    Producer
-	supervisor  SupervisorStrategy
-	receiveMW   []ReceiveMiddleware
-	sendMW      []SendMiddleware
-	invokeMW    []func() scheduler.Middleware
-	newQueue    func() mailbox.Queue[envelope]
-	dispatcher  scheduler.Dispatcher
-	blocking    bool
-	kind        string
-	km          atomic.Pointer[propsKind] // kind metrics, resolved at the first spawn
-	receiveFunc ReceiveFunc               // receive chain minus the behaviour, built once
-	sendFunc    SendFunc
+	producer   Producer
+	supervisor SupervisorStrategy
+	receiveMW  []ReceiveMiddleware
+	sendMW     []SendMiddleware
+	invokeMW   []func() scheduler.Middleware
+	newQueue   func() mailbox.Queue[envelope]
+	dispatcher scheduler.Dispatcher
+	blocking   bool
+	kind       string
+	km         atomic.Pointer[propsKind] // kind metrics, resolved at the first spawn
 }
 
 // propsKind caches the kind metrics of Props per system.
@@ -55,16 +56,24 @@ type propsKind struct {
 	km  *kindMetrics
 }
 
-// PropsOption configures Props.
-type PropsOption func(*Props)
+// PropsOption configures Props. Options are applied only by the
+// constructors (PropsFromProducer, PropsFromFunc): Props cannot be changed
+// once built.
+type PropsOption interface{ applyProps(*Props) }
+
+// propsOption adapts a function to PropsOption.
+type propsOption func(*Props)
+
+func (f propsOption) applyProps(p *Props) { f(p) }
 
 // PropsFromProducer returns Props that make actors with p.
 func PropsFromProducer(p Producer, opts ...PropsOption) *Props {
 	props := &Props{producer: p}
 	for _, o := range opts {
-		o(props)
+		if o != nil {
+			o.applyProps(props)
+		}
 	}
-	props.build()
 	return props
 }
 
@@ -75,35 +84,39 @@ func PropsFromFunc(f ReceiveFunc, opts ...PropsOption) *Props {
 
 // WithSupervisor sets the strategy this actor applies to its failed children.
 func WithSupervisor(s SupervisorStrategy) PropsOption {
-	return func(p *Props) { p.supervisor = s }
+	return propsOption(func(p *Props) { p.supervisor = s })
 }
 
 // WithReceiveMiddleware wraps every message delivery; the first middleware
-// is the outermost.
+// is the outermost. Each actor spawned with the Props builds its own chain,
+// on its first message: a middleware is called once per actor (and may keep
+// per-actor state); a panic while building or running the chain is the
+// actor's failure.
 func WithReceiveMiddleware(mw ...ReceiveMiddleware) PropsOption {
-	return func(p *Props) { p.receiveMW = append(p.receiveMW, mw...) }
+	return propsOption(func(p *Props) { p.receiveMW = append(p.receiveMW, mw...) })
 }
 
 // WithSendMiddleware wraps every send the actor makes; the first middleware
-// is the outermost.
+// is the outermost. As with WithReceiveMiddleware, each actor builds its own
+// chain, on its first send.
 func WithSendMiddleware(mw ...SendMiddleware) PropsOption {
-	return func(p *Props) { p.sendMW = append(p.sendMW, mw...) }
+	return propsOption(func(p *Props) { p.sendMW = append(p.sendMW, mw...) })
 }
 
 // WithInvokeMiddleware adds scheduler middleware around every invocation of
 // the actor's mailbox (S3, S8). The factory is called once per spawned actor,
 // so a middleware may keep per-actor state.
 func WithInvokeMiddleware(factory func() scheduler.Middleware) PropsOption {
-	return func(p *Props) { p.invokeMW = append(p.invokeMW, factory) }
+	return propsOption(func(p *Props) { p.invokeMW = append(p.invokeMW, factory) })
 }
 
 // WithBoundedMailbox gives the actor a mailbox of at most capacity user
 // messages with the given overflow policy. Dropped messages become dead
 // letters; with mailbox.Reject a request fails with ErrMailboxFull.
 func WithBoundedMailbox(capacity int, policy mailbox.Overflow) PropsOption {
-	return func(p *Props) {
+	return propsOption(func(p *Props) {
 		p.newQueue = func() mailbox.Queue[envelope] { return mailbox.NewBounded[envelope](capacity, policy) }
-	}
+	})
 }
 
 // Prioritized is implemented by messages that choose their priority level in
@@ -113,7 +126,7 @@ type Prioritized interface{ Priority() int }
 // WithPriorityMailbox gives the actor a priority mailbox with the given
 // number of levels; a message's level is its Priority() (higher first).
 func WithPriorityMailbox(levels int) PropsOption {
-	return func(p *Props) {
+	return propsOption(func(p *Props) {
 		p.newQueue = func() mailbox.Queue[envelope] {
 			return mailbox.NewPriority(levels, func(e envelope) int {
 				if pm, ok := e.msg.(Prioritized); ok {
@@ -122,36 +135,56 @@ func WithPriorityMailbox(levels int) PropsOption {
 				return 0
 			})
 		}
-	}
+	})
 }
 
 // WithDispatcher runs the actor on d instead of the system's worker pool.
 func WithDispatcher(d scheduler.Dispatcher) PropsOption {
-	return func(p *Props) { p.dispatcher = d }
+	return propsOption(func(p *Props) { p.dispatcher = d })
 }
 
 // WithKind names the actor's kind for metrics and logs (the attribute
 // fraktor.actor.kind); without it the kind is the Go type of the instance.
 // Keep the set of kinds small: it is a metric attribute.
-func WithKind(name string) PropsOption { return func(p *Props) { p.kind = name } }
+func WithKind(name string) PropsOption { return propsOption(func(p *Props) { p.kind = name }) }
 
 // WithBlocking runs the actor on the system's dedicated pool for actors that
 // block (I/O, cgo), so they never starve the shared workers.
-func WithBlocking() PropsOption { return func(p *Props) { p.blocking = true } }
+func WithBlocking() PropsOption { return propsOption(func(p *Props) { p.blocking = true }) }
 
-func (p *Props) build() {
-	var recv ReceiveFunc = deliverToBehaviour
-	for i := len(p.receiveMW) - 1; i >= 0; i-- {
-		recv = p.receiveMW[i](recv)
+// chains are an actor's middleware chains. Their innermost functions are
+// bound to the actor's cell, so they use the Context they are handed only
+// through the Context interface: a middleware may wrap it.
+type chains struct {
+	recv ReceiveFunc // nil without receive middleware
+	send SendFunc    // nil without send middleware
+}
+
+// chains returns c's middleware chains, building them on first use (on the
+// actor's goroutine, inside the invocation, so a panicking middleware is a
+// supervised failure).
+func (c *cell) chains() *chains {
+	if ch := c.mwc; ch != nil {
+		return ch
 	}
-	p.receiveFunc = recv
+	p := c.props
+	ch := &chains{}
+	if len(p.receiveMW) > 0 {
+		var recv ReceiveFunc = c.receive
+		for i := len(p.receiveMW) - 1; i >= 0; i-- {
+			recv = p.receiveMW[i](recv)
+		}
+		ch.recv = recv
+	}
 	if len(p.sendMW) > 0 {
-		var send SendFunc = rawSend
+		var send SendFunc = c.rawSend
 		for i := len(p.sendMW) - 1; i >= 0; i-- {
 			send = p.sendMW[i](send)
 		}
-		p.sendFunc = send
+		ch.send = send
 	}
+	c.mwc = ch
+	return ch
 }
 
 func (p *Props) supervisorStrategy() SupervisorStrategy {

@@ -18,8 +18,9 @@ func (p *Props) With(opts ...PropsOption) *Props {
 		kind:       p.kind,
 	}
 	for _, o := range opts {
-		o(q)
+		if o != nil {
+			o.applyProps(q)
+		}
 	}
-	q.build()
 	return q
 }

@@ -2,7 +2,6 @@ package actor_test
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -43,13 +42,6 @@ func storm(sys *actor.System, pid *actor.PID, n int) (started <-chan struct{}, s
 	s := make(chan struct{})
 	go func() { ready.Wait(); close(s) }()
 	return s, func() { close(quit); wg.Wait() }
-}
-
-func heapInUse() uint64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapInuse
 }
 
 // A stop finishes while senders keep sending to the actor: the drain takes
@@ -102,7 +94,8 @@ func TestStopUnderSendStorm(t *testing.T) {
 
 // Shutdown under a send storm ends within its context.
 func TestShutdownUnderSendStorm(t *testing.T) {
-	sys, err := actor.NewSystem(actor.SystemConfig{})
+	grab := &hostGrab{}
+	sys, err := actor.NewSystem(actor.SystemConfig{Extensions: []actor.ExtensionInstaller{grab}})
 	require.NoError(t, err)
 	var pids []*actor.PID
 	var stops []func()
@@ -121,7 +114,7 @@ func TestShutdownUnderSendStorm(t *testing.T) {
 	}
 	require.NoError(t, err)
 	for _, pid := range pids {
-		_, ok := sys.Lookup(pid.ID)
+		_, ok := grab.host.Lookup(pid.ID)
 		require.False(t, ok, "stopped and unregistered")
 	}
 }

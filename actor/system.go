@@ -46,11 +46,17 @@ type SystemConfig struct {
 	// MeterProvider receives the system's OpenTelemetry instruments; nil
 	// means a no-op provider. No global provider is used.
 	MeterProvider metric.MeterProvider
-	// InvokeMetrics adds the Telemetry invoke middleware (duration,
-	// dequeued, suspends, failures per batch, by actor kind) to every actor
-	// when a MeterProvider is set. It costs a clock read and a few
-	// instrument updates per batch, not per message.
-	InvokeMetrics bool
+	// KindMiddleware, when set, makes the scheduler middleware of each
+	// actor kind (see WithKind): it is called once per kind, the first time
+	// an actor of the kind is spawned, with the kind, the system's
+	// MeterProvider (a no-op one when none is set) and Clock, on the
+	// spawning goroutine. The middleware it returns (nil for none) runs
+	// around every invocation of every actor of that kind, before the
+	// actor's own invoke middleware, so it must be safe for concurrent use.
+	// A panic in it is logged and the kind gets no middleware. With it set,
+	// the fraktor.mailbox.length gauge is kept up to date.
+	// middleware.KindTelemetry records the per-batch invoke metrics by kind.
+	KindMiddleware func(kind string, mp metric.MeterProvider, clock scheduler.Clock) scheduler.Middleware
 	// GuardianStrategy supervises top-level actors; nil means DefaultStrategy().
 	GuardianStrategy SupervisorStrategy
 	// EventBuffer is each EventStream subscription's buffer; 0 means 1024.
@@ -111,7 +117,7 @@ type System struct {
 	shutdownOnce                 sync.Once
 	shutdownDone                 chan struct{}
 	shutdownErr                  error
-	exts                         *extension.Registry[*System]
+	exts                         *extension.Registry[Host]
 }
 
 // NewSystem starts an actor system and installs its extensions. On an error
@@ -170,11 +176,6 @@ func (s *System) Name() string { return s.name }
 // Address returns the address of local PIDs: LocalAddress, or the remote
 // transport's advertised address once remote is installed.
 func (s *System) Address() string { return *s.address.Load() }
-
-// SetAddress changes the address of PIDs created from now on. It is for the
-// remote extension, which calls it during installation, before any user
-// actor exists.
-func (s *System) SetAddress(addr string) { s.address.Store(&addr) }
 
 // Root returns the context for code outside actors.
 func (s *System) Root() *RootContext { return s.root }
@@ -247,8 +248,8 @@ func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Wor
 		c.km = s.metrics.kind(kindOf(props, c.actor))
 		props.km.Store(&propsKind{sys: s, km: c.km})
 	}
-	if s.cfg.InvokeMetrics && c.km.telemetry != nil {
-		c.AddMiddleware(c.km.telemetry)
+	if c.km.mw != nil {
+		c.AddMiddleware(c.km.mw)
 	}
 	for _, f := range props.invokeMW {
 		c.AddMiddleware(f())
@@ -279,13 +280,14 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 		return nil, errors.New("actor: nil props")
 	}
 	id := name
-	nested := parent != s.userGuardian && parent != s.systemGuardian && parent != s.rootGuardian
+	nested := !s.isGuardian(parent)
 	if name == "" || nested {
-		// One allocation for the whole ID: "<parent>/<prefix>$<seq>".
-		var buf [96]byte
+		// One allocation for the whole ID: "[#<parent's index>/]<name>", the
+		// name given or "<prefix>$<seq>".
+		var buf [64]byte
 		b := buf[:0]
 		if nested {
-			b = append(append(b, parent.self.ID...), '/')
+			b = childPrefix(b, parent)
 		}
 		if name != "" {
 			b = append(b, name...)
@@ -319,12 +321,6 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 	return c.self, nil
 }
 
-// SpawnSystem starts a system actor: a child of the system guardian, for
-// extensions (remote endpoints, cluster placement).
-func (s *System) SpawnSystem(props *Props, name string) (*PID, error) {
-	return s.spawn(s.systemGuardian, nil, props, name, "")
-}
-
 // resolve finds the process of a PID and caches it in the PID.
 func (s *System) resolve(pid *PID) Process {
 	if p := pid.cached(); p != nil {
@@ -345,20 +341,6 @@ func (s *System) resolve(pid *PID) Process {
 	}
 	return s.deadLetters
 }
-
-// RemoteHandler resolves PIDs of other addresses to their proxy process.
-type RemoteHandler func(pid *PID) Process
-
-// SetRemoteHandler installs the resolver for non-local PIDs and makes
-// futures reachable by ID (remote answers look them up). For the remote
-// extension.
-func (s *System) SetRemoteHandler(h RemoteHandler) {
-	s.remote.Store(&h)
-	s.registerFutures.Store(true)
-}
-
-// Lookup returns the local process registered under id.
-func (s *System) Lookup(id string) (Process, bool) { return s.registry.get(id) }
 
 // send delivers a user message; w is the worker of the sending actor.
 func (s *System) send(w *scheduler.Worker, pid *PID, msg any, sender *PID) {

@@ -51,7 +51,7 @@ func NewActivationLedger() *ActivationLedger {
 }
 
 func (l *ActivationLedger) shard(id Identity) *ledgerShard {
-	return &l.shards[IdentityHash(0, id)&(ledgerShardCount-1)]
+	return &l.shards[identityHash(0, id)&(ledgerShardCount-1)]
 }
 
 // SetView makes (hash, epoch) the ledger's current view: from now on only

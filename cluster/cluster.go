@@ -40,8 +40,8 @@ func (i *installer) Name() string       { return Name }
 func (i *installer) Requires() []string { return []string{remote.Name} }
 func (i *installer) Enabled() bool      { return !i.cfg.Disabled }
 func (i *installer) Validate() error    { return i.cfg.Validate() }
-func (i *installer) Install(ctx context.Context, sys *actor.System) (actor.Extension, error) {
-	return newCluster(ctx, sys, i.cfg.withDefaults())
+func (i *installer) Install(ctx context.Context, host actor.Host) (actor.Extension, error) {
+	return newCluster(ctx, host, i.cfg.withDefaults())
 }
 
 // Get returns the cluster extension of sys, or nil when it is not installed
@@ -101,7 +101,8 @@ type viewSnap struct {
 
 var _ actor.Extension = (*Cluster)(nil)
 
-func newCluster(ctx context.Context, sys *actor.System, cfg Config) (*Cluster, error) {
+func newCluster(ctx context.Context, host actor.Host, cfg Config) (*Cluster, error) {
+	sys := host.System()
 	r := remote.Get(sys)
 	if r == nil {
 		return nil, fmt.Errorf("%w: the cluster needs the remote extension", ErrInvalidConfig)
@@ -156,7 +157,7 @@ func newCluster(ctx context.Context, sys *actor.System, cfg Config) (*Cluster, e
 	if c.cfg.MemberID == "" {
 		c.cfg.MemberID = r.Address()
 	}
-	c.metrics, err = newClusterMetrics(sys, c)
+	c.metrics, err = newClusterMetrics(host.MeterProvider())
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +169,7 @@ func newCluster(ctx context.Context, sys *actor.System, cfg Config) (*Cluster, e
 	}
 	c.membership.Store(&membershipBox{m})
 	pa := newPlacementActor(c, m.Self())
-	pid, err := sys.SpawnSystem(actor.PropsFromProducer(func() actor.Actor { return pa },
+	pid, err := host.SpawnSystem(actor.PropsFromProducer(func() actor.Actor { return pa },
 		actor.WithSupervisor(grainSupervisor{pa: pa})), placementName)
 	if err != nil {
 		_ = m.Stop(ctx)

@@ -8,8 +8,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-
-	"github.com/fraktor-go/fraktor/actor"
 )
 
 // clusterMetrics are the runtime's OpenTelemetry instruments under
@@ -29,8 +27,8 @@ type clusterMetrics struct {
 	attrs  sync.Map         // kind → metric.MeasurementOption
 }
 
-func newClusterMetrics(sys *actor.System, _ *Cluster) (*clusterMetrics, error) {
-	m := sys.MeterProvider().Meter("github.com/fraktor-go/fraktor/cluster")
+func newClusterMetrics(mp metric.MeterProvider) (*clusterMetrics, error) {
+	m := mp.Meter("github.com/fraktor-go/fraktor/cluster")
 	cm := &clusterMetrics{active: map[string]int64{}}
 	var err, e error
 	cm.resolve, e = m.Float64Histogram("fraktor.cluster.resolve.duration", metric.WithUnit("s"),

@@ -159,7 +159,7 @@ func NewPidCache(cfg PidCacheConfig) (*PidCache, error) {
 }
 
 func (c *PidCache) shard(id Identity) *cacheShard {
-	return &c.shards[IdentityHash(0, id)&c.mask]
+	return &c.shards[identityHash(0, id)&c.mask]
 }
 
 // TTL returns the configured entry lifetime.

@@ -17,11 +17,11 @@ const (
 	xxPrime5 uint64 = 0x27D4EB2F165667C5
 )
 
-// MemberHash is the rendezvous hash of a member: XXH64 with seed over
+// memberHash is the rendezvous hash of a member: XXH64 with seed over
 // LE32(len(memberID)) || memberID (UTF-8 bytes). Only the ID is hashed, not
 // the incarnation or address, so a member that restarts under the same ID
 // owns the same identities again.
-func MemberHash(seed uint64, memberID string) uint64 {
+func memberHash(seed uint64, memberID string) uint64 {
 	var d xxhash.Digest
 	d.ResetWithSeed(seed)
 	var n [4]byte
@@ -31,10 +31,10 @@ func MemberHash(seed uint64, memberID string) uint64 {
 	return d.Sum64()
 }
 
-// IdentityHash is the rendezvous hash of an identity: XXH64 with seed over
+// identityHash is the rendezvous hash of an identity: XXH64 with seed over
 // LE32(len(Kind)) || Kind || LE32(len(ID)) || ID. The length prefixes keep
 // {"ab","c"} apart from {"a","bc"}.
-func IdentityHash(seed uint64, id Identity) uint64 {
+func identityHash(seed uint64, id Identity) uint64 {
 	var d xxhash.Digest
 	d.ResetWithSeed(seed)
 	var n [4]byte
@@ -47,20 +47,20 @@ func IdentityHash(seed uint64, id Identity) uint64 {
 	return d.Sum64()
 }
 
-// RendezvousScore is the score of a member for an identity:
+// rendezvousScore is the score of a member for an identity:
 // XXH64 with seed over the 16 bytes LE64(memberHash) || LE64(identityHash).
 // Unweighted rendezvous picks the member with the highest score.
-func RendezvousScore(seed, memberHash, identityHash uint64) uint64 {
+func rendezvousScore(seed, memberHash, identityHash uint64) uint64 {
 	return scoreFinish(memberLane(seed, memberHash) ^ xxRound(identityHash))
 }
 
-// WeightedScore is the logarithmic-method score of weighted rendezvous:
+// weightedScore is the logarithmic-method score of weighted rendezvous:
 // -weight / ln(u) with u = (float64(score>>12) + 0.5) / 2^52, which maps the
 // 64-bit score into the open interval (0, 1); every step of that is exact in
 // IEEE-754 double precision (u is never 0 or 1). A member then wins an identity
 // with probability weight / (sum of the candidates' weights). Weight 0
 // counts as 1, as in Member.EffectiveWeight.
-func WeightedScore(score uint64, weight uint32) float64 {
+func weightedScore(score uint64, weight uint32) float64 {
 	if weight == 0 {
 		weight = 1
 	}
@@ -118,7 +118,7 @@ func (r *Rendezvous) Name() string {
 }
 
 type rendezvousCandidate struct {
-	lane   uint64 // memberLane(seed, MemberHash(seed, ID))
+	lane   uint64 // memberLane(seed, memberHash(seed, ID))
 	weight float64
 	index  int // into Topology.Members
 }
@@ -145,7 +145,7 @@ func (r *Rendezvous) Build(t Topology) Ring {
 		kinds:    make(map[string]*rendezvousKind),
 	}
 	for i, m := range t.Members {
-		lane := memberLane(r.seed, MemberHash(r.seed, m.ID))
+		lane := memberLane(r.seed, memberHash(r.seed, m.ID))
 		w := float64(m.EffectiveWeight())
 		seen := make(map[string]struct{}, len(m.Kinds))
 		for _, k := range m.Kinds {
@@ -188,7 +188,7 @@ func (r *rendezvousRing) ownerIndex(id Identity) (int, error) {
 	if rk == nil {
 		return -1, ErrNoSuchKind
 	}
-	lane := xxRound(IdentityHash(r.seed, id))
+	lane := xxRound(identityHash(r.seed, id))
 	cands := rk.cands
 	best := 0
 	bestScore := scoreFinish(cands[0].lane ^ lane)

@@ -26,13 +26,13 @@ func goldenTopology() Topology {
 }
 
 func TestGoldenHashes(t *testing.T) {
-	assert.Equal(t, uint64(0x6dda8af40a318029), MemberHash(DefaultHashSeed, "node-a"))
-	assert.Equal(t, uint64(0x07fdef786ee3b535), IdentityHash(DefaultHashSeed, NewIdentity("ab", "c")))
-	assert.Equal(t, uint64(0x41468c98c01d5b16), IdentityHash(DefaultHashSeed, NewIdentity("a", "bc")))
-	mh := MemberHash(DefaultHashSeed, "node-a")
-	ih := IdentityHash(DefaultHashSeed, NewIdentity("account", "0"))
-	assert.Equal(t, uint64(0x73769c9e4bd55e98), RendezvousScore(DefaultHashSeed, mh, ih))
-	assert.Equal(t, 0x1.e246ab8d1001ep+1, WeightedScore(0x73769c9e4bd55e98, 3), "weighted score, bit for bit")
+	assert.Equal(t, uint64(0x6dda8af40a318029), memberHash(DefaultHashSeed, "node-a"))
+	assert.Equal(t, uint64(0x07fdef786ee3b535), identityHash(DefaultHashSeed, NewIdentity("ab", "c")))
+	assert.Equal(t, uint64(0x41468c98c01d5b16), identityHash(DefaultHashSeed, NewIdentity("a", "bc")))
+	mh := memberHash(DefaultHashSeed, "node-a")
+	ih := identityHash(DefaultHashSeed, NewIdentity("account", "0"))
+	assert.Equal(t, uint64(0x73769c9e4bd55e98), rendezvousScore(DefaultHashSeed, mh, ih))
+	assert.Equal(t, 0x1.e246ab8d1001ep+1, weightedScore(0x73769c9e4bd55e98, 3), "weighted score, bit for bit")
 	assert.Equal(t, uint64(0x21726f746b617266), DefaultHashSeed)
 }
 
@@ -81,7 +81,7 @@ func TestRendezvousScoreIsXXH64OfLayout(t *testing.T) {
 		binary.LittleEndian.PutUint64(buf[8:], ih)
 		d := xxhash.NewWithSeed(seed)
 		_, _ = d.Write(buf[:])
-		require.Equal(t, d.Sum64(), RendezvousScore(seed, mh, ih))
+		require.Equal(t, d.Sum64(), rendezvousScore(seed, mh, ih))
 	}
 }
 
@@ -92,6 +92,6 @@ func TestIdentityHashLayout(t *testing.T) {
 	_, _ = d.WriteString("account")
 	_, _ = d.Write([]byte{2, 0, 0, 0})
 	_, _ = d.WriteString("42")
-	assert.Equal(t, d.Sum64(), IdentityHash(99, id))
-	assert.NotEqual(t, IdentityHash(0, NewIdentity("ab", "c")), IdentityHash(0, NewIdentity("a", "bc")))
+	assert.Equal(t, d.Sum64(), identityHash(99, id))
+	assert.NotEqual(t, identityHash(0, NewIdentity("ab", "c")), identityHash(0, NewIdentity("a", "bc")))
 }

@@ -11,7 +11,7 @@ import (
 // referenceOwner is owner selection written naively from the documented
 // formulas, to check the precomputed ring against.
 func referenceOwner(cfg HashConfig, t Topology, id Identity) (string, bool) {
-	ih := IdentityHash(cfg.Seed, id)
+	ih := identityHash(cfg.Seed, id)
 	best, found := "", false
 	var bestScore uint64
 	var bestW float64
@@ -19,8 +19,8 @@ func referenceOwner(cfg HashConfig, t Topology, id Identity) (string, bool) {
 		if !m.HasKind(id.Kind) {
 			continue
 		}
-		s := RendezvousScore(cfg.Seed, MemberHash(cfg.Seed, m.ID), ih)
-		w := WeightedScore(s, m.Weight)
+		s := rendezvousScore(cfg.Seed, memberHash(cfg.Seed, m.ID), ih)
+		w := weightedScore(s, m.Weight)
 		better := s > bestScore
 		if cfg.Weighted {
 			better = w > bestW || (w == bestW && s > bestScore)
@@ -226,8 +226,8 @@ func TestOwnerDoesNotAllocate(t *testing.T) {
 
 func TestWeightedScoreOrdersByWeight(t *testing.T) {
 	s := uint64(1) << 63
-	assert.Greater(t, WeightedScore(s, 2), WeightedScore(s, 1))
-	assert.Equal(t, WeightedScore(s, 0), WeightedScore(s, 1), "weight 0 counts as 1")
-	assert.Greater(t, WeightedScore(^uint64(0), 1), 0.0)
-	assert.Greater(t, WeightedScore(0, 1), 0.0, "u is never 0")
+	assert.Greater(t, weightedScore(s, 2), weightedScore(s, 1))
+	assert.Equal(t, weightedScore(s, 0), weightedScore(s, 1), "weight 0 counts as 1")
+	assert.Greater(t, weightedScore(^uint64(0), 1), 0.0)
+	assert.Greater(t, weightedScore(0, 1), 0.0, "u is never 0")
 }

@@ -4,9 +4,10 @@
 // shutdown in reverse install order. It imports nothing of fraktor-go.
 //
 // The package is generic over the host type H, the thing extensions are
-// installed into; the actor system uses H = *actor.System:
+// installed into; the actor system uses H = actor.Host, a narrow view of
+// the system for extensions:
 //
-//	type ExtensionInstaller = extension.Installer[*System]
+//	type ExtensionInstaller = extension.Installer[Host]
 //
 // An [Installer] names its extension, lists the extensions it requires, says
 // whether it is enabled, validates its config and builds the running

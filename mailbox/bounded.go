@@ -2,10 +2,10 @@ package mailbox
 
 import "sync"
 
-// Bounded is a fixed-capacity FIFO with an overflow policy. It takes a
+// bounded is a fixed-capacity FIFO with an overflow policy. It takes a
 // mutex per operation: bounded mailboxes trade the lock-free path for a hard
 // memory limit.
-type Bounded[T any] struct {
+type bounded[T any] struct {
 	mu     sync.Mutex
 	buf    []T
 	head   int
@@ -13,13 +13,15 @@ type Bounded[T any] struct {
 	policy Overflow
 }
 
-// NewBounded returns a bounded queue; capacity below 1 is raised to 1.
-func NewBounded[T any](capacity int, policy Overflow) *Bounded[T] {
-	return &Bounded[T]{buf: make([]T, max(capacity, 1)), policy: policy}
+// NewBounded returns a fixed-capacity FIFO queue with an overflow policy;
+// capacity below 1 is raised to 1. It takes a mutex per operation: a bounded
+// mailbox trades the lock-free path for a hard memory limit.
+func NewBounded[T any](capacity int, policy Overflow) Queue[T] {
+	return &bounded[T]{buf: make([]T, max(capacity, 1)), policy: policy}
 }
 
 // Push implements Queue.
-func (q *Bounded[T]) Push(v T) (dropped T, didDrop bool, err error) {
+func (q *bounded[T]) Push(v T) (dropped T, didDrop bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.size == len(q.buf) {
@@ -43,7 +45,7 @@ func (q *Bounded[T]) Push(v T) (dropped T, didDrop bool, err error) {
 }
 
 // Pop implements Queue.
-func (q *Bounded[T]) Pop() (T, bool) {
+func (q *bounded[T]) Pop() (T, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var zero T
@@ -58,10 +60,10 @@ func (q *Bounded[T]) Pop() (T, bool) {
 }
 
 // Empty implements Queue.
-func (q *Bounded[T]) Empty() bool { return q.Len() == 0 }
+func (q *bounded[T]) Empty() bool { return q.Len() == 0 }
 
 // Len implements Queue.
-func (q *Bounded[T]) Len() int {
+func (q *bounded[T]) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.size

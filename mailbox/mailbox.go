@@ -3,6 +3,7 @@ package mailbox
 import (
 	"sync/atomic"
 
+	"github.com/fraktor-go/fraktor/internal/queue"
 	"github.com/fraktor-go/fraktor/scheduler"
 )
 
@@ -27,8 +28,8 @@ const (
 type Mailbox[T any] struct {
 	status     atomic.Uint32
 	suspended  atomic.Bool
-	sys        InlineMPSC[T]
-	user       RingMPSC[T]
+	sys        queue.InlineMPSC[T]
+	user       queue.RingMPSC[T]
 	custom     Queue[T]
 	onDrop     func(T)
 	dispatcher scheduler.Dispatcher
@@ -171,7 +172,7 @@ func (m *Mailbox[T]) SetIdle() bool {
 	return m.pending(sm, um) && m.status.CompareAndSwap(statusIdle, statusScheduled)
 }
 
-func (m *Mailbox[T]) pending(sm Mark[T], um RingMark[T]) bool {
+func (m *Mailbox[T]) pending(sm queue.Mark[T], um queue.RingMark[T]) bool {
 	if m.sys.PublishedAfter(sm) {
 		return true
 	}

@@ -2,11 +2,11 @@ package mailbox
 
 import "sync"
 
-// Priority is an unbounded queue with a fixed number of priority levels;
+// priority is an unbounded queue with a fixed number of priority levels;
 // Pop returns the oldest value of the highest non-empty level. The level of
 // a value comes from the function given to NewPriority and is clamped to
 // [0, levels).
-type Priority[T any] struct {
+type priority[T any] struct {
 	mu     sync.Mutex
 	levels []fifo[T]
 	size   int
@@ -18,14 +18,15 @@ type fifo[T any] struct {
 	head int
 }
 
-// NewPriority returns a priority queue with the given number of levels
-// (at least 1); higher levels come out first.
-func NewPriority[T any](levels int, prio func(T) int) *Priority[T] {
-	return &Priority[T]{levels: make([]fifo[T], max(levels, 1)), prio: prio}
+// NewPriority returns an unbounded queue with the given number of priority
+// levels (at least 1): Pop returns the oldest value of the highest non-empty
+// level, and the level of a value is prio(v) clamped to [0, levels).
+func NewPriority[T any](levels int, prio func(T) int) Queue[T] {
+	return &priority[T]{levels: make([]fifo[T], max(levels, 1)), prio: prio}
 }
 
 // Push implements Queue; it never drops.
-func (q *Priority[T]) Push(v T) (dropped T, didDrop bool, err error) {
+func (q *priority[T]) Push(v T) (dropped T, didDrop bool, err error) {
 	l := min(max(q.prio(v), 0), len(q.levels)-1)
 	q.mu.Lock()
 	f := &q.levels[l]
@@ -39,7 +40,7 @@ func (q *Priority[T]) Push(v T) (dropped T, didDrop bool, err error) {
 }
 
 // Pop implements Queue.
-func (q *Priority[T]) Pop() (T, bool) {
+func (q *priority[T]) Pop() (T, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var zero T
@@ -57,10 +58,10 @@ func (q *Priority[T]) Pop() (T, bool) {
 }
 
 // Empty implements Queue.
-func (q *Priority[T]) Empty() bool { return q.Len() == 0 }
+func (q *priority[T]) Empty() bool { return q.Len() == 0 }
 
 // Len implements Queue.
-func (q *Priority[T]) Len() int {
+func (q *priority[T]) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.size

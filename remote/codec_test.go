@@ -175,15 +175,15 @@ func itoa(i int) string { return string(binary.AppendUvarint(nil, uint64(i))) }
 func TestSystemMessagesRoundTrip(t *testing.T) {
 	a, b := PIDRef{"n1:1", "w"}, PIDRef{"n2:2", "x/y"}
 	msgs := []SystemMessage{
-		&Watch{Watcher: a, Watchee: b},
-		&Unwatch{Watcher: b, Watchee: a},
-		&Terminated{Who: b, Why: TerminatedAddressTerminated},
+		&WatchRequest{Watcher: a, Watchee: b},
+		&UnwatchRequest{Watcher: b, Watchee: a},
+		&TerminatedNotice{Who: b, Why: TerminatedAddressTerminated},
 		&SpawnRequest{Name: "n", Kind: "k", RequestID: 1 << 40},
 		&SpawnResponse{RequestID: 3, PID: a, Err: "no such kind"},
 		&Ping{Seq: 5},
 		&Pong{Seq: 1<<64 - 1},
-		&Stop{},
-		&PoisonPill{},
+		&StopRequest{},
+		&PoisonPillRequest{},
 		&DeadLetterResponse{Target: b},
 	}
 	for _, m := range msgs {
@@ -203,7 +203,7 @@ func TestSystemMessagesRoundTrip(t *testing.T) {
 	assert.ErrorIs(t, err, ErrUnknownType)
 	_, err = DecodeSystemMessage(nil)
 	assert.ErrorIs(t, err, ErrMalformed)
-	_, err = AppendSystemMessage(nil, (*Watch)(nil))
+	_, err = AppendSystemMessage(nil, (*WatchRequest)(nil))
 	assert.ErrorIs(t, err, ErrUnknownType)
 }
 

@@ -42,14 +42,14 @@ func ExampleNode() {
 	err = a.Send(b.Address(), remote.Envelope{
 		Target:  remote.PIDRef{Address: b.Address(), ID: "watcher"},
 		Sender:  remote.PIDRef{Address: a.Address(), ID: "asker"},
-		Message: &remote.Watch{Watcher: remote.PIDRef{Address: a.Address(), ID: "asker"}, Watchee: remote.PIDRef{Address: b.Address(), ID: "worker"}},
+		Message: &remote.WatchRequest{Watcher: remote.PIDRef{Address: a.Address(), ID: "asker"}, Watchee: remote.PIDRef{Address: b.Address(), ID: "worker"}},
 	})
 	if err != nil {
 		panic(err)
 	}
 	env := <-got
 	fmt.Printf("%s got %T from %s\n", env.Target, env.Message, env.Sender)
-	// Output: node-b:7000/watcher got *remote.Watch from node-a:7000/asker
+	// Output: node-b:7000/watcher got *remote.WatchRequest from node-a:7000/asker
 }
 
 // Registering application message types: protobuf messages by full name,

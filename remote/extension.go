@@ -40,7 +40,7 @@ func (i *installer) Requires() []string { return nil }
 func (i *installer) Enabled() bool      { return true }
 func (i *installer) Validate() error    { return i.cfg.Validate() }
 
-func (i *installer) Install(ctx context.Context, sys *actor.System) (actor.Extension, error) {
+func (i *installer) Install(ctx context.Context, sys actor.Host) (actor.Extension, error) {
 	return newRemote(ctx, sys, i.cfg, i.opts)
 }
 
@@ -64,7 +64,7 @@ func Get(sys *actor.System) *Remote {
 // ErrBlocked, ErrPeerUnreachable, ErrStopped, ...); a local future waiting
 // for an answer fails at once with that reason.
 type Remote struct {
-	sys   *actor.System
+	sys   actor.Host
 	node  *Node
 	log   *slog.Logger
 	kinds map[string]*actor.Props
@@ -83,7 +83,7 @@ type Remote struct {
 
 var _ actor.Extension = (*Remote)(nil)
 
-func newRemote(ctx context.Context, sys *actor.System, cfg Config, opts []Option) (*Remote, error) {
+func newRemote(ctx context.Context, sys actor.Host, cfg Config, opts []Option) (*Remote, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = sys.Logger()
 	}

@@ -34,11 +34,11 @@ func (r *Remote) undelivered(u Undelivered) {
 	}
 	msg := env.Message
 	switch m := msg.(type) {
-	case *Watch:
+	case *WatchRequest:
 		r.watchUndelivered(m)
 	case *SpawnRequest:
 		r.spawns.fail(m.RequestID, u.Err)
-	case *PoisonPill:
+	case *PoisonPillRequest:
 		msg = &actor.PoisonPill{}
 	}
 	r.sys.DeadLetter(r.pid(env.Target), msg, r.pid(env.Sender), u.Err)
@@ -46,7 +46,7 @@ func (r *Remote) undelivered(u Undelivered) {
 
 // watchUndelivered: a Watch that never left this node cannot be answered by
 // the peer, so the watcher is told at once that the node is out of reach.
-func (r *Remote) watchUndelivered(m *Watch) {
+func (r *Remote) watchUndelivered(m *WatchRequest) {
 	k := watchKey{watcher: r.normalize(m.Watcher), watchee: r.normalize(m.Watchee)}
 	e, ok := r.watches.takeOutbound(k)
 	if !ok {

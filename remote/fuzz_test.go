@@ -231,13 +231,13 @@ func FuzzHandshake(f *testing.F) {
 
 func FuzzSystemMessage(f *testing.F) {
 	for _, m := range []SystemMessage{
-		&Watch{Watcher: PIDRef{"a", "1"}, Watchee: PIDRef{"b", "2"}},
-		&Terminated{Who: PIDRef{"a", "1"}, Why: 1},
+		&WatchRequest{Watcher: PIDRef{"a", "1"}, Watchee: PIDRef{"b", "2"}},
+		&TerminatedNotice{Who: PIDRef{"a", "1"}, Why: 1},
 		&SpawnRequest{Name: "n", Kind: "k", RequestID: 9},
 		&SpawnResponse{RequestID: 9, PID: PIDRef{"a", "1"}, Err: "e"},
 		&Ping{Seq: 3},
-		&Stop{},
-		&PoisonPill{},
+		&StopRequest{},
+		&PoisonPillRequest{},
 		&DeadLetterResponse{Target: PIDRef{"b", "2"}},
 	} {
 		b, err := AppendSystemMessage(nil, m)

@@ -30,7 +30,7 @@ func (r *Remote) deliver(from Peer, env Envelope) {
 		return
 	}
 	switch env.Message.(type) {
-	case *Watch, *Unwatch, *Terminated, *Stop, *PoisonPill, *DeadLetterResponse:
+	case *WatchRequest, *UnwatchRequest, *TerminatedNotice, *StopRequest, *PoisonPillRequest, *DeadLetterResponse:
 		// A fresh PID: these may keep it (watch tables, Terminated).
 		r.deliverControl(t.proc, env, actor.NewPID(env.Target.Address, env.Target.ID))
 	default:
@@ -44,21 +44,21 @@ func (r *Remote) deliver(from Peer, env Envelope) {
 // target.
 func (r *Remote) deliverControl(p actor.Process, env Envelope, target *actor.PID) {
 	switch m := env.Message.(type) {
-	case *Watch:
+	case *WatchRequest:
 		watcher := r.pid(m.Watcher)
 		if watcher == nil {
 			return
 		}
 		r.watches.addInbound(watchKey{watcher: r.normalize(m.Watcher), watchee: r.ref(target)}, watchEntry{watcher: watcher, watchee: target})
 		p.SendSystem(target, &actor.Watch{Watcher: watcher})
-	case *Unwatch:
+	case *UnwatchRequest:
 		watcher := r.pid(m.Watcher)
 		if watcher == nil {
 			return
 		}
 		r.watches.removeInboundKey(watchKey{watcher: r.normalize(m.Watcher), watchee: r.ref(target)})
 		p.SendSystem(target, &actor.Unwatch{Watcher: watcher})
-	case *Terminated:
+	case *TerminatedNotice:
 		who := r.pid(m.Who)
 		if e, ok := r.watches.takeOutbound(watchKey{watcher: r.ref(target), watchee: r.normalize(m.Who)}); ok {
 			who = e.watchee
@@ -67,9 +67,9 @@ func (r *Remote) deliverControl(p actor.Process, env Envelope, target *actor.PID
 			return
 		}
 		p.SendSystem(target, &actor.TerminatedSystem{Terminated: actor.Terminated{Who: who, Why: actorReason(m.Why)}})
-	case *Stop:
+	case *StopRequest:
 		p.SendSystem(target, &actor.Stop{})
-	case *PoisonPill:
+	case *PoisonPillRequest:
 		p.SendUser(target, &actor.PoisonPill{}, r.pid(env.Sender))
 	case *DeadLetterResponse:
 		// Only a waiting future is told; an actor is not (as locally).
@@ -99,15 +99,15 @@ func (r *Remote) senderPID(ref PIDRef) *actor.PID {
 // at once instead of timing out.
 func (r *Remote) targetNotFound(env Envelope, target *actor.PID) {
 	switch m := env.Message.(type) {
-	case *Watch:
+	case *WatchRequest:
 		if !m.Watcher.IsZero() {
-			r.sendEnv(Envelope{Target: m.Watcher, Message: &Terminated{Who: r.ref(target), Why: TerminatedNotFound}})
+			r.sendEnv(Envelope{Target: m.Watcher, Message: &TerminatedNotice{Who: r.ref(target), Why: TerminatedNotFound}})
 		}
-	case *Unwatch, *Terminated, *Stop, *DeadLetterResponse:
+	case *UnwatchRequest, *TerminatedNotice, *StopRequest, *DeadLetterResponse:
 		r.log.Debug("remote: system message for a missing process dropped", "pid", target.String(), "type", fmt.Sprintf("%T", m))
 	default:
 		msg := env.Message
-		if _, ok := msg.(*PoisonPill); ok {
+		if _, ok := msg.(*PoisonPillRequest); ok {
 			msg = &actor.PoisonPill{}
 		}
 		r.sys.DeadLetter(target, msg, r.pid(env.Sender), nil) // answers a sender on another node

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/fraktor-go/fraktor/actor"
-	"github.com/fraktor-go/fraktor/mailbox"
+	"github.com/fraktor-go/fraktor/internal/queue"
 )
 
 // outItem is one envelope waiting for its endpoint's writer: the message
@@ -38,7 +38,7 @@ func (it *outItem) typeName() string { return it.codec.name }
 // estimate, so a message that fits a frame is never refused by an idle peer.
 //
 // Senders do not lock: a send is two atomic adds (the bounds), the lock-free
-// push of mailbox.RingMPSC, and one atomic load (is the consumer parked?).
+// push of queue.RingMPSC, and one atomic load (is the consumer parked?).
 // The counts cover every item from its push until the consumer released it
 // (written, or handed to Undelivered), so an item the consumer holds while
 // it waits for a connection still counts. A closed queue refuses new items;
@@ -49,7 +49,7 @@ func (it *outItem) typeName() string { return it.codec.name }
 // waiting. One of the two sees the other (sequentially consistent atomics),
 // so an item is never left behind a parked consumer.
 type outQueue struct {
-	ring       mailbox.RingMPSC[outItem]
+	ring       queue.RingMPSC[outItem]
 	count      atomic.Int64 // items pushed and not released; closedCount once closed
 	bytes      atomic.Int64 // size estimates of the items counted
 	waiting    atomic.Bool  // the consumer is parked (or about to) on ready

@@ -54,9 +54,9 @@ func (c *targetCache) init() { c.seed = maphash.MakeSeed() }
 
 // get returns the live local process named ref (whose address is this
 // node's), or false when there is none.
-func (c *targetCache) get(sys *actor.System, ref PIDRef) (*target, bool) {
+func (c *targetCache) get(sys actor.Host, ref PIDRef) (*target, bool) {
 	s := &c.slots[maphash.String(c.seed, ref.ID)&(pidCacheSlots-1)]
-	if t := s.Load(); t != nil && t.pid.ID == ref.ID && t.pid.Address == ref.Address && !actor.ProcessStopped(t.proc) {
+	if t := s.Load(); t != nil && t.pid.ID == ref.ID && t.pid.Address == ref.Address && !sys.ProcessStopped(t.proc) {
 		return t, true
 	}
 	p, ok := sys.Lookup(ref.ID)

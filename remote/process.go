@@ -16,12 +16,12 @@ var _ actor.Process = (*remoteProcess)(nil)
 
 // SendUser implements actor.Process: msg travels with its sender (as a
 // PIDRef, so the receiver can answer). *actor.PoisonPill travels as
-// *PoisonPill and *actor.DeadLetterResponse as *DeadLetterResponse; any
+// *PoisonPillRequest and *actor.DeadLetterResponse as *DeadLetterResponse; any
 // other message must be registered in the Serializers.
 func (p *remoteProcess) SendUser(pid *actor.PID, msg any, sender *actor.PID) {
 	switch m := msg.(type) {
 	case *actor.PoisonPill:
-		msg = &PoisonPill{}
+		msg = &PoisonPillRequest{}
 	case *actor.DeadLetterResponse:
 		msg = &DeadLetterResponse{Target: p.r.ref(m.Target)}
 	}
@@ -40,25 +40,25 @@ func (p *remoteProcess) SendSystem(pid *actor.PID, m actor.SystemMessage) {
 			return
 		}
 		r.watches.addOutbound(r, pid, m.Watcher)
-		r.send(pid, &Watch{Watcher: r.ref(m.Watcher), Watchee: r.ref(pid)}, nil)
+		r.send(pid, &WatchRequest{Watcher: r.ref(m.Watcher), Watchee: r.ref(pid)}, nil)
 	case *actor.Unwatch:
 		if m.Watcher == nil {
 			return
 		}
 		r.watches.removeOutbound(r, pid, m.Watcher)
-		r.send(pid, &Unwatch{Watcher: r.ref(m.Watcher), Watchee: r.ref(pid)}, nil)
+		r.send(pid, &UnwatchRequest{Watcher: r.ref(m.Watcher), Watchee: r.ref(pid)}, nil)
 	case *actor.TerminatedSystem:
 		r.watches.removeInbound(r, pid, m.Who)
-		r.send(pid, &Terminated{Who: r.ref(m.Who), Why: wireReason(m.Why)}, nil)
+		r.send(pid, &TerminatedNotice{Who: r.ref(m.Who), Why: wireReason(m.Why)}, nil)
 	case *actor.Stop:
-		r.send(pid, &Stop{}, nil)
+		r.send(pid, &StopRequest{}, nil)
 	default:
 		r.log.Debug("remote: system message not sent to a remote process", "type", fmt.Sprintf("%T", m), "pid", pid.String())
 	}
 }
 
 // StopProcess implements actor.Process: the remote process is stopped.
-func (p *remoteProcess) StopProcess(pid *actor.PID) { p.r.send(pid, &Stop{}, nil) }
+func (p *remoteProcess) StopProcess(pid *actor.PID) { p.r.send(pid, &StopRequest{}, nil) }
 
 // send hands one envelope to the Node. Errors are reported through the
 // Undelivered hook (exactly once), so the result is not needed here.

@@ -46,8 +46,8 @@ func TestSerializersRoundTrip(t *testing.T) {
 		{"json value", jsonValue{N: 7}, SerializerJSON, "shop.Value", func(t *testing.T, got any) {
 			assert.Equal(t, jsonValue{N: 7}, got)
 		}},
-		{"system", &Watch{Watcher: PIDRef{"a", "1"}, Watchee: PIDRef{"b", "2"}}, SerializerSystem, "", func(t *testing.T, got any) {
-			assert.Equal(t, &Watch{Watcher: PIDRef{"a", "1"}, Watchee: PIDRef{"b", "2"}}, got)
+		{"system", &WatchRequest{Watcher: PIDRef{"a", "1"}, Watchee: PIDRef{"b", "2"}}, SerializerSystem, "", func(t *testing.T, got any) {
+			assert.Equal(t, &WatchRequest{Watcher: PIDRef{"a", "1"}, Watchee: PIDRef{"b", "2"}}, got)
 		}},
 	}
 	for _, tt := range tests {

@@ -69,7 +69,7 @@ func (r *Remote) spawnKind(name, kind string) (*actor.PID, error) {
 	if name != "" {
 		return r.sys.Root().SpawnNamed(props, name)
 	}
-	if r.sys.Stopped() {
+	if r.sys.System().Stopped() {
 		return nil, actor.ErrSystemStopped
 	}
 	return r.sys.Root().Spawn(props), nil

@@ -5,24 +5,24 @@ import "fmt"
 // SystemMessage marks the runtime's own remote protocol messages. They are
 // serialized by a compact built-in encoding (serializer SerializerSystem),
 // need no registration, and are always sent and delivered as pointers
-// (*Watch, *Terminated, ...).
+// (*WatchRequest, *TerminatedNotice, ...).
 type SystemMessage interface{ remoteSystemMessage() }
 
-// Watch asks the node of Watchee to send Terminated to Watcher when Watchee
-// stops.
-type Watch struct{ Watcher, Watchee PIDRef }
+// WatchRequest asks the node of Watchee to send a TerminatedNotice to
+// Watcher when Watchee stops (the wire form of actor.Watch).
+type WatchRequest struct{ Watcher, Watchee PIDRef }
 
-// Unwatch cancels a Watch.
-type Unwatch struct{ Watcher, Watchee PIDRef }
+// UnwatchRequest cancels a WatchRequest (the wire form of actor.Unwatch).
+type UnwatchRequest struct{ Watcher, Watchee PIDRef }
 
-// Terminated tells a watcher that Who has stopped; Why is one of the
-// Terminated* reasons.
-type Terminated struct {
+// TerminatedNotice tells a watcher that Who has stopped; Why is one of the
+// Terminated* reasons (the wire form of actor.Terminated).
+type TerminatedNotice struct {
 	Who PIDRef
 	Why uint8
 }
 
-// Reasons carried by Terminated.Why.
+// Reasons carried by TerminatedNotice.Why.
 const (
 	TerminatedStopped            uint8 = 0 // the process stopped
 	TerminatedAddressTerminated  uint8 = 1 // its node is gone
@@ -53,27 +53,28 @@ type Ping struct{ Seq uint64 }
 // Pong answers Ping.
 type Pong struct{ Seq uint64 }
 
-// Stop stops the envelope's target at once (the wire form of actor.Stop).
-type Stop struct{}
+// StopRequest stops the envelope's target at once (the wire form of
+// actor.Stop).
+type StopRequest struct{}
 
-// PoisonPill stops the envelope's target after the messages queued before
-// it (the wire form of *actor.PoisonPill, a user message).
-type PoisonPill struct{}
+// PoisonPillRequest stops the envelope's target after the messages queued
+// before it (the wire form of *actor.PoisonPill, a user message).
+type PoisonPillRequest struct{}
 
 // DeadLetterResponse tells the envelope's target (the sender of a message
 // that could not be delivered, typically a future waiting for an answer)
 // that Target does not exist, so the request fails at once.
 type DeadLetterResponse struct{ Target PIDRef }
 
-func (*Watch) remoteSystemMessage()              {}
-func (*Unwatch) remoteSystemMessage()            {}
-func (*Terminated) remoteSystemMessage()         {}
+func (*WatchRequest) remoteSystemMessage()       {}
+func (*UnwatchRequest) remoteSystemMessage()     {}
+func (*TerminatedNotice) remoteSystemMessage()   {}
 func (*SpawnRequest) remoteSystemMessage()       {}
 func (*SpawnResponse) remoteSystemMessage()      {}
 func (*Ping) remoteSystemMessage()               {}
 func (*Pong) remoteSystemMessage()               {}
-func (*Stop) remoteSystemMessage()               {}
-func (*PoisonPill) remoteSystemMessage()         {}
+func (*StopRequest) remoteSystemMessage()        {}
+func (*PoisonPillRequest) remoteSystemMessage()  {}
 func (*DeadLetterResponse) remoteSystemMessage() {}
 
 // Tags of the compact system encoding: the first payload byte.
@@ -106,15 +107,15 @@ func (c *cursor) pidRef() PIDRef {
 // nil pointer).
 func AppendSystemMessage(dst []byte, m SystemMessage) ([]byte, error) {
 	switch m := m.(type) {
-	case *Watch:
+	case *WatchRequest:
 		if m != nil {
 			return appendPIDRef(appendPIDRef(append(dst, sysWatch), m.Watcher), m.Watchee), nil
 		}
-	case *Unwatch:
+	case *UnwatchRequest:
 		if m != nil {
 			return appendPIDRef(appendPIDRef(append(dst, sysUnwatch), m.Watcher), m.Watchee), nil
 		}
-	case *Terminated:
+	case *TerminatedNotice:
 		if m != nil {
 			return append(appendPIDRef(append(dst, sysTerminated), m.Who), m.Why), nil
 		}
@@ -136,11 +137,11 @@ func AppendSystemMessage(dst []byte, m SystemMessage) ([]byte, error) {
 		if m != nil {
 			return appendUvarint(append(dst, sysPong), m.Seq), nil
 		}
-	case *Stop:
+	case *StopRequest:
 		if m != nil {
 			return append(dst, sysStop), nil
 		}
-	case *PoisonPill:
+	case *PoisonPillRequest:
 		if m != nil {
 			return append(dst, sysPoisonPill), nil
 		}
@@ -164,13 +165,13 @@ func DecodeSystemMessage(b []byte) (SystemMessage, error) {
 	switch b[0] {
 	case sysWatch:
 		w := c.pidRef()
-		m = &Watch{Watcher: w, Watchee: c.pidRef()}
+		m = &WatchRequest{Watcher: w, Watchee: c.pidRef()}
 	case sysUnwatch:
 		w := c.pidRef()
-		m = &Unwatch{Watcher: w, Watchee: c.pidRef()}
+		m = &UnwatchRequest{Watcher: w, Watchee: c.pidRef()}
 	case sysTerminated:
 		who := c.pidRef()
-		m = &Terminated{Who: who, Why: c.byte1()}
+		m = &TerminatedNotice{Who: who, Why: c.byte1()}
 	case sysSpawnRequest:
 		name := c.str("name", maxSysStringLen)
 		kind := c.str("kind", maxSysStringLen)
@@ -184,9 +185,9 @@ func DecodeSystemMessage(b []byte) (SystemMessage, error) {
 	case sysPong:
 		m = &Pong{Seq: c.uvarint()}
 	case sysStop:
-		m = &Stop{}
+		m = &StopRequest{}
 	case sysPoisonPill:
-		m = &PoisonPill{}
+		m = &PoisonPillRequest{}
 	case sysDeadLetterResponse:
 		m = &DeadLetterResponse{Target: c.pidRef()}
 	default:

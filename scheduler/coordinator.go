@@ -2,14 +2,10 @@ package scheduler
 
 import (
 	"context"
-	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
 )
-
-// ErrStopped is returned by executors used after Shutdown.
-var ErrStopped = errors.New("scheduler: stopped")
 
 // Config configures a Coordinator.
 type Config struct {

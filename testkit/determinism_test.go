@@ -143,10 +143,10 @@ func TestDeterministicSupervisionBackoff(t *testing.T) {
 		`1.95s string "idle"`, `2.2s string "idle"`,
 	}, linesWith(seen, "idle"))
 	assert.Equal(t, []string{
-		`0s string "$2/$3 did 1"`,
-		`100ms string "$2/$4 did 2"`,
-		`200ms string "$2/$5 did 3"`,
-		`1.2s string "$2/$8 did 4"`,
+		`0s string "#5/$3 did 1"`,
+		`100ms string "#5/$4 did 2"`,
+		`200ms string "#5/$5 did 3"`,
+		`1.2s string "#5/$8 did 4"`,
 	}, linesWith(seen, " did "))
 	assert.Equal(t, "2.2s *actor.Terminated &{Who:local/$2 Why:Stopped}", seen[len(seen)-1])
 	assert.Greater(t, len(tr), 50)

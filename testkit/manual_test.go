@@ -157,7 +157,8 @@ func TestStepAndTrace(t *testing.T) {
 	assert.Equal(t, time.Unix(0, 0).Add(1500*time.Millisecond).UTC(), sys.Now())
 }
 
-// PIDs come from a per-system counter: every fresh system names its
+// PIDs come from per-system counters (a child's ID holds its parent's
+// mailbox index): every fresh system names its
 // actors alike, which is what makes traces comparable across runs.
 func TestPIDsRepeatAcrossSystems(t *testing.T) {
 	ids := func() []string {
@@ -176,7 +177,7 @@ func TestPIDsRepeatAcrossSystems(t *testing.T) {
 		return out
 	}
 	first := ids()
-	assert.Equal(t, []string{"probe$1", "$2", "$2/$3"}, first)
+	assert.Equal(t, []string{"probe$1", "$2", "#5/$3"}, first)
 	assert.Equal(t, first, ids())
 }
 

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/scheduler/middleware"
 )
 
 type (
@@ -52,7 +53,7 @@ func main() {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer mp.Shutdown(context.Background())
-	sys, err := actor.NewSystem(actor.SystemConfig{Name: "demo", Logger: logger, MeterProvider: mp, InvokeMetrics: true})
+	sys, err := actor.NewSystem(actor.SystemConfig{Name: "demo", Logger: logger, MeterProvider: mp, KindMiddleware: middleware.KindTelemetry()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -167,3 +167,22 @@ func (t *Telemetry) AfterInvoke(ctx *scheduler.InvokeContext, result scheduler.I
 		t.failures.Add(bg, 1, t.addOpts...)
 	}
 }
+
+// AttrActorKind is the attribute that KindTelemetry gives each kind's
+// instruments; it is the attribute actor.AttrActorKind names.
+const AttrActorKind = "fraktor.actor.kind"
+
+// KindTelemetry returns a function for actor.SystemConfig.KindMiddleware:
+// one Telemetry per actor kind, on the system's MeterProvider and Clock,
+// with the attribute AttrActorKind set to the kind besides the attributes of
+// opts. A kind whose instruments the provider refuses gets no middleware.
+func KindTelemetry(opts ...TelemetryOption) func(kind string, mp metric.MeterProvider, clock scheduler.Clock) scheduler.Middleware {
+	opts = append([]TelemetryOption(nil), opts...)
+	return func(kind string, mp metric.MeterProvider, clock scheduler.Clock) scheduler.Middleware {
+		t, err := NewTelemetry(mp, clock, append(opts[:len(opts):len(opts)], WithAttributes(attribute.String(AttrActorKind, kind)))...)
+		if err != nil {
+			return nil
+		}
+		return t
+	}
+}

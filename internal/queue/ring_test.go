@@ -1,4 +1,4 @@
-package mailbox_test
+package queue_test
 
 import (
 	"testing"
@@ -6,11 +6,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fraktor-go/fraktor/mailbox"
+	"github.com/fraktor-go/fraktor/internal/queue"
 )
 
 func TestRingFIFOAcrossGrowth(t *testing.T) {
-	var q mailbox.RingMPSC[int]
+	var q queue.RingMPSC[int]
 	require.True(t, q.Empty())
 	for round := 0; round < 3; round++ {
 		for i := 0; i < 10000; i++ {
@@ -29,7 +29,7 @@ func TestRingFIFOAcrossGrowth(t *testing.T) {
 }
 
 func TestRingReusesSlotsWithoutAllocating(t *testing.T) {
-	var q mailbox.RingMPSC[int]
+	var q queue.RingMPSC[int]
 	q.Push(0)
 	q.Pop()
 	allocs := testing.AllocsPerRun(1000, func() {
@@ -44,11 +44,11 @@ func TestRingReusesSlotsWithoutAllocating(t *testing.T) {
 }
 
 func TestRingConcurrentProducersKeepOrder(t *testing.T) {
-	checkConcurrentProducersKeepOrder(t, &mailbox.RingMPSC[item]{})
+	checkConcurrentProducersKeepOrder(t, &queue.RingMPSC[item]{})
 }
 
 func TestRingMark(t *testing.T) {
-	var q mailbox.RingMPSC[int]
+	var q queue.RingMPSC[int]
 	m := q.Mark()
 	require.False(t, q.PublishedAfter(m))
 	q.Push(1)
@@ -70,7 +70,7 @@ func TestRingMark(t *testing.T) {
 }
 
 func BenchmarkRingPushPop(b *testing.B) {
-	var q mailbox.RingMPSC[int]
+	var q queue.RingMPSC[int]
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		q.Push(i)
@@ -82,7 +82,7 @@ func BenchmarkRingPushPop(b *testing.B) {
 // that pauses between bursts does not allocate a ring per burst), and given
 // back after quiet idle periods.
 func TestRingShrinksWhenIdle(t *testing.T) {
-	var q mailbox.RingMPSC[int]
+	var q queue.RingMPSC[int]
 	burst := func() {
 		for i := 0; i < 1000; i++ {
 			q.Push(i)
@@ -99,14 +99,14 @@ func TestRingShrinksWhenIdle(t *testing.T) {
 	allocs := testing.AllocsPerRun(20, burst) // its warm-up run may grow the ring once more
 	assert.Zero(t, allocs, "the grown ring serves the next bursts")
 	grown := q.Cap()
-	for range mailbox.ShrinkAfter - 1 { // quiet periods, one short
+	for range queue.ShrinkAfter - 1 { // quiet periods, one short
 		q.Push(1)
 		q.Pop()
 		q.Release()
 	}
 	require.Equal(t, grown, q.Cap(), "kept: not quiet long enough")
 	burst() // a busy period starts the count again
-	for range mailbox.ShrinkAfter - 1 {
+	for range queue.ShrinkAfter - 1 {
 		q.Release()
 	}
 	require.Equal(t, grown, q.Cap())

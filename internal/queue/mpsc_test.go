@@ -1,4 +1,4 @@
-package mailbox_test
+package queue_test
 
 import (
 	"sync"
@@ -7,11 +7,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fraktor-go/fraktor/mailbox"
+	"github.com/fraktor-go/fraktor/internal/queue"
 )
 
 func TestMPSCFIFOAcrossSegments(t *testing.T) {
-	var q mailbox.MPSC[int]
+	var q queue.MPSC[int]
 	require.True(t, q.Empty())
 	_, ok := q.Pop()
 	require.False(t, ok)
@@ -75,11 +75,11 @@ func checkConcurrentProducersKeepOrder(t *testing.T, q fifo) {
 }
 
 func TestMPSCConcurrentProducersKeepOrder(t *testing.T) {
-	checkConcurrentProducersKeepOrder(t, &mailbox.MPSC[item]{})
+	checkConcurrentProducersKeepOrder(t, &queue.MPSC[item]{})
 }
 
 func TestMPSCMarkSeesLaterPublish(t *testing.T) {
-	var q mailbox.MPSC[int]
+	var q queue.MPSC[int]
 	m := q.Mark()
 	require.False(t, q.PublishedAfter(m))
 	q.Push(1)
@@ -97,63 +97,8 @@ func TestMPSCMarkSeesLaterPublish(t *testing.T) {
 	require.True(t, q.PublishedAfter(m))
 }
 
-func TestBoundedPolicies(t *testing.T) {
-	t.Run("DropNewest", func(t *testing.T) {
-		q := mailbox.NewBounded[int](2, mailbox.DropNewest)
-		for i := 1; i <= 2; i++ {
-			_, did, err := q.Push(i)
-			require.NoError(t, err)
-			require.False(t, did)
-		}
-		dropped, did, err := q.Push(3)
-		require.NoError(t, err)
-		require.True(t, did)
-		require.Equal(t, 3, dropped)
-		requirePops(t, q, 1, 2)
-	})
-	t.Run("DropOldest", func(t *testing.T) {
-		q := mailbox.NewBounded[int](2, mailbox.DropOldest)
-		q.Push(1)
-		q.Push(2)
-		dropped, did, err := q.Push(3)
-		require.NoError(t, err)
-		require.True(t, did)
-		require.Equal(t, 1, dropped)
-		requirePops(t, q, 2, 3)
-	})
-	t.Run("Reject", func(t *testing.T) {
-		q := mailbox.NewBounded[int](1, mailbox.Reject)
-		q.Push(1)
-		_, did, err := q.Push(2)
-		require.ErrorIs(t, err, mailbox.ErrFull)
-		require.False(t, did)
-		requirePops(t, q, 1)
-	})
-}
-
-func TestPriorityQueue(t *testing.T) {
-	q := mailbox.NewPriority(3, func(v int) int { return v / 10 })
-	for _, v := range []int{1, 21, 2, 11, 22, 99, -5} {
-		q.Push(v)
-	}
-	require.Equal(t, 7, q.Len())
-	requirePops(t, q, 21, 22, 99, 11, 1, 2, -5)
-	require.True(t, q.Empty())
-}
-
-func requirePops(t *testing.T, q mailbox.Queue[int], want ...int) {
-	t.Helper()
-	for _, w := range want {
-		v, ok := q.Pop()
-		require.True(t, ok)
-		require.Equal(t, w, v)
-	}
-	_, ok := q.Pop()
-	require.False(t, ok)
-}
-
 func BenchmarkMPSCPushPop(b *testing.B) {
-	var q mailbox.MPSC[int]
+	var q queue.MPSC[int]
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		q.Push(i)

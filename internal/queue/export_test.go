@@ -1,4 +1,4 @@
-package mailbox
+package queue
 
 // ShrinkAfter exposes shrinkAfter to the external tests.
 const ShrinkAfter = shrinkAfter

@@ -1,4 +1,4 @@
-package mailbox
+package queue
 
 import "sync/atomic"
 

@@ -1,0 +1,121 @@
+package actor
+
+import (
+	"log/slog"
+
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/fraktor-go/fraktor/scheduler"
+)
+
+// Host is what an extension installer is given (ExtensionInstaller.Install):
+// the system's services and the hooks through which an extension plugs into
+// the runtime (a transport, placement). Users of a system never need it;
+// the System's own API is what they call.
+//
+// A Host stays valid for the life of its system and is safe for concurrent
+// use; its methods never block.
+type Host interface {
+	// System returns the actor system itself (its user API).
+	System() *System
+	// Name is the system's name; Address the Address of its local PIDs
+	// (LocalAddress until a transport sets one).
+	Name() string
+	Address() string
+	// Logger, Clock, MeterProvider, EventStream and Root are the system's
+	// (MeterProvider is a no-op provider when none was configured).
+	Logger() *slog.Logger
+	Clock() scheduler.Clock
+	MeterProvider() metric.MeterProvider
+	EventStream() *EventStream
+	Root() *RootContext
+
+	// SpawnSystem starts a system actor: a child of the system guardian,
+	// stopped after every user actor at Shutdown. name "" generates one.
+	SpawnSystem(props *Props, name string) (*PID, error)
+
+	// SetAddress changes the Address of PIDs created from now on; a
+	// transport calls it while it is installed, before any user actor
+	// exists.
+	SetAddress(addr string)
+	// SetRemoteHandler installs the resolver of PIDs of other addresses and
+	// makes futures reachable by ID (answers from the wire look them up).
+	SetRemoteHandler(h RemoteHandler)
+	// Lookup returns the local process registered under id.
+	Lookup(id string) (Process, bool)
+	// ProcessStopped reports whether p is a local process that takes no
+	// more messages: an actor that has stopped (or is stopping for good),
+	// or a future that has completed; other processes report false. A
+	// cache of processes looked up by ID uses it to notice that an ID it
+	// resolved is gone and to look the ID up again.
+	ProcessStopped(p Process) bool
+	// DeadLetter records msg, meant for pid, as undeliverable, exactly like
+	// the runtime does for its own dead letters: counted
+	// (fraktor.deadletters), published as *DeadLetterEvent, logged at most
+	// once per interval, and, when the sender is a local future, that
+	// future fails at once (with reason, or ErrDeadLetter when reason is
+	// nil). A sender PID that names a local process is resolved first, so a
+	// PID rebuilt from the wire finds its future.
+	DeadLetter(pid *PID, msg any, sender *PID, reason error)
+	// FailRequestsTo fails every pending request future whose request went
+	// to a process at address, with an error that wraps ErrDeadLetter and
+	// reason, and returns how many it failed. A transport calls it when the
+	// node at address is declared gone, so requests waiting for it fail at
+	// once instead of at their deadline. It scans the registry.
+	FailRequestsTo(address string, reason error) int
+}
+
+// RemoteHandler resolves PIDs of other addresses to their proxy process; nil
+// means the PID has no process (it becomes a dead letter).
+type RemoteHandler func(pid *PID) Process
+
+// host is the system's Host.
+type host struct{ s *System }
+
+var _ Host = host{}
+
+func (h host) System() *System                     { return h.s }
+func (h host) Name() string                        { return h.s.name }
+func (h host) Address() string                     { return h.s.Address() }
+func (h host) Logger() *slog.Logger                { return h.s.logger }
+func (h host) Clock() scheduler.Clock              { return h.s.clock }
+func (h host) MeterProvider() metric.MeterProvider { return h.s.metrics.mp }
+func (h host) EventStream() *EventStream           { return h.s.events }
+func (h host) Root() *RootContext                  { return h.s.root }
+
+func (h host) FailRequestsTo(address string, reason error) int {
+	return h.s.failRequestsTo(address, reason)
+}
+
+func (h host) SpawnSystem(props *Props, name string) (*PID, error) {
+	return h.s.spawn(h.s.systemGuardian, nil, props, name, "")
+}
+
+func (h host) SetAddress(addr string) { h.s.address.Store(&addr) }
+
+func (h host) SetRemoteHandler(r RemoteHandler) {
+	h.s.remote.Store(&r)
+	h.s.registerFutures.Store(true)
+}
+
+func (h host) Lookup(id string) (Process, bool) { return h.s.registry.get(id) }
+
+func (h host) ProcessStopped(p Process) bool {
+	switch p := p.(type) {
+	case *cell:
+		return p.mb.Closed()
+	case *Future:
+		return p.state.Load() != 0
+	}
+	return false
+}
+
+func (h host) DeadLetter(pid *PID, msg any, sender *PID, reason error) {
+	s := h.s
+	if sender != nil && sender.cached() == nil && (sender.Address == s.Address() || sender.Address == LocalAddress) {
+		if p, ok := s.registry.get(sender.ID); ok {
+			sender.cache(p)
+		}
+	}
+	s.deadLetter(pid, msg, sender, reason)
+}
