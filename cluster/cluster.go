@@ -107,9 +107,15 @@ func newCluster(ctx context.Context, host actor.Host, cfg Config) (*Cluster, err
 	if r == nil {
 		return nil, fmt.Errorf("%w: the cluster needs the remote extension", ErrInvalidConfig)
 	}
+	if r.SystemName() != cfg.Name {
+		// Remote's handshake refuses peers of another system name: the
+		// cluster name is that name, so members of other clusters never
+		// connect.
+		return nil, invalidConfig("Name %q must equal remote's SystemName %q (the handshake refuses other clusters by it)", cfg.Name, r.SystemName())
+	}
 	if err := r.Serializers().RegisterProto(
 		(*clusterpb.ActivationRequest)(nil), (*clusterpb.ActivationResponse)(nil),
-		(*clusterpb.ViewAck)(nil), (*clusterpb.ActivationTerminated)(nil),
+		(*clusterpb.ViewAck)(nil), (*clusterpb.ActivationTerminated)(nil), (*clusterpb.BlockNotice)(nil),
 	); err != nil && !errors.Is(err, remote.ErrAlreadyRegistered) {
 		return nil, err
 	}
@@ -367,38 +373,76 @@ func (c *Cluster) buildRing(t Topology) Ring {
 	return c.strategy.Build(t)
 }
 
-// onBlockEvent applies remote's BlockList: a blocked member's PidCache
-// entries are dropped, it leaves owner selection on this member, and the
-// placement actor hands over what it owned here (B2.3, V1.4).
+// onBlockEvent applies remote's BlockList (B2.3, V1.4, V4.4). A blocked
+// member of the view leaves owner selection here at once, its PidCache
+// entries are dropped and the placement actor hands over what the block
+// moves away; the member is evicted from the provider (when it supports
+// Evictor), so every member sees it leave and it fences itself; and the
+// other members are told, so each blocks it too. An unblocked member is
+// eligible again.
 func (c *Cluster) onBlockEvent(ev remote.BlockEvent) {
 	v := c.view.Load()
-	if v == nil || !ev.Blocked {
-		if v != nil && !ev.Blocked {
-			c.blockMu.Lock()
-			for _, m := range v.topo.Members {
-				for _, k := range ev.Keys {
-					if m.ID == k || m.Address == k {
-						delete(c.blocked, m.Key())
-					}
-				}
-			}
-			c.blockMu.Unlock()
-			c.view.Store(&viewSnap{topo: v.topo, ring: c.buildRing(v.topo)})
-		}
+	if v == nil {
 		return
 	}
+	var hit []Member
 	for _, m := range v.topo.Members {
 		for _, k := range ev.Keys {
-			if m.ID != k && m.Address != k {
-				continue
+			if m.ID == k || m.Address == k {
+				hit = append(hit, m)
+				break
 			}
-			c.blockMu.Lock()
-			c.blocked[m.Key()] = struct{}{}
-			c.blockMu.Unlock()
-			c.root.Send(c.placement, &blockMsg{member: m})
 		}
 	}
+	if len(hit) == 0 {
+		return
+	}
+	c.blockMu.Lock()
+	for _, m := range hit {
+		if ev.Blocked {
+			c.blocked[m.Key()] = struct{}{}
+		} else {
+			delete(c.blocked, m.Key())
+		}
+	}
+	c.blockMu.Unlock()
 	c.view.Store(&viewSnap{topo: v.topo, ring: c.buildRing(v.topo)})
+	if !ev.Blocked {
+		for _, m := range hit {
+			c.root.Send(c.placement, &blockMsg{member: m, unblock: true})
+		}
+		c.log.Info("cluster: block list update applied", "unblocked", len(hit))
+		return
+	}
+	self := c.Self().Key()
+	for _, m := range hit {
+		c.root.Send(c.placement, &blockMsg{member: m})
+		c.evict(m)
+		notice := &clusterpb.BlockNotice{MemberKey: m.Key(), MemberId: m.ID, Address: m.Address}
+		for _, o := range v.topo.Members {
+			if o.Key() != self && o.Key() != m.Key() {
+				c.root.Send(actor.NewPID(o.Address, placementName), notice)
+			}
+		}
+	}
+	c.log.Info("cluster: block list update applied", "blocked", len(hit))
+}
+
+// evict asks the provider to remove a blocked member, in the background.
+func (c *Cluster) evict(m Member) {
+	ev, ok := c.cfg.Provider.(Evictor)
+	if !ok {
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		ctx, cancel := context.WithTimeout(c.ctx, c.cfg.RequestTimeout)
+		defer cancel()
+		if err := ev.Evict(ctx, m); err != nil {
+			c.log.Warn("cluster: evicting a blocked member failed", "member", m.Key(), "err", err)
+		}
+	}()
 }
 
 // Shutdown leaves the cluster gracefully (V2.5, B3.4, B3.5): new requests

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster/internal/clusterpb"
+	"github.com/fraktor-go/fraktor/remote"
 )
 
 // errNotReady: this member has no view yet (retried).
@@ -134,6 +135,9 @@ func (c *Cluster) request(ctx context.Context, id Identity, msg any) (any, error
 			// (any more); resolve afresh.
 			c.dropCached(id, pid.ID)
 			err = ferr
+			if errors.Is(ferr, remote.ErrBlocked) {
+				err = fmt.Errorf("%w: %w", ErrBlocked, ferr)
+			}
 		}
 		if isFatal(err) {
 			return nil, err

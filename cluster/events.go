@@ -59,9 +59,11 @@ type TopologyChanged struct {
 	At           time.Time
 }
 
-// BlockListApplied: a member was blocked (remote's BlockList): Revoked
-// leases were revoked, then Invalidated PidCache entries dropped, then this
-// event published, in that order (B2.3, V1.4, V4.4).
+// BlockListApplied: a member was blocked (remote's BlockList, here or on
+// another member): the leases of Revoked local activations that the block
+// moved away were revoked (they are being handed over), then Invalidated
+// PidCache entries dropped, then this event published, in that order
+// (B2.3, V1.4, V4.4).
 type BlockListApplied struct {
 	Member      string
 	Revoked     int

@@ -251,3 +251,61 @@ func (g *joinGate) Join(ctx context.Context, self cluster.Member) (cluster.Membe
 func (g *joinGate) LeaseTiming() cluster.LeaseTiming {
 	return g.Provider.(cluster.LeaseTimer).LeaseTiming()
 }
+
+// Seed 002's block-list scenario (B2.3, V1.4, V4.4): a member blocked on one
+// member is blocked on every member, evicted from the registry (it fences),
+// BlockListApplied is published, and its grains are activated elsewhere,
+// never on two members at once.
+func TestClusterBlockListMovesGrains(t *testing.T) {
+	reg := fastRegistry(t)
+	gate := &joinGate{Provider: reg}
+	a := startMemberWith(t, reg, fastTiming, counterKind())
+	b := startMemberWith(t, gate, fastTiming, counterKind())
+	c := startMemberWith(t, reg, fastTiming, counterKind())
+	awaitMembers(t, 3, a, b, c)
+	obs := newObserver(a, b, c)
+	ctx := ctxWait(t)
+	var onB []cluster.Identity
+	for i := 0; len(onB) < 5 && i < 300; i++ {
+		id := cluster.NewIdentity("counter", fmt.Sprint(i))
+		who, err := cluster.Request[*Identity](ctx, a.c, id, &WhoAmI{})
+		require.NoError(t, err)
+		if who.Member == b.sys.Address() {
+			onB = append(onB, id)
+		}
+	}
+	require.NotEmpty(t, onB)
+	applied := make(chan *cluster.BlockListApplied, 4)
+	actor.Subscribe(c.sys.EventStream(), func(ev *cluster.BlockListApplied) { applied <- ev })
+	fenced := make(chan struct{}, 1)
+	actor.Subscribe(b.sys.EventStream(), func(*cluster.Fenced) {
+		select {
+		case fenced <- struct{}{}:
+		default:
+		}
+	})
+	gate.closed.Store(true) // once evicted, b stays out
+	remote.Get(a.sys).BlockList().Block(b.sys.Address())
+
+	select {
+	case ev := <-applied: // c heard of the block from a
+		require.Contains(t, ev.Member, b.sys.Address())
+	case <-time.After(wait):
+		t.Fatal("c never applied the block")
+	}
+	select {
+	case <-fenced:
+	case <-time.After(wait):
+		t.Fatal("the blocked member never fenced")
+	}
+	require.True(t, remote.Get(c.sys).BlockList().IsBlocked(b.sys.Address()))
+	awaitMembers(t, 2, a, c)
+	for _, id := range onB {
+		for _, from := range []node{a, c} {
+			who, err := cluster.Request[*Identity](ctx, from.c, id, &WhoAmI{})
+			require.NoError(t, err)
+			require.NotEqual(t, b.sys.Address(), who.Member)
+		}
+	}
+	obs.assertNoOverlap(t)
+}

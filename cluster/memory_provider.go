@@ -353,3 +353,29 @@ func (m *memoryMembership) Stop(context.Context) error {
 func (r *MemoryRegistry) LeaseTiming() LeaseTiming {
 	return LeaseTiming{RenewInterval: r.cfg.RenewInterval, FencePeriod: r.cfg.FencePeriod, LeaseTTL: r.cfg.LeaseTTL}
 }
+
+// Evict implements Evictor: m is removed from the registry at once, as an
+// operator's forced removal would remove it. The other members see it gone
+// in their next view; its own membership sees itself missing and is revoked
+// (the cluster runtime fences it and joins again as a new incarnation).
+// Evicting a member that is not registered does nothing.
+func (r *MemoryRegistry) Evict(_ context.Context, m Member) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrRegistryClosed
+	}
+	key := m.Key()
+	e := r.entries[key]
+	if e == nil {
+		return nil
+	}
+	if e.stopExpiry != nil {
+		e.stopExpiry()
+	}
+	delete(r.entries, key)
+	r.epoch++
+	r.logger.Info("cluster: member evicted", "member", key, "epoch", r.epoch)
+	r.broadcastLocked()
+	return nil
+}

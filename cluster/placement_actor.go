@@ -17,9 +17,12 @@ type (
 		released []Member
 		m        Membership
 	}
-	rejoinMsg   struct{ m Membership }
-	tickMsg     struct{}
-	blockMsg    struct{ member Member }
+	rejoinMsg struct{ m Membership }
+	tickMsg   struct{}
+	blockMsg  struct {
+		member  Member
+		unblock bool
+	}
 	shutdownMsg struct{ done chan struct{} }
 	grainReady  struct{ pid *actor.PID }
 	grainFailed struct {
@@ -96,10 +99,26 @@ func (p *placementActor) Receive(ctx actor.Context) {
 			p.stopGrain(ctx, a, false)
 		}
 	case *blockMsg:
-		p.c.sys.EventStream().Publish(&BlockListApplied{Member: m.member.Key(),
-			Invalidated: p.c.cache.InvalidateMember(m.member.Key()), At: now})
-		for _, a := range p.core.block(m.member.Key(), now) {
+		if m.unblock {
+			p.core.unblock(m.member.Key())
+			return
+		}
+		// Seed 002's order: leases revoked, PidCache invalidated, event.
+		moved := p.core.block(m.member.Key(), now)
+		invalidated := p.c.cache.InvalidateMember(m.member.Key())
+		p.c.sys.EventStream().Publish(&BlockListApplied{Member: m.member.Key(), Revoked: len(moved),
+			Invalidated: invalidated, At: now})
+		for _, a := range moved {
 			p.handOver(ctx, a, now)
+		}
+	case *clusterpb.BlockNotice:
+		p.c.remote.BlockList().Block(m.Address)
+		if _, inView := p.core.view.Member(m.MemberId); !inView || !p.core.hasView {
+			// Already gone from this member's view (the eviction was
+			// faster than the notice): nothing to move, the cache is
+			// still swept and the update reported (V4.4).
+			p.c.sys.EventStream().Publish(&BlockListApplied{Member: m.MemberKey,
+				Invalidated: p.c.cache.InvalidateMember(m.MemberKey), At: now})
 		}
 	case *rejoinMsg:
 		p.m = m.m

@@ -274,6 +274,17 @@ func (c *placementCore) block(key string, now time.Time) []*activation {
 	return c.moveAway(now)
 }
 
+// unblock makes the member key eligible again.
+func (c *placementCore) unblock(key string) {
+	if _, ok := c.blocked[key]; !ok {
+		return
+	}
+	delete(c.blocked, key)
+	if c.hasView {
+		c.rebuild()
+	}
+}
+
 // ack records that member key acknowledged epoch.
 func (c *placementCore) ack(key string, epoch uint64, now time.Time) {
 	if epoch > c.acked[key] {

@@ -100,6 +100,17 @@ type Membership interface {
 	Stop(ctx context.Context) error
 }
 
+// Evictor is an optional interface of a Provider: Evict removes another
+// member from the backend at once (its lease is revoked there), as an
+// operator's forced removal does. The cluster runtime evicts a member that
+// is put on the block list, so that every member sees it leave and the
+// member itself fences, and its grains move without two activations. A
+// Provider without it leaves a blocked member in the view until its lease
+// expires on its own.
+type Evictor interface {
+	Evict(ctx context.Context, m Member) error
+}
+
 // Errors of the membership providers. Provider packages wrap them (with %w)
 // or define their own sentinels with their package prefix.
 var (

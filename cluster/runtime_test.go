@@ -245,6 +245,15 @@ func TestClusterInvalidConfig(t *testing.T) {
 	}})
 	require.ErrorIs(t, err, cluster.ErrInvalidConfig)
 	require.ErrorContains(t, err, "Name")
+
+	// The cluster name is remote's system name: the handshake refuses
+	// members of other clusters by it.
+	rcfg.SystemName = "other"
+	_, err = actor.NewSystem(actor.SystemConfig{Name: "x", Extensions: []actor.ExtensionInstaller{
+		remote.Install(rcfg), cluster.Install(cluster.Config{Name: "shop", Provider: reg}),
+	}})
+	require.ErrorIs(t, err, cluster.ErrInvalidConfig)
+	require.ErrorContains(t, err, "SystemName")
 }
 
 // Grain-to-grain calls through RequestFuture + PipeTo never block a worker:
@@ -268,6 +277,7 @@ func TestClusterGrainChainsDoNotDeadlock(t *testing.T) {
 	}))
 	rcfg := remote.DefaultConfig()
 	rcfg.ListenAddress = "127.0.0.1:0"
+	rcfg.SystemName = "shop"
 	a.sys = testkit.NewPeerSystem(t, func(c *actor.SystemConfig) {
 		c.Name, c.Workers = "shop", 2
 		c.Extensions = []actor.ExtensionInstaller{remote.Install(rcfg),

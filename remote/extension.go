@@ -183,3 +183,7 @@ func (r *Remote) resolve(pid *actor.PID) actor.Process {
 	}
 	return r.proc
 }
+
+// SystemName returns the name this node's handshake requires of its peers
+// (Config.SystemName).
+func (r *Remote) SystemName() string { return r.node.cfg.SystemName }

@@ -440,6 +440,68 @@ func (x *ActivationTerminated) GetTokenSeq() uint64 {
 	return 0
 }
 
+// BlockNotice tells the other members that a member was put on the block
+// list, so every member refuses it and drops it from owner selection.
+type BlockNotice struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MemberKey     string                 `protobuf:"bytes,1,opt,name=member_key,json=memberKey,proto3" json:"member_key,omitempty"`
+	MemberId      string                 `protobuf:"bytes,2,opt,name=member_id,json=memberId,proto3" json:"member_id,omitempty"`
+	Address       string                 `protobuf:"bytes,3,opt,name=address,proto3" json:"address,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockNotice) Reset() {
+	*x = BlockNotice{}
+	mi := &file_cluster_internal_clusterpb_cluster_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockNotice) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockNotice) ProtoMessage() {}
+
+func (x *BlockNotice) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_internal_clusterpb_cluster_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockNotice.ProtoReflect.Descriptor instead.
+func (*BlockNotice) Descriptor() ([]byte, []int) {
+	return file_cluster_internal_clusterpb_cluster_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *BlockNotice) GetMemberKey() string {
+	if x != nil {
+		return x.MemberKey
+	}
+	return ""
+}
+
+func (x *BlockNotice) GetMemberId() string {
+	if x != nil {
+		return x.MemberId
+	}
+	return ""
+}
+
+func (x *BlockNotice) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
 var File_cluster_internal_clusterpb_cluster_proto protoreflect.FileDescriptor
 
 const file_cluster_internal_clusterpb_cluster_proto_rawDesc = "" +
@@ -478,7 +540,12 @@ const file_cluster_internal_clusterpb_cluster_proto_rawDesc = "" +
 	"\x06pid_id\x18\x05 \x01(\tR\x05pidId\x12\x1f\n" +
 	"\vtoken_epoch\x18\x06 \x01(\x04R\n" +
 	"tokenEpoch\x12\x1b\n" +
-	"\ttoken_seq\x18\a \x01(\x04R\btokenSeq*\x99\x02\n" +
+	"\ttoken_seq\x18\a \x01(\x04R\btokenSeq\"c\n" +
+	"\vBlockNotice\x12\x1d\n" +
+	"\n" +
+	"member_key\x18\x01 \x01(\tR\tmemberKey\x12\x1b\n" +
+	"\tmember_id\x18\x02 \x01(\tR\bmemberId\x12\x18\n" +
+	"\aaddress\x18\x03 \x01(\tR\aaddress*\x99\x02\n" +
 	"\x10ActivationStatus\x12!\n" +
 	"\x1dACTIVATION_STATUS_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ACTIVATION_STATUS_OK\x10\x01\x12'\n" +
@@ -502,13 +569,14 @@ func file_cluster_internal_clusterpb_cluster_proto_rawDescGZIP() []byte {
 }
 
 var file_cluster_internal_clusterpb_cluster_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_cluster_internal_clusterpb_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_cluster_internal_clusterpb_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_cluster_internal_clusterpb_cluster_proto_goTypes = []any{
 	(ActivationStatus)(0),        // 0: fraktor.cluster.v1.ActivationStatus
 	(*ActivationRequest)(nil),    // 1: fraktor.cluster.v1.ActivationRequest
 	(*ActivationResponse)(nil),   // 2: fraktor.cluster.v1.ActivationResponse
 	(*ViewAck)(nil),              // 3: fraktor.cluster.v1.ViewAck
 	(*ActivationTerminated)(nil), // 4: fraktor.cluster.v1.ActivationTerminated
+	(*BlockNotice)(nil),          // 5: fraktor.cluster.v1.BlockNotice
 }
 var file_cluster_internal_clusterpb_cluster_proto_depIdxs = []int32{
 	0, // 0: fraktor.cluster.v1.ActivationResponse.status:type_name -> fraktor.cluster.v1.ActivationStatus
@@ -530,7 +598,7 @@ func file_cluster_internal_clusterpb_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cluster_internal_clusterpb_cluster_proto_rawDesc), len(file_cluster_internal_clusterpb_cluster_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   4,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
