@@ -170,9 +170,7 @@ func (c *placementCore) installView(t Topology, released []Member, now time.Time
 	ch.changed = true
 	if c.hasView {
 		ch.joined, ch.left = Diff(c.view, t)
-		if len(c.history) < maxBarrierHistory {
-			c.history = append(c.history, c.ring)
-		}
+		c.pushHistory(c.ring)
 		c.barrier = t.Epoch
 		for _, m := range ch.left {
 			if _, ok := c.goneAt[m.Key()]; !ok {
@@ -266,9 +264,7 @@ func (c *placementCore) block(key string, now time.Time) []*activation {
 		return nil
 	}
 	c.blocked[key] = struct{}{}
-	if len(c.history) < maxBarrierHistory {
-		c.history = append(c.history, c.ring)
-	}
+	c.pushHistory(c.ring)
 	c.barrier = c.view.Epoch
 	c.rebuild()
 	return c.moveAway(now)
@@ -285,8 +281,44 @@ func (c *placementCore) unblock(key string) {
 	}
 }
 
+// pushHistory records the ring of a view the barrier must account for. Past
+// maxBarrierHistory rings, the ring's members join unknown instead: every
+// identity of a kind they host then waits for them (safe, less precise).
+func (c *placementCore) pushHistory(r Ring) {
+	if len(c.history) < maxBarrierHistory {
+		c.history = append(c.history, r)
+		return
+	}
+	for _, m := range ringMembers(r) {
+		if !slices.ContainsFunc(c.unknown, func(u Member) bool { return u.Key() == m.Key() }) {
+			c.unknown = append(c.unknown, m)
+		}
+	}
+}
+
+// known reports whether member key is in the view or in the barrier's
+// history: acknowledgements of other keys are ignored, so a peer cannot grow
+// the core's state with made-up member keys.
+func (c *placementCore) known(key string) bool {
+	has := func(ms []Member) bool {
+		return slices.ContainsFunc(ms, func(m Member) bool { return m.Key() == key })
+	}
+	if has(c.view.Members) || has(c.unknown) {
+		return true
+	}
+	for _, r := range c.history {
+		if has(ringMembers(r)) {
+			return true
+		}
+	}
+	return false
+}
+
 // ack records that member key acknowledged epoch.
 func (c *placementCore) ack(key string, epoch uint64, now time.Time) {
+	if !c.known(key) {
+		return
+	}
 	if epoch > c.acked[key] {
 		c.acked[key] = epoch
 	}
@@ -331,6 +363,31 @@ func (c *placementCore) clearBarrier(now time.Time) {
 		}
 	}
 	c.history, c.unknown = nil, nil
+	c.prune()
+}
+
+// prune forgets what the core knows of members absent from the view once
+// no barrier needs it: acknowledgements, departures and released markers.
+func (c *placementCore) prune() {
+	present := make(map[string]struct{}, len(c.view.Members))
+	for _, m := range c.view.Members {
+		present[m.Key()] = struct{}{}
+	}
+	for k := range c.goneAt {
+		if _, ok := present[k]; !ok {
+			delete(c.goneAt, k)
+		}
+	}
+	for k := range c.acked {
+		if _, ok := present[k]; !ok {
+			delete(c.acked, k)
+		}
+	}
+	for k := range c.released {
+		if _, ok := present[k]; !ok {
+			delete(c.released, k)
+		}
+	}
 }
 
 func ringMembers(r Ring) []Member {
