@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sync"
 	"time"
 
 	"github.com/fraktor-go/fraktor/actor"
@@ -65,31 +64,21 @@ func (c *Cluster) RequestFuture(id Identity, msg any, timeout time.Duration) *ac
 }
 
 // Send delivers msg to the grain id without waiting, routed like Request:
-// a warm activation gets it at once; otherwise it is sent once the grain is
-// activated (in the background, within Config.RequestTimeout). Delivery is
-// at most once; what cannot be delivered becomes a dead letter.
+// a warm activation gets it at once; otherwise it waits, in order, behind
+// the activation under way for id on this member (in the background,
+// within Config.RequestTimeout and the retry policy). Messages to one
+// identity from one caller arrive in the order sent, Sends and Requests
+// alike. Delivery is at most once; what cannot be delivered is logged and
+// dropped.
 func (c *Cluster) Send(id Identity, msg any) {
 	if pid, ok := c.cache.Get(id, c.now()); ok {
 		c.root.Send(pid, msg)
 		return
 	}
-	select {
-	case <-c.stop:
+	if c.leaving() != nil || id.Validate() != nil {
 		return
-	default:
 	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		ctx, cancel := c.boundContext(c.cfg.RequestTimeout)
-		defer cancel()
-		pid, err := c.resolveRetrying(ctx, id)
-		if err != nil {
-			c.log.Debug("cluster: send not delivered", "kind", id.Kind, "err", err)
-			return
-		}
-		c.root.Send(pid, msg)
-	}()
+	c.sendAfterResolve(id, msg)
 }
 
 // boundContext is a context that ends after d or when the cluster stops.
@@ -156,23 +145,6 @@ func (c *Cluster) request(ctx context.Context, id Identity, msg any) (any, error
 	}
 }
 
-// resolveRetrying resolves id with the request's retry policy.
-func (c *Cluster) resolveRetrying(ctx context.Context, id Identity) (*actor.PID, error) {
-	for attempt := 1; ; attempt++ {
-		pid, err := c.resolve(ctx, id)
-		if err == nil || isFatal(err) {
-			return pid, err
-		}
-		if attempt >= c.cfg.Retry.MaxAttempts {
-			c.throttled(id, attempt, err)
-			return nil, fmt.Errorf("%w: %s: %w", ErrTimeout, id, err)
-		}
-		if !c.backoff(ctx, attempt, err) {
-			return nil, fmt.Errorf("%w: %s: %w", ErrTimeout, id, err)
-		}
-	}
-}
-
 func (c *Cluster) throttled(id Identity, attempts int, err error) {
 	c.sys.EventStream().Publish(&RetryThrottled{Identity: id, Attempts: attempts, Err: err, At: c.now()})
 	c.log.Warn("cluster: request retries exhausted", "kind", id.Kind, "attempts", attempts, "err", err)
@@ -235,56 +207,49 @@ func (c *Cluster) resolve(ctx context.Context, id Identity) (*actor.PID, error) 
 	if err := c.leaving(); err != nil {
 		return nil, errLocalShutdown
 	}
-	return c.flights.do(ctx, id, func() (*actor.PID, error) {
-		start := c.now()
-		pid, err := c.activateRemote(ctx, id)
-		if err == nil {
-			c.metrics.resolved(id.Kind, c.now().Sub(start))
-		}
-		return pid, err
-	})
+	return c.resolveOnce(ctx, id)
 }
 
-func (c *Cluster) activateRemote(ctx context.Context, id Identity) (*actor.PID, error) {
+// activateRemote asks id's owner to activate it and returns the PID and the
+// owner's member key; the caller caches it.
+func (c *Cluster) activateRemote(ctx context.Context, id Identity) (*actor.PID, string, error) {
 	v := c.view.Load()
 	if v == nil {
-		return nil, errNotReady
+		return nil, "", errNotReady
 	}
 	owner, err := v.ring.Owner(id)
 	if err != nil {
 		if errors.Is(err, ErrNoSuchKind) {
-			return nil, fmt.Errorf("%w: %q", ErrNoSuchKind, id.Kind)
+			return nil, "", fmt.Errorf("%w: %q", ErrNoSuchKind, id.Kind)
 		}
-		return nil, err
+		return nil, "", err
 	}
 	req := &clusterpb.ActivationRequest{Kind: id.Kind, Id: id.ID, Epoch: v.topo.Epoch, TopologyHash: v.topo.Hash,
 		Requester: c.Self().Key()}
 	fut := c.root.RequestFuture(actor.NewPID(owner.Address, placementName), req, c.attemptTimeout(ctx, c.cfg.ActivationTimeout))
 	res, err := fut.ResultContext(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("activation request to %s: %w", owner.Key(), err)
+		return nil, "", fmt.Errorf("activation request to %s: %w", owner.Key(), err)
 	}
 	resp, ok := res.(*clusterpb.ActivationResponse)
 	if !ok {
-		return nil, fmt.Errorf("%w: unexpected activation reply %T", ErrOwnershipChanged, res)
+		return nil, "", fmt.Errorf("%w: unexpected activation reply %T", ErrOwnershipChanged, res)
 	}
 	switch resp.Status {
 	case clusterpb.ActivationStatus_ACTIVATION_STATUS_OK:
-		pid := actor.NewPID(resp.PidAddress, resp.PidId)
-		c.cache.Put(id, pid, owner.Key(), c.now())
-		return pid, nil
+		return actor.NewPID(resp.PidAddress, resp.PidId), owner.Key(), nil
 	case clusterpb.ActivationStatus_ACTIVATION_STATUS_NO_SUCH_KIND:
-		return nil, fmt.Errorf("%w: %s", ErrNoSuchKind, resp.Error)
+		return nil, "", fmt.Errorf("%w: %s", ErrNoSuchKind, resp.Error)
 	case clusterpb.ActivationStatus_ACTIVATION_STATUS_FAILED:
-		return nil, &ActivationFailedError{Key: id, Err: errors.New(resp.Error)}
+		return nil, "", &ActivationFailedError{Key: id, Err: errors.New(resp.Error)}
 	case clusterpb.ActivationStatus_ACTIVATION_STATUS_BUSY:
-		return nil, &retryHint{err: fmt.Errorf("%w: %s", errBusy, resp.Error), after: time.Duration(resp.RetryAfterNanos)}
+		return nil, "", &retryHint{err: fmt.Errorf("%w: %s", errBusy, resp.Error), after: time.Duration(resp.RetryAfterNanos)}
 	case clusterpb.ActivationStatus_ACTIVATION_STATUS_FENCED:
-		return nil, &retryHint{err: fmt.Errorf("%w: %s", errFenced, resp.Error), after: time.Duration(resp.RetryAfterNanos)}
+		return nil, "", &retryHint{err: fmt.Errorf("%w: %s", errFenced, resp.Error), after: time.Duration(resp.RetryAfterNanos)}
 	case clusterpb.ActivationStatus_ACTIVATION_STATUS_SHUTTING_DOWN:
-		return nil, fmt.Errorf("owner %s: %w", owner.Key(), ErrShuttingDown)
+		return nil, "", fmt.Errorf("owner %s: %w", owner.Key(), ErrShuttingDown)
 	default:
-		return nil, fmt.Errorf("%w: %s", ErrOwnershipChanged, resp.Error)
+		return nil, "", fmt.Errorf("%w: %s", ErrOwnershipChanged, resp.Error)
 	}
 }
 
@@ -297,42 +262,4 @@ func (c *Cluster) dropCached(id Identity, pidID string) {
 		}
 	}
 	c.cache.Remove(id)
-}
-
-// flightGroup lets concurrent resolutions of one identity share one
-// activation request.
-type flightGroup struct {
-	mu sync.Mutex
-	m  map[Identity]*flight
-}
-
-type flight struct {
-	done chan struct{}
-	pid  *actor.PID
-	err  error
-}
-
-func (g *flightGroup) do(ctx context.Context, id Identity, fn func() (*actor.PID, error)) (*actor.PID, error) {
-	g.mu.Lock()
-	if g.m == nil {
-		g.m = map[Identity]*flight{}
-	}
-	if f := g.m[id]; f != nil {
-		g.mu.Unlock()
-		select {
-		case <-f.done:
-			return f.pid, f.err
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	f := &flight{done: make(chan struct{})}
-	g.m[id] = f
-	g.mu.Unlock()
-	f.pid, f.err = fn()
-	g.mu.Lock()
-	delete(g.m, id)
-	g.mu.Unlock()
-	close(f.done)
-	return f.pid, f.err
 }

@@ -305,3 +305,22 @@ func TestClusterGrainChainsDoNotDeadlock(t *testing.T) {
 	}
 	require.Equal(t, 1000, a.c.ActiveCount())
 }
+
+// Messages to one identity from one caller arrive in the order sent: Sends
+// made while the activation is under way queue behind it, and a Request
+// after them does not overtake them.
+func TestClusterSendOrderAcrossActivation(t *testing.T) {
+	reg := newRegistry(t)
+	a, b := startMember(t, reg, counterKind()), startMember(t, reg, counterKind())
+	awaitMembers(t, 2, a, b)
+	ctx := ctxWait(t)
+	for i := range 20 {
+		id := cluster.NewIdentity("counter", fmt.Sprintf("ordered-%d", i))
+		for range 50 {
+			a.c.Send(id, &Add{N: 1})
+		}
+		tot, err := cluster.Request[*Total](ctx, a.c, id, &Get{})
+		require.NoError(t, err)
+		require.Equal(t, 50, tot.N, "the Request overtook Sends to %s", id)
+	}
+}

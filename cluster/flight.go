@@ -1,0 +1,143 @@
+package cluster
+
+import (
+	"context"
+	"sync"
+
+	"github.com/fraktor-go/fraktor/actor"
+)
+
+// flightGroup keeps at most one resolution of an identity under way on this
+// member (the "flight"). Concurrent Requests for the identity wait for it
+// instead of sending activation requests of their own, and Sends made while
+// it is under way queue on it; the flight's leader delivers them in order
+// and only then publishes the PID in the PidCache, so no later message from
+// this member overtakes them.
+type flightGroup struct {
+	mu sync.Mutex
+	m  map[Identity]*flight
+}
+
+type flight struct {
+	done  chan struct{}
+	pid   *actor.PID
+	err   error
+	sends []any // Sends queued behind the resolution, in order
+}
+
+// join returns the flight for id under way and false, or a new one that the
+// caller now leads and true. queued, when not nil, is queued on the flight.
+func (g *flightGroup) join(id Identity, queued any) (*flight, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil {
+		g.m = map[Identity]*flight{}
+	}
+	f := g.m[id]
+	lead := f == nil
+	if lead {
+		f = &flight{done: make(chan struct{})}
+		g.m[id] = f
+	}
+	if queued != nil {
+		f.sends = append(f.sends, queued)
+	}
+	return f, lead
+}
+
+// resolveOnce makes one activation request for id, shared by every caller
+// that asks while it is under way.
+func (c *Cluster) resolveOnce(ctx context.Context, id Identity) (*actor.PID, error) {
+	f, lead := c.flights.join(id, nil)
+	if !lead {
+		select {
+		case <-f.done:
+			return f.pid, f.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	start := c.now()
+	pid, owner, err := c.activateRemote(ctx, id)
+	if err == nil {
+		c.metrics.resolved(id.Kind, c.now().Sub(start))
+	}
+	c.land(id, f, pid, owner, err, false)
+	return pid, err
+}
+
+// sendAfterResolve queues msg behind the resolution of id, starting one
+// (with retries, in the background) when none is under way.
+func (c *Cluster) sendAfterResolve(id Identity, msg any) {
+	f, lead := c.flights.join(id, msg)
+	if lead {
+		c.leadSends(id, f)
+	}
+}
+
+// leadSends resolves id with the retry policy for the Sends queued on f.
+func (c *Cluster) leadSends(id Identity, f *flight) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		ctx, cancel := c.boundContext(c.cfg.RequestTimeout)
+		defer cancel()
+		var (
+			pid   *actor.PID
+			owner string
+			err   error
+		)
+		for attempt := 1; ; attempt++ {
+			if pid, owner, err = c.activateRemote(ctx, id); err == nil || isFatal(err) {
+				break
+			}
+			if attempt >= c.cfg.Retry.MaxAttempts {
+				c.throttled(id, attempt, err)
+				break
+			}
+			if !c.backoff(ctx, attempt, err) {
+				break
+			}
+		}
+		c.land(id, f, pid, owner, err, true)
+	}()
+}
+
+// land ends flight f: on success it delivers the queued Sends in order
+// (including those queued while it delivers), caches the PID and releases
+// the waiters. On failure the waiters get err; queued Sends are handed to a
+// new flight that retries for them, unless final, when they are dropped.
+func (c *Cluster) land(id Identity, f *flight, pid *actor.PID, owner string, err error, final bool) {
+	g := &c.flights
+	for {
+		g.mu.Lock()
+		sends := f.sends
+		f.sends = nil
+		if err != nil && len(sends) > 0 && !final {
+			next := &flight{done: make(chan struct{}), sends: sends}
+			g.m[id] = next
+			f.err = err
+			close(f.done)
+			g.mu.Unlock()
+			c.leadSends(id, next)
+			return
+		}
+		if err != nil || len(sends) == 0 {
+			if err == nil {
+				c.cache.Put(id, pid, owner, c.now())
+			}
+			delete(g.m, id)
+			f.pid, f.err = pid, err
+			close(f.done)
+			g.mu.Unlock()
+			if err != nil && len(sends) > 0 {
+				c.log.Debug("cluster: sends not delivered", "kind", id.Kind, "count", len(sends), "err", err)
+			}
+			return
+		}
+		g.mu.Unlock()
+		for _, m := range sends {
+			c.root.Send(pid, m)
+		}
+	}
+}
