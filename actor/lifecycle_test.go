@@ -270,8 +270,11 @@ func TestShutdownStopsChildrenFirst(t *testing.T) {
 	var order []string
 	record := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
 	var busy atomic.Int64
+	started := make(chan struct{}, 3)
 	childProps := actor.PropsFromFunc(func(c actor.Context) {
 		switch c.Message().(type) {
+		case *actor.Started:
+			started <- struct{}{}
 		case *actor.Stopped:
 			record("child")
 		case *msgN:
@@ -290,6 +293,11 @@ func TestShutdownStopsChildrenFirst(t *testing.T) {
 		}
 	}))
 	require.NotNil(t, parent)
+	// Every child exists before Shutdown begins: a spawn after that fails
+	// with ErrSystemStopped, and one busy child says nothing of the others.
+	for range 3 {
+		<-started
+	}
 	testkit.Eventually(t, func() bool { return busy.Load() > 100 }, 0)
 	require.NoError(t, sys.Shutdown(t.Context()))
 	require.NoError(t, sys.Shutdown(t.Context()), "idempotent")
