@@ -1,6 +1,7 @@
 package consul
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,9 +46,18 @@ type membership struct {
 // send) and feeds the outcome to the lease. A failed renewal is retried
 // after a jittered backoff capped at RenewInterval; a session the servers no
 // longer know revokes the lease and ends the loop.
+//
+// A renewal answered at least SessionTTL after the send time of the last
+// acknowledged one does not restore the lease: the servers' TTL timer may
+// have fired already (an agent frozen and resumed answers the queued
+// renewal and invalidates the session a moment later). The lease stays
+// lost until the next renewal, sent after that answer, succeeds and a
+// consistent read still finds the session.
 func (m *membership) renewLoop(ctx context.Context) {
 	failures := 0
 	next := m.cfg.RenewInterval
+	lastAck := m.Lease().Renewed
+	confirming := false
 	for {
 		if !waitCtx(ctx, next) {
 			return
@@ -59,23 +69,44 @@ func (m *membership) renewLoop(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		retry := func(err error) {
+			failures++
+			m.RenewalFailed(fmt.Errorf("%w: %w", cluster.ErrRenewalFailed, err))
+			next = min(backoff.Jittered(failures, m.cfg.BackoffBase, m.cfg.BackoffMax), m.cfg.RenewInterval)
+		}
 		switch {
 		case err != nil:
-			failures++
-			m.RenewalFailed(fmt.Errorf("%w: %w", cluster.ErrRenewalFailed, classify(err)))
-			next = min(backoff.Jittered(failures, m.cfg.BackoffBase, m.cfg.BackoffMax), m.cfg.RenewInterval)
+			retry(classify(err))
 		case entry == nil:
 			// A server that just became leader may answer before it has
 			// replayed its log; only a consistent read can say "gone".
-			if gone, err := m.sessionGone(ctx); !gone {
-				failures++
-				m.RenewalFailed(fmt.Errorf("%w: session not found, not confirmed: %w", cluster.ErrRenewalFailed, err))
-				next = min(backoff.Jittered(failures, m.cfg.BackoffBase, m.cfg.BackoffMax), m.cfg.RenewInterval)
+			if exists, err := m.sessionExists(ctx); exists || err != nil {
+				retry(fmt.Errorf("session not found, not confirmed: %w", cmp.Or(err, errSessionStillFound)))
 				break
 			}
 			m.Revoke(fmt.Errorf("%w: %w: session %s", cluster.ErrLeaseRevoked, ErrSessionInvalidated, shortID(m.session)))
 			return
+		case time.Since(lastAck) >= m.cfg.SessionTTL:
+			gap := time.Since(lastAck)
+			lastAck, confirming = sent, true
+			m.log.Info("consul: renewal after a gap of at least the session TTL; confirming the session first", "gap", gap)
+			retry(fmt.Errorf("renewal answered %v after the last acknowledged one: %w", gap.Round(time.Millisecond), errUnconfirmed))
+			next = max(0, m.cfg.RenewInterval-time.Since(sent))
+		case confirming:
+			lastAck = sent
+			exists, err := m.sessionExists(ctx)
+			if err != nil {
+				retry(fmt.Errorf("%w: %w", errUnconfirmed, err))
+				break
+			}
+			if !exists {
+				m.Revoke(fmt.Errorf("%w: %w: session %s", cluster.ErrLeaseRevoked, ErrSessionInvalidated, shortID(m.session)))
+				return
+			}
+			confirming = false
+			fallthrough
 		default:
+			lastAck = sent
 			failures = 0
 			m.Renewed(sent)
 			m.passCheck(ctx)
@@ -87,19 +118,21 @@ func (m *membership) renewLoop(ctx context.Context) {
 	}
 }
 
-// sessionGone confirms with a consistent read (answered only by a leader
-// whose state is up to date) that the servers no longer know the session.
-func (m *membership) sessionGone(ctx context.Context) (bool, error) {
+var (
+	errSessionStillFound = errors.New("consul: a consistent read still finds the session")
+	errUnconfirmed       = errors.New("consul: session not confirmed after a renewal gap")
+)
+
+// sessionExists asks with a consistent read (answered only by a leader
+// whose state is up to date) whether the servers know the session.
+func (m *membership) sessionExists(ctx context.Context) (bool, error) {
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
 	defer cancel()
 	entry, _, err := m.client.Session().Info(m.session, (&api.QueryOptions{RequireConsistent: true}).WithContext(rctx))
 	if err != nil {
 		return false, classify(err)
 	}
-	if entry != nil {
-		return false, errors.New("a consistent read still finds it")
-	}
-	return true, nil
+	return entry != nil, nil
 }
 
 // passCheck refreshes the service's TTL check on the local agent. It is for

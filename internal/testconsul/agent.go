@@ -42,6 +42,7 @@ type Agent struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
 	out    *logWriter
+	paused bool
 }
 
 // Start starts an agent and waits until it is ready; it is stopped at test
@@ -125,8 +126,48 @@ func (a *Agent) Stop() {
 	a.stop()
 }
 
-// Restart starts a stopped agent again on the same ports and data
-// directory, and waits until it is ready.
+// Kill kills the agent (SIGKILL), as a crash would, and waits for it to
+// exit. Its data directory is kept for Restart.
+func (a *Agent) Kill() {
+	a.t.Helper()
+	if a.cmd == nil {
+		return
+	}
+	_ = a.cmd.Process.Kill()
+	<-a.exited
+	a.cmd, a.paused = nil, false
+}
+
+// Pause freezes the running agent (SIGSTOP): it keeps its sockets, so
+// connections are accepted by the kernel and requests queue, but nothing
+// is answered and its timers stand still until Resume.
+func (a *Agent) Pause() {
+	a.t.Helper()
+	if a.cmd == nil {
+		a.t.Fatalf("testconsul: Pause: agent not running")
+	}
+	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		a.t.Fatalf("testconsul: Pause: %v", err)
+	}
+	a.paused = true
+}
+
+// Resume continues a paused agent (SIGCONT); it answers the requests that
+// queued meanwhile and runs its overdue timers.
+func (a *Agent) Resume() {
+	a.t.Helper()
+	if a.cmd == nil {
+		a.t.Fatalf("testconsul: Resume: agent not running")
+	}
+	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		a.t.Fatalf("testconsul: Resume: %v", err)
+	}
+	a.paused = false
+}
+
+// Restart starts a stopped (or killed) agent again on the same ports and
+// data directory, and waits until it is ready; a running one is stopped
+// first.
 func (a *Agent) Restart() {
 	a.t.Helper()
 	a.stop()
@@ -172,6 +213,10 @@ func (a *Agent) start() {
 func (a *Agent) stop() {
 	if a.cmd == nil {
 		return
+	}
+	if a.paused {
+		_ = a.cmd.Process.Signal(syscall.SIGCONT)
+		a.paused = false
 	}
 	_ = a.cmd.Process.Signal(syscall.SIGTERM)
 	timer := time.NewTimer(stopTimeout)
