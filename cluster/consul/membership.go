@@ -146,18 +146,20 @@ func (m *membership) passCheck(ctx context.Context) {
 }
 
 // watchLoop runs consistent blocking queries on the cluster prefix and
-// publishes each view. After an error the view is stale, the next query does not block
+// publishes each view. A query lasts at most FencePeriod (see
+// Config.viewTiming), so a stalled agent is reported stale within the fence
+// period. After an error the view is stale, the next query does not block
 // (index 0) so that recovery is seen at once, and the loop backs off.
 func (m *membership) watchLoop(ctx context.Context) {
 	var index uint64
 	var epochs epochTracker
 	failures := 0
-	queryTimeout := m.cfg.WaitTime + m.cfg.WaitTime/16 + m.cfg.RequestTimeout
+	wait, queryTimeout := m.cfg.viewTiming()
 	for {
 		qctx, cancel := context.WithTimeout(ctx, queryTimeout)
 		// Consistent: a leader that has not caught up with its log (just
 		// after a restart) refuses instead of serving an old view.
-		q := &api.QueryOptions{WaitIndex: index, WaitTime: m.cfg.WaitTime, RequireConsistent: true}
+		q := &api.QueryOptions{WaitIndex: index, WaitTime: wait, RequireConsistent: true}
 		pairs, meta, err := m.client.KV().List(m.keys.root, q.WithContext(qctx))
 		cancel()
 		if ctx.Err() != nil {

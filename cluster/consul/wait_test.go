@@ -30,3 +30,15 @@ func TestEpochTracker(t *testing.T) {
 	assert.Equal(t, []uint64{10, 10, 15, 16, 16, 21, 33, 34}, got)
 	assert.Equal(t, 2, regressions)
 }
+
+func TestViewTimingStaysWithinFence(t *testing.T) {
+	c := DefaultConfig()
+	wait, timeout := c.viewTiming()
+	assert.Equal(t, c.WaitTime, wait, "the defaults need no shortening")
+	assert.LessOrEqual(t, timeout, c.FencePeriod)
+	c.WaitTime = 20 * time.Second
+	wait, timeout = c.viewTiming()
+	assert.Equal(t, c.FencePeriod, timeout)
+	assert.LessOrEqual(t, wait+wait/16+c.RequestTimeout, c.FencePeriod)
+	assert.Positive(t, wait)
+}
