@@ -45,9 +45,25 @@ type Agent struct {
 	paused bool
 }
 
+// Options change the test agent's configuration; the zero value is the
+// default agent.
+type Options struct {
+	// HTTPMaxConnsPerClient sets limits.http_max_conns_per_client, the
+	// agent's limit of concurrent HTTP connections from one client
+	// address (0: Consul's default, 200). Connections over it are answered
+	// 429 Too Many Requests.
+	HTTPMaxConnsPerClient int
+}
+
 // Start starts an agent and waits until it is ready; it is stopped at test
 // cleanup. The test fails (never skips) if the agent cannot start.
 func Start(t testing.TB) *Agent {
+	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// StartWith is Start with options.
+func StartWith(t testing.TB, o Options) *Agent {
 	t.Helper()
 	bin, err := Binary()
 	if err != nil {
@@ -59,7 +75,7 @@ func Start(t testing.TB) *Agent {
 		t.Fatalf("testconsul: no free loopback ports: %v", err)
 	}
 	a := &Agent{t: t, bin: bin, dir: dir, cfgPath: filepath.Join(dir, "agent.hcl"), http: ports[0]}
-	if err := os.WriteFile(a.cfgPath, []byte(agentConfig(filepath.Join(dir, "data"), ports)), 0o600); err != nil {
+	if err := os.WriteFile(a.cfgPath, []byte(agentConfig(filepath.Join(dir, "data"), ports, o)), 0o600); err != nil {
 		t.Fatalf("testconsul: write config: %v", err)
 	}
 	t.Cleanup(func() {
@@ -230,8 +246,12 @@ func (a *Agent) stop() {
 	a.cmd = nil
 }
 
-func agentConfig(dataDir string, ports []int) string {
-	return fmt.Sprintf(`node_name = "fraktor-test"
+func agentConfig(dataDir string, ports []int, o Options) string {
+	limits := ""
+	if o.HTTPMaxConnsPerClient > 0 {
+		limits = fmt.Sprintf("limits { http_max_conns_per_client = %d }\n", o.HTTPMaxConnsPerClient)
+	}
+	return limits + fmt.Sprintf(`node_name = "fraktor-test"
 datacenter = "dc1"
 server = true
 bootstrap = true
