@@ -125,3 +125,27 @@ func waitRenewedAfter(t *testing.T, m cluster.Membership, at time.Time) {
 		}
 	}
 }
+
+// A member that crashes while the agent restarts is dropped within 2×TTL of
+// the new leader's election, not of its last renewal: Consul re-arms every
+// session timer at 2×TTL when a server becomes leader (docs/membership.md,
+// "Removal delay").
+func TestConsulCrashAcrossAgentRestartRemovalBound(t *testing.T) {
+	agent := testconsul.Start(t)
+	cfg := testConfig(t, agent)
+	p := newProvider(t, cfg)
+	a := joinMember(t, p, testMember("a", 1))
+	b := joinMember(t, newProvider(t, cfg), testMember("b", 1))
+	waitView(t, a, "a and b", hasMembers("a#1", "b#1"))
+
+	require.NoError(t, b.Stop(context.Background()))
+	lastRenewal := b.Lease().Renewed
+	agent.Kill()
+	agent.Restart()
+	elected := time.Now() // Restart returns once the agent leads again
+	waitView(t, a, "b dropped", hasMembers("a#1"))
+	gone := time.Now()
+	t.Logf("b dropped %v after its last renewal, %v after the restart", gone.Sub(lastRenewal).Round(time.Millisecond), gone.Sub(elected).Round(time.Millisecond))
+	assert.Greater(t, gone.Sub(lastRenewal), cfg.SessionTTL)
+	assert.Less(t, gone.Sub(elected), 2*cfg.SessionTTL+time.Second, "within 2×TTL of the election (plus view latency)")
+}
