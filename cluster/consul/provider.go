@@ -104,8 +104,9 @@ func (p *Provider) detach(ctx context.Context, m *membership) error {
 // so an incarnation at or below the highest one the ID ever registered is
 // refused with an error wrapping cluster.ErrIncarnationReused, whether the
 // old one crashed or left and however long ago; a member key still in
-// Consul's lock delay gives ErrLockDelay. It then registers the service and
-// starts the renewal and view goroutines. Each request is bounded by
+// Consul's lock delay gives ErrLockDelay. It then registers the service,
+// starts the renewal goroutine and subscribes the membership to the
+// Provider's view watcher (starting it when none runs). Each request is bounded by
 // RequestTimeout and ctx; an agent that does not answer gives an error
 // wrapping ErrUnreachable, one that refuses gives ErrRequestFailed. On
 // failure nothing is left behind (the session is destroyed).
