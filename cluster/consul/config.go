@@ -51,7 +51,10 @@ type Config struct {
 	// FencePeriod is added to a successful renewal's send time to give the
 	// lease deadline.
 	FencePeriod time.Duration
-	// WaitTime is the blocking query's wait (Consul caps it at 10 minutes).
+	// WaitTime is the view query's blocking wait. The wait actually used is
+	// shortened where needed so that a query (wait, Consul's jitter of up
+	// to wait/16, and RequestTimeout) lasts at most FencePeriod: an agent
+	// that stops answering is reported (ViewStale) within FencePeriod.
 	WaitTime time.Duration
 	// BackoffBase and BackoffMax bound the exponential backoff (with
 	// jitter) after failed requests. Renewal retries never wait longer than
@@ -76,7 +79,7 @@ type Config struct {
 // honours CONSUL_HTTP_ADDR, CONSUL_HTTP_TOKEN and the other CONSUL_*
 // variables), cluster "fraktor" under KV prefix "fraktor", a 15 s session
 // TTL renewed every 2 s with a 3 s request timeout, a 10 s fence period, a
-// 20 s blocking wait, backoff from 100 ms to 5 s, released markers kept for
+// 6 s blocking wait, backoff from 100 ms to 5 s, released markers kept for
 // 10 minutes and service registrations reaped one minute after their member
 // vanished.
 func DefaultConfig() Config {
@@ -88,7 +91,7 @@ func DefaultConfig() Config {
 		RenewInterval:           2 * time.Second,
 		RequestTimeout:          3 * time.Second,
 		FencePeriod:             10 * time.Second,
-		WaitTime:                20 * time.Second,
+		WaitTime:                6 * time.Second,
 		BackoffBase:             100 * time.Millisecond,
 		BackoffMax:              5 * time.Second,
 		ReleasedRetention:       10 * time.Minute,
@@ -158,6 +161,20 @@ func (c Config) LogValue() slog.Value {
 
 // String is LogValue's text, so that printing a Config never shows a token.
 func (c Config) String() string { return c.LogValue().String() }
+
+// viewTiming returns the view query's blocking wait and the timeout of one
+// query: WaitTime plus Consul's jitter (up to wait/16) plus RequestTimeout,
+// shortened to FencePeriod (which Validate keeps above RequestTimeout) with
+// the wait reduced to match.
+func (c Config) viewTiming() (wait, timeout time.Duration) {
+	wait = c.WaitTime
+	timeout = wait + wait/16 + c.RequestTimeout
+	if timeout > c.FencePeriod {
+		timeout = c.FencePeriod
+		wait = (timeout - c.RequestTimeout) * 16 / 17
+	}
+	return wait, timeout
+}
 
 func (c Config) serviceName() string {
 	if c.ServiceName != "" {

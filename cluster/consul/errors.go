@@ -14,6 +14,11 @@ var (
 	ErrUnreachable = errors.New("consul: agent unreachable")
 	// ErrRequestFailed: the agent answered with an error.
 	ErrRequestFailed = errors.New("consul: request failed")
+	// ErrRateLimited: the agent refused the request for its rate or
+	// connection limits (HTTP 429). It comes wrapped together with
+	// ErrRequestFailed; a renewal refused so is a failed renewal, never a
+	// lost session.
+	ErrRateLimited = errors.New("consul: rate limited")
 	// ErrSessionInvalidated: the servers no longer know this incarnation's
 	// session. It comes wrapped together with cluster.ErrLeaseRevoked.
 	ErrSessionInvalidated = errors.New("consul: session invalidated")

@@ -167,20 +167,29 @@ func apiClient(t *testing.T, agent *testconsul.Agent) *api.Client {
 	return c
 }
 
-// cuttable is an HTTP transport that fails session renewals while cut: the
-// test hook for "renewals blocked" (set as Config.API.HttpClient).
+// cuttable is an HTTP transport that fails session renewals while cut (the
+// test hook for "renewals blocked", set as Config.API.HttpClient) and
+// reports the send time of every renewal it lets through on renews (dropped
+// when the buffer is full).
 type cuttable struct {
-	base *http.Transport
-	cut  atomic.Bool
+	base   *http.Transport
+	cut    atomic.Bool
+	renews chan time.Time
 }
 
 func newCuttable() *cuttable {
-	return &cuttable{base: api.DefaultConfig().Transport.Clone()}
+	return &cuttable{base: api.DefaultConfig().Transport.Clone(), renews: make(chan time.Time, 256)}
 }
 
 func (c *cuttable) RoundTrip(r *http.Request) (*http.Response, error) {
-	if c.cut.Load() && strings.HasPrefix(r.URL.Path, "/v1/session/renew/") {
-		return nil, fmt.Errorf("test hook: renewal cut")
+	if strings.HasPrefix(r.URL.Path, "/v1/session/renew/") {
+		if c.cut.Load() {
+			return nil, fmt.Errorf("test hook: renewal cut")
+		}
+		select {
+		case c.renews <- time.Now():
+		default:
+		}
 	}
 	return c.base.RoundTrip(r)
 }

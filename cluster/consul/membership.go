@@ -1,11 +1,11 @@
 package consul
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,26 +16,24 @@ import (
 )
 
 // membership is one incarnation's Consul membership: the embedded feed is
-// the consumer side; renewLoop and watchLoop are its two goroutines.
+// the consumer side; renewLoop is its goroutine and the Provider's watcher
+// publishes its views.
 type membership struct {
 	*cluster.MembershipFeed
 
+	provider  *Provider
 	cfg       Config
 	log       *slog.Logger
 	client    *api.Client
-	closeIdle func()
 	keys      keyspace
 	self      cluster.Member
 	serviceID string
 	checkID   string
 	session   string
+	joinIndex uint64 // the raw view index at which the member key was taken
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-
-	// badKeys maps the skipped keys of the last view to their
-	// ModifyIndex, so that each bad record is logged once (watchLoop only).
-	badKeys map[string]uint64
 
 	mu    sync.Mutex
 	ended bool
@@ -45,9 +43,18 @@ type membership struct {
 // send) and feeds the outcome to the lease. A failed renewal is retried
 // after a jittered backoff capped at RenewInterval; a session the servers no
 // longer know revokes the lease and ends the loop.
+//
+// A renewal answered at least SessionTTL after the send time of the last
+// acknowledged one does not restore the lease: the servers' TTL timer may
+// have fired already (an agent frozen and resumed answers the queued
+// renewal and invalidates the session a moment later). The lease stays
+// lost until the next renewal, sent after that answer, succeeds and a
+// consistent read still finds the session.
 func (m *membership) renewLoop(ctx context.Context) {
 	failures := 0
 	next := m.cfg.RenewInterval
+	lastAck := m.Lease().Renewed
+	confirming := false
 	for {
 		if !waitCtx(ctx, next) {
 			return
@@ -59,23 +66,44 @@ func (m *membership) renewLoop(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		retry := func(err error) {
+			failures++
+			m.RenewalFailed(fmt.Errorf("%w: %w", cluster.ErrRenewalFailed, err))
+			next = min(backoff.Jittered(failures, m.cfg.BackoffBase, m.cfg.BackoffMax), m.cfg.RenewInterval)
+		}
 		switch {
 		case err != nil:
-			failures++
-			m.RenewalFailed(fmt.Errorf("%w: %w", cluster.ErrRenewalFailed, classify(err)))
-			next = min(backoff.Jittered(failures, m.cfg.BackoffBase, m.cfg.BackoffMax), m.cfg.RenewInterval)
+			retry(classify(err))
 		case entry == nil:
 			// A server that just became leader may answer before it has
 			// replayed its log; only a consistent read can say "gone".
-			if gone, err := m.sessionGone(ctx); !gone {
-				failures++
-				m.RenewalFailed(fmt.Errorf("%w: session not found, not confirmed: %w", cluster.ErrRenewalFailed, err))
-				next = min(backoff.Jittered(failures, m.cfg.BackoffBase, m.cfg.BackoffMax), m.cfg.RenewInterval)
+			if exists, err := m.sessionExists(ctx); exists || err != nil {
+				retry(fmt.Errorf("session not found, not confirmed: %w", cmp.Or(err, errSessionStillFound)))
 				break
 			}
 			m.Revoke(fmt.Errorf("%w: %w: session %s", cluster.ErrLeaseRevoked, ErrSessionInvalidated, shortID(m.session)))
 			return
+		case time.Since(lastAck) >= m.cfg.SessionTTL:
+			gap := time.Since(lastAck)
+			lastAck, confirming = sent, true
+			m.log.Info("consul: renewal after a gap of at least the session TTL; confirming the session first", "gap", gap)
+			retry(fmt.Errorf("renewal answered %v after the last acknowledged one: %w", gap.Round(time.Millisecond), errUnconfirmed))
+			next = max(0, m.cfg.RenewInterval-time.Since(sent))
+		case confirming:
+			lastAck = sent
+			exists, err := m.sessionExists(ctx)
+			if err != nil {
+				retry(fmt.Errorf("%w: %w", errUnconfirmed, err))
+				break
+			}
+			if !exists {
+				m.Revoke(fmt.Errorf("%w: %w: session %s", cluster.ErrLeaseRevoked, ErrSessionInvalidated, shortID(m.session)))
+				return
+			}
+			confirming = false
+			fallthrough
 		default:
+			lastAck = sent
 			failures = 0
 			m.Renewed(sent)
 			m.passCheck(ctx)
@@ -87,19 +115,21 @@ func (m *membership) renewLoop(ctx context.Context) {
 	}
 }
 
-// sessionGone confirms with a consistent read (answered only by a leader
-// whose state is up to date) that the servers no longer know the session.
-func (m *membership) sessionGone(ctx context.Context) (bool, error) {
+var (
+	errSessionStillFound = errors.New("consul: a consistent read still finds the session")
+	errUnconfirmed       = errors.New("consul: session not confirmed after a renewal gap")
+)
+
+// sessionExists asks with a consistent read (answered only by a leader
+// whose state is up to date) whether the servers know the session.
+func (m *membership) sessionExists(ctx context.Context) (bool, error) {
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
 	defer cancel()
 	entry, _, err := m.client.Session().Info(m.session, (&api.QueryOptions{RequireConsistent: true}).WithContext(rctx))
 	if err != nil {
 		return false, classify(err)
 	}
-	if entry != nil {
-		return false, errors.New("a consistent read still finds it")
-	}
-	return true, nil
+	return entry != nil, nil
 }
 
 // passCheck refreshes the service's TTL check on the local agent. It is for
@@ -110,126 +140,6 @@ func (m *membership) passCheck(ctx context.Context) {
 	if err := m.client.Agent().UpdateTTLOpts(m.checkID, "lease renewed", api.HealthPassing, (&api.QueryOptions{}).WithContext(rctx)); err != nil && ctx.Err() == nil {
 		m.log.Debug("consul: service check update failed", "err", err)
 	}
-}
-
-// watchLoop runs consistent blocking queries on the cluster prefix and
-// publishes each view. After an error the view is stale, the next query does not block
-// (index 0) so that recovery is seen at once, and the loop backs off.
-func (m *membership) watchLoop(ctx context.Context) {
-	var index uint64
-	var epochs epochTracker
-	failures := 0
-	queryTimeout := m.cfg.WaitTime + m.cfg.WaitTime/16 + m.cfg.RequestTimeout
-	for {
-		qctx, cancel := context.WithTimeout(ctx, queryTimeout)
-		// Consistent: a leader that has not caught up with its log (just
-		// after a restart) refuses instead of serving an old view.
-		q := &api.QueryOptions{WaitIndex: index, WaitTime: m.cfg.WaitTime, RequireConsistent: true}
-		pairs, meta, err := m.client.KV().List(m.keys.root, q.WithContext(qctx))
-		cancel()
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			failures++
-			m.ViewFailed(classify(err))
-			index = 0
-			if !waitCtx(ctx, backoff.Jittered(failures, m.cfg.BackoffBase, m.cfg.BackoffMax)) {
-				return
-			}
-			continue
-		}
-		failures = 0
-		epoch, regressed, from := epochs.observe(meta.LastIndex)
-		if regressed {
-			m.EpochRegressed(from, meta.LastIndex)
-		}
-		members, released, stale := m.decodeView(pairs)
-		if err := m.Publish(cluster.NewTopology(epoch, members), released); err != nil && !errors.Is(err, cluster.ErrMembershipEnded) {
-			m.log.Warn("consul: view not delivered", "err", err)
-		}
-		m.deleteStale(ctx, stale)
-		// Consul's guidance: never block on index 0, and reset when it
-		// goes back (observe has already re-based the epochs).
-		index = max(meta.LastIndex, 1)
-	}
-}
-
-// decodeView converts the KV pairs of the cluster prefix into members and
-// released markers; it also returns the released markers older than
-// ReleasedRetention. A member key that no session holds is not a member: only
-// a live session keeps a key under members/ (the servers delete it with the
-// session), so a record without one was written by someone else (an
-// operator, a KV import) and would never expire. Records that do not decode
-// and member keys without a session are skipped and logged once per key and
-// version.
-func (m *membership) decodeView(pairs api.KVPairs) (members, released []cluster.Member, stale []*api.KVPair) {
-	seen := make(map[string]uint64, len(m.badKeys))
-	defer func() { m.badKeys = seen }()
-	for _, p := range pairs {
-		var prefix string
-		switch {
-		case strings.HasPrefix(p.Key, m.keys.members()):
-			prefix = m.keys.members()
-		case strings.HasPrefix(p.Key, m.keys.released()):
-			prefix = m.keys.released()
-		default:
-			continue
-		}
-		mem, releasedAt, err := decodeRecord(strings.TrimPrefix(p.Key, prefix), p.Value)
-		if err == nil && prefix == m.keys.members() && p.Session == "" {
-			err = fmt.Errorf("%w: member key %q is held by no session", ErrBadRecord, p.Key)
-		}
-		if err != nil {
-			if idx, ok := m.badKeys[p.Key]; !ok || idx != p.ModifyIndex {
-				m.log.Warn("consul: skipping record", "key", p.Key, "err", err)
-			}
-			seen[p.Key] = p.ModifyIndex
-			continue
-		}
-		if prefix == m.keys.members() {
-			members = append(members, mem)
-			continue
-		}
-		released = append(released, mem)
-		if m.cfg.ReleasedRetention > 0 && !releasedAt.IsZero() && time.Since(releasedAt) > m.cfg.ReleasedRetention {
-			stale = append(stale, p)
-		}
-	}
-	return members, released, stale
-}
-
-// deleteStale removes expired released markers (best effort; any member may
-// do it, check-and-set keeps a newer write).
-func (m *membership) deleteStale(ctx context.Context, stale []*api.KVPair) {
-	for _, p := range stale {
-		rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
-		_, _, err := m.client.KV().DeleteCAS(p, (&api.WriteOptions{}).WithContext(rctx))
-		cancel()
-		if err != nil {
-			m.log.Debug("consul: released marker not deleted", "key", p.Key, "err", err)
-		}
-	}
-}
-
-// epochTracker turns the blocking queries' indexes into epochs that only
-// grow: normally the index itself; after the index went back, the index
-// plus an offset that puts the new epoch just above the last one.
-type epochTracker struct {
-	lastIndex, lastEpoch, offset uint64
-}
-
-// observe returns the epoch for index and, when index is below the previous
-// one, regressed=true and the previous index.
-func (e *epochTracker) observe(index uint64) (epoch uint64, regressed bool, from uint64) {
-	if index < e.lastIndex {
-		regressed, from = true, e.lastIndex
-		e.offset = e.lastEpoch + 1 - index
-	}
-	e.lastIndex = index
-	epoch = index + e.offset
-	e.lastEpoch = max(e.lastEpoch, epoch)
-	return epoch, regressed, from
 }
 
 // begin marks the membership as ending; false if it already ended.
@@ -243,7 +153,7 @@ func (m *membership) begin() bool {
 	return true
 }
 
-// stopLoops cancels the goroutines and waits for them within ctx.
+// stopLoops cancels the renewal goroutine and waits for it within ctx.
 func (m *membership) stopLoops(ctx context.Context) error {
 	m.cancel()
 	done := make(chan struct{})
@@ -260,10 +170,12 @@ func (m *membership) stopLoops(ctx context.Context) error {
 }
 
 // Leave implements cluster.Membership. In order: the lease is released
-// locally; the goroutines end; one transaction checks that the session
+// locally; the renewal goroutine ends; one transaction checks that the session
 // still holds the member key, writes the released marker and deletes the
 // key (skipped when the lease was revoked: nothing is left to release);
-// the session is destroyed and the service deregistered; the stream ends.
+// the session is destroyed and the service deregistered; the membership
+// stops receiving views (the last one of the Provider stops its watcher);
+// the stream ends.
 // Each request is bounded by RequestTimeout and ctx. Errors are joined; the
 // membership ends whatever happens.
 func (m *membership) Leave(ctx context.Context) error {
@@ -272,7 +184,6 @@ func (m *membership) Leave(ctx context.Context) error {
 	}
 	revoked := m.Revoked()
 	m.Release()
-	defer m.closeIdle()
 	defer m.End()
 	var errs []error
 	if err := m.stopLoops(ctx); err != nil {
@@ -291,6 +202,9 @@ func (m *membership) Leave(ctx context.Context) error {
 	cancel()
 	if err != nil {
 		errs = append(errs, fmt.Errorf("consul: deregister service %s: %w", m.serviceID, classify(err)))
+	}
+	if err := m.provider.detach(ctx, m); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) == 0 {
 		m.log.Info("consul: member left")
@@ -332,15 +246,14 @@ func (m *membership) destroySession(ctx context.Context) error {
 	return nil
 }
 
-// Stop implements cluster.Membership: the goroutines end and the stream
-// closes, but the session, key and service stay; the servers invalidate
+// Stop implements cluster.Membership: the renewal goroutine ends, the
+// membership stops receiving views and the stream closes, but the session, key and service stay; the servers invalidate
 // the session (deleting the key) within 2×SessionTTL, and the agent reaps
 // the service DeregisterCriticalAfter after its check went critical.
 func (m *membership) Stop(ctx context.Context) error {
 	if !m.begin() {
 		return nil
 	}
-	defer m.closeIdle()
 	defer m.End()
-	return m.stopLoops(ctx)
+	return errors.Join(m.stopLoops(ctx), m.provider.detach(ctx, m))
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/consul/api"
@@ -15,12 +17,27 @@ import (
 	"github.com/fraktor-go/fraktor/cluster"
 )
 
-// Provider is the Consul membership provider. It holds only its Config;
-// every Join creates its own client and goroutines. Safe for concurrent
-// use.
+// Provider is the Consul membership provider. It holds one Consul client
+// for all the memberships joined through it, and one view watcher (a
+// single blocking query) that runs while any of them is active; each
+// membership adds its renewal goroutine. With a client it builds itself
+// (Config.API.HttpClient nil), the Provider opens at most
+// maxAgentConns connections to the agent, so one process stays far below
+// Consul's per-client-address connection limit (http_max_conns_per_client,
+// 200 by default) however many members it hosts. Create one Provider per
+// process and cluster. Safe for concurrent use.
 type Provider struct {
-	cfg Config
+	cfg       Config
+	client    *api.Client
+	closeIdle func()
+
+	mu    sync.Mutex
+	watch *watcher
 }
+
+// maxAgentConns bounds the connections a Provider's own client opens to the
+// agent: one for the view query, the rest for renewals and joins.
+const maxAgentConns = 8
 
 var _ cluster.Provider = (*Provider)(nil)
 
@@ -29,7 +46,55 @@ func New(cfg Config) (*Provider, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Provider{cfg: cfg}, nil
+	client, closeIdle, err := newClient(cfg.API)
+	if err != nil {
+		return nil, err
+	}
+	return &Provider{cfg: cfg, client: client, closeIdle: closeIdle}, nil
+}
+
+// attach subscribes m to the provider's view watcher, starting it if none
+// runs.
+func (p *Provider) attach(m *membership) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.watch == nil {
+		p.watch = startWatcher(p.cfg, p.cfg.logger().With("cluster", p.cfg.Cluster), p.client)
+	}
+	p.watch.add(m)
+}
+
+// closeIdleIfUnused closes the idle agent connections when no membership
+// is active (after a failed Join).
+func (p *Provider) closeIdleIfUnused() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.watch == nil {
+		p.closeIdle()
+	}
+}
+
+// detach unsubscribes m; when it was the last membership, the watcher
+// stops (waited for within ctx) and idle agent connections are closed.
+func (p *Provider) detach(ctx context.Context, m *membership) error {
+	p.mu.Lock()
+	w := p.watch
+	last := w != nil && w.remove(m)
+	if last {
+		p.watch = nil
+		w.cancel()
+	}
+	p.mu.Unlock()
+	if !last {
+		return nil
+	}
+	defer p.closeIdle()
+	select {
+	case <-w.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("consul: waiting for the view watcher: %w", ctx.Err())
+	}
 }
 
 // Join implements cluster.Provider. It creates the session (its creation
@@ -39,8 +104,9 @@ func New(cfg Config) (*Provider, error) {
 // so an incarnation at or below the highest one the ID ever registered is
 // refused with an error wrapping cluster.ErrIncarnationReused, whether the
 // old one crashed or left and however long ago; a member key still in
-// Consul's lock delay gives ErrLockDelay. It then registers the service and
-// starts the renewal and view goroutines. Each request is bounded by
+// Consul's lock delay gives ErrLockDelay. It then registers the service,
+// starts the renewal goroutine and subscribes the membership to the
+// Provider's view watcher (starting it when none runs). Each request is bounded by
 // RequestTimeout and ctx; an agent that does not answer gives an error
 // wrapping ErrUnreachable, one that refuses gives ErrRequestFailed. On
 // failure nothing is left behind (the session is destroyed).
@@ -59,38 +125,41 @@ func (p *Provider) Join(ctx context.Context, self cluster.Member) (cluster.Membe
 	if err != nil {
 		return nil, err
 	}
-	client, closeIdle, err := newClient(cfg.API)
-	if err != nil {
-		return nil, fmt.Errorf("consul: join %s: %w", self.Key(), err)
-	}
 	m := &membership{
 		MembershipFeed: feed,
+		provider:       p,
 		cfg:            cfg,
 		log:            log,
-		client:         client,
-		closeIdle:      closeIdle,
+		client:         p.client,
 		keys:           newKeyspace(cfg.KeyPrefix, cfg.Cluster),
 		self:           self,
 		serviceID:      fmt.Sprintf("fraktor-%s-%s-%d", cfg.Cluster, url.PathEscape(self.ID), self.Incarnation),
 	}
 	m.checkID = m.serviceID + ":lease"
 	if err := m.register(ctx); err != nil {
-		closeIdle()
+		p.closeIdleIfUnused()
 		return nil, fmt.Errorf("consul: join %s at %s: %w", self.Key(), cfg.API.Address, err)
 	}
 	loopCtx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
 	m.wg.Go(func() { m.renewLoop(loopCtx) })
-	m.wg.Go(func() { m.watchLoop(loopCtx) })
+	p.attach(m)
 	log.Info("consul: member joined", "session", shortID(m.session))
 	return m, nil
 }
 
-// newClient builds a client from a copy of c. The default transport is
-// cloned so that each membership owns (and can close) its connections.
+// newClient builds a client from a copy of c. Without a given HttpClient,
+// the transport (c.Transport or the Consul default) is cloned, so that the
+// Provider owns and can close its connections, and limited to
+// maxAgentConns connections.
 func newClient(c api.Config) (*api.Client, func(), error) {
-	if c.HttpClient == nil && c.Transport != nil {
+	if c.HttpClient == nil {
+		if c.Transport == nil {
+			c.Transport = api.DefaultConfig().Transport
+		}
 		c.Transport = c.Transport.Clone()
+		c.Transport.MaxConnsPerHost = maxAgentConns
+		c.Transport.MaxIdleConnsPerHost = maxAgentConns
 	}
 	client, err := api.NewClient(&c)
 	if err != nil {
@@ -139,6 +208,7 @@ func (m *membership) register(ctx context.Context) (err error) {
 			joinIndex = r.KV.ModifyIndex
 		}
 	}
+	m.joinIndex = joinIndex
 	m.SetJoinEpoch(joinIndex)
 	m.Renewed(sent)
 
@@ -252,7 +322,7 @@ func txnFailedAt(resp *api.TxnResponse, i int) bool {
 }
 
 // classify wraps a Consul client error with ErrUnreachable (no answer) or
-// ErrRequestFailed (an error answer).
+// ErrRequestFailed (an error answer; also ErrRateLimited for a 429).
 func classify(err error) error {
 	if err == nil {
 		return nil
@@ -263,6 +333,10 @@ func classify(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	var se api.StatusError
+	if errors.As(err, &se) && se.Code == http.StatusTooManyRequests {
+		return fmt.Errorf("%w: %w: %w", ErrRequestFailed, ErrRateLimited, err)
 	}
 	return fmt.Errorf("%w: %w", ErrRequestFailed, err)
 }

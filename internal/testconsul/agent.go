@@ -42,11 +42,28 @@ type Agent struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
 	out    *logWriter
+	paused bool
+}
+
+// Options change the test agent's configuration; the zero value is the
+// default agent.
+type Options struct {
+	// HTTPMaxConnsPerClient sets limits.http_max_conns_per_client, the
+	// agent's limit of concurrent HTTP connections from one client
+	// address (0: Consul's default, 200). Connections over it are answered
+	// 429 Too Many Requests.
+	HTTPMaxConnsPerClient int
 }
 
 // Start starts an agent and waits until it is ready; it is stopped at test
 // cleanup. The test fails (never skips) if the agent cannot start.
 func Start(t testing.TB) *Agent {
+	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// StartWith is Start with options.
+func StartWith(t testing.TB, o Options) *Agent {
 	t.Helper()
 	bin, err := Binary()
 	if err != nil {
@@ -58,7 +75,7 @@ func Start(t testing.TB) *Agent {
 		t.Fatalf("testconsul: no free loopback ports: %v", err)
 	}
 	a := &Agent{t: t, bin: bin, dir: dir, cfgPath: filepath.Join(dir, "agent.hcl"), http: ports[0]}
-	if err := os.WriteFile(a.cfgPath, []byte(agentConfig(filepath.Join(dir, "data"), ports)), 0o600); err != nil {
+	if err := os.WriteFile(a.cfgPath, []byte(agentConfig(filepath.Join(dir, "data"), ports, o)), 0o600); err != nil {
 		t.Fatalf("testconsul: write config: %v", err)
 	}
 	t.Cleanup(func() {
@@ -125,8 +142,48 @@ func (a *Agent) Stop() {
 	a.stop()
 }
 
-// Restart starts a stopped agent again on the same ports and data
-// directory, and waits until it is ready.
+// Kill kills the agent (SIGKILL), as a crash would, and waits for it to
+// exit. Its data directory is kept for Restart.
+func (a *Agent) Kill() {
+	a.t.Helper()
+	if a.cmd == nil {
+		return
+	}
+	_ = a.cmd.Process.Kill()
+	<-a.exited
+	a.cmd, a.paused = nil, false
+}
+
+// Pause freezes the running agent (SIGSTOP): it keeps its sockets, so
+// connections are accepted by the kernel and requests queue, but nothing
+// is answered and its timers stand still until Resume.
+func (a *Agent) Pause() {
+	a.t.Helper()
+	if a.cmd == nil {
+		a.t.Fatalf("testconsul: Pause: agent not running")
+	}
+	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		a.t.Fatalf("testconsul: Pause: %v", err)
+	}
+	a.paused = true
+}
+
+// Resume continues a paused agent (SIGCONT); it answers the requests that
+// queued meanwhile and runs its overdue timers.
+func (a *Agent) Resume() {
+	a.t.Helper()
+	if a.cmd == nil {
+		a.t.Fatalf("testconsul: Resume: agent not running")
+	}
+	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		a.t.Fatalf("testconsul: Resume: %v", err)
+	}
+	a.paused = false
+}
+
+// Restart starts a stopped (or killed) agent again on the same ports and
+// data directory, and waits until it is ready; a running one is stopped
+// first.
 func (a *Agent) Restart() {
 	a.t.Helper()
 	a.stop()
@@ -173,6 +230,10 @@ func (a *Agent) stop() {
 	if a.cmd == nil {
 		return
 	}
+	if a.paused {
+		_ = a.cmd.Process.Signal(syscall.SIGCONT)
+		a.paused = false
+	}
 	_ = a.cmd.Process.Signal(syscall.SIGTERM)
 	timer := time.NewTimer(stopTimeout)
 	defer timer.Stop()
@@ -185,8 +246,12 @@ func (a *Agent) stop() {
 	a.cmd = nil
 }
 
-func agentConfig(dataDir string, ports []int) string {
-	return fmt.Sprintf(`node_name = "fraktor-test"
+func agentConfig(dataDir string, ports []int, o Options) string {
+	limits := ""
+	if o.HTTPMaxConnsPerClient > 0 {
+		limits = fmt.Sprintf("limits { http_max_conns_per_client = %d }\n", o.HTTPMaxConnsPerClient)
+	}
+	return limits + fmt.Sprintf(`node_name = "fraktor-test"
 datacenter = "dc1"
 server = true
 bootstrap = true

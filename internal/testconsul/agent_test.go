@@ -1,7 +1,9 @@
 package testconsul
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/consul/api"
 	"github.com/stretchr/testify/assert"
@@ -46,4 +48,38 @@ func TestBinaryOverride(t *testing.T) {
 	p, err := Binary()
 	require.NoError(t, err, "build the agent with `make consul`")
 	assert.FileExists(t, p)
+}
+
+// Pause freezes the agent (requests time out, nothing is lost), Resume
+// answers again, Kill ends it without a graceful shutdown and Restart
+// brings it back with its state.
+func TestAgentPauseResumeKill(t *testing.T) {
+	a := Start(t)
+	cfg := a.APIConfig()
+	client, err := api.NewClient(&cfg)
+	require.NoError(t, err)
+	t.Cleanup(cfg.HttpClient.CloseIdleConnections)
+	_, err = client.KV().Put(&api.KVPair{Key: "fraktor/test", Value: []byte("v")}, nil)
+	require.NoError(t, err)
+
+	a.Pause()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	_, _, err = client.KV().Get("fraktor/test", (&api.QueryOptions{}).WithContext(ctx))
+	cancel()
+	require.ErrorIs(t, err, context.DeadlineExceeded, "a paused agent must not answer")
+	a.Resume()
+	kv, _, err := client.KV().Get("fraktor/test", nil)
+	require.NoError(t, err)
+	require.NotNil(t, kv)
+
+	a.Kill()
+	_, _, err = client.KV().Get("fraktor/test", nil)
+	require.Error(t, err, "a killed agent must not answer")
+	a.Restart()
+	kv, _, err = client.KV().Get("fraktor/test", &api.QueryOptions{RequireConsistent: true})
+	require.NoError(t, err)
+	require.NotNil(t, kv)
+	assert.Equal(t, "v", string(kv.Value))
+
+	a.Pause() // cleanup stops a paused agent too
 }

@@ -1,0 +1,83 @@
+package consul
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/consul/api"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/cluster"
+	"github.com/fraktor-go/fraktor/internal/testconsul"
+)
+
+// The agent is frozen for three session TTLs and resumed while a renewal is
+// in flight: that renewal is answered OK, but the servers' overdue TTL timer
+// invalidates the session a moment later. The member must not report its
+// lease restored on that answer; it finds the session gone and reports the
+// lease revoked, and never holds it again.
+func TestConsulFrozenAgentDoesNotRestoreDeadSession(t *testing.T) {
+	agent := testconsul.Start(t)
+	cfg := testConfig(t, agent)
+	cfg.SessionTTL, cfg.FencePeriod, cfg.RenewInterval, cfg.RequestTimeout = time.Second, 800*time.Millisecond, 100*time.Millisecond, 500*time.Millisecond
+	require.NoError(t, cfg.Validate())
+	hook := newCuttable()
+	hookCfg := cfg
+	hookCfg.API.HttpClient = &http.Client{Transport: hook}
+	t.Cleanup(hook.CloseIdleConnections)
+	b := joinMember(t, newProvider(t, hookCfg), testMember("b", 1))
+	waitView(t, b, "b", hasMembers("b#1"))
+	session := b.(*membership).session
+
+	agent.Pause()
+	paused := time.Now()
+	waitEvent(t, b, cluster.MembershipEventLeaseLost)
+	// Resume right after a renewal went out at least 3×TTL into the freeze,
+	// so that it is in flight when the agent runs again.
+	timeout := time.NewTimer(waitLimit)
+	defer timeout.Stop()
+	for sent := paused; sent.Sub(paused) < 3*cfg.SessionTTL; {
+		select {
+		case sent = <-hook.renews:
+		case <-timeout.C:
+			agent.Resume()
+			require.FailNow(t, "no renewal 3×TTL into the freeze")
+		}
+	}
+	agent.Resume()
+
+	var seen []string
+	for {
+		ev := waitEventAny(t, b)
+		seen = append(seen, ev.String())
+		require.NotEqual(t, cluster.MembershipEventLeaseRestored, ev.Kind, "lease restored on a session the servers invalidate; events %q", seen)
+		if ev.Kind == cluster.MembershipEventLeaseRevoked {
+			require.ErrorIs(t, ev.Err, cluster.ErrLeaseRevoked)
+			break
+		}
+	}
+	assert.False(t, b.Lease().Valid(time.Now()))
+	client := apiClient(t, agent)
+	entry, _, err := client.Session().Info(session, &api.QueryOptions{RequireConsistent: true})
+	require.NoError(t, err)
+	assert.Nil(t, entry, "the servers invalidated the session")
+	require.NoError(t, b.Leave(context.Background()))
+}
+
+// waitEventAny returns the next event.
+func waitEventAny(t *testing.T, ms cluster.Membership) cluster.MembershipEvent {
+	t.Helper()
+	timeout := time.NewTimer(waitLimit)
+	defer timeout.Stop()
+	select {
+	case ev, ok := <-ms.Events():
+		require.True(t, ok, "events of %s closed", ms.Self().Key())
+		return ev
+	case <-timeout.C:
+		require.FailNowf(t, "no event", "%s waited %v; lease %+v", ms.Self().Key(), waitLimit, ms.Lease())
+	}
+	return cluster.MembershipEvent{}
+}

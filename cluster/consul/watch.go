@@ -1,0 +1,267 @@
+package consul
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/consul/api"
+
+	"github.com/fraktor-go/fraktor/cluster"
+	"github.com/fraktor-go/fraktor/internal/backoff"
+)
+
+// watcher runs the one view query of a Provider and fans each view out to
+// the memberships joined through it, so that a process holds one blocking
+// query (one agent connection) however many members it hosts. It runs while
+// at least one membership is subscribed; the Provider starts it at the
+// first subscription and stops it when the last one ends.
+//
+// The epoch of a view is the query's index plus the epoch base, a number
+// kept in the cluster's KV prefix and read with the view, so every member
+// (later joiners included) computes the same epoch for the same view. When
+// the index goes back (a snapshot restore), the watcher does not deliver the
+// view: it raises the base with a check-and-set so that the next view's
+// epoch is above every epoch it delivered, and members that saw the
+// regression race only to raise it further.
+type watcher struct {
+	cfg    Config
+	log    *slog.Logger
+	client *api.Client
+	keys   keyspace
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu   sync.Mutex
+	subs map[*membership]struct{}
+	last *view // the last delivered view; nil before the first
+
+	// Owned by run.
+	badKeys   map[string]uint64 // skipped key -> ModifyIndex, logged once
+	lastEpoch uint64
+	lastHash  uint64
+}
+
+// view is one delivered listing.
+type view struct {
+	index    uint64 // the query's raw index
+	top      cluster.Topology
+	released []cluster.Member
+}
+
+func startWatcher(cfg Config, log *slog.Logger, client *api.Client) *watcher {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &watcher{
+		cfg: cfg, log: log, client: client, keys: newKeyspace(cfg.KeyPrefix, cfg.Cluster),
+		cancel: cancel, done: make(chan struct{}), subs: make(map[*membership]struct{}),
+	}
+	go func() {
+		defer close(w.done)
+		w.run(ctx)
+	}()
+	return w
+}
+
+// add subscribes m and hands it the last view at once when that view
+// already includes m's registration.
+func (w *watcher) add(m *membership) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.subs[m] = struct{}{}
+	if w.last != nil && w.last.index >= m.joinIndex {
+		w.deliver(m, w.last)
+	}
+}
+
+// remove unsubscribes m and reports whether none is left.
+func (w *watcher) remove(m *membership) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.subs, m)
+	return len(w.subs) == 0
+}
+
+// deliver publishes v to m unless v predates m's registration; w.mu held.
+func (w *watcher) deliver(m *membership, v *view) {
+	if v.index < m.joinIndex {
+		return
+	}
+	if err := m.Publish(v.top, v.released); err != nil && !errors.Is(err, cluster.ErrMembershipEnded) {
+		m.log.Warn("consul: view not delivered", "err", err)
+	}
+}
+
+func (w *watcher) publish(v *view) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.last = v
+	for m := range w.subs {
+		w.deliver(m, v)
+	}
+}
+
+func (w *watcher) failed(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for m := range w.subs {
+		m.ViewFailed(err)
+	}
+}
+
+func (w *watcher) regressed(from, to uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for m := range w.subs {
+		m.EpochRegressed(from, to)
+	}
+}
+
+// run is the view loop: consistent blocking queries on the cluster prefix.
+// A query lasts at most FencePeriod (see Config.viewTiming), so a stalled
+// agent is reported stale within the fence period. After an error the
+// view is stale, the next query does not block (index 0) so that recovery
+// is seen at once, and the loop backs off.
+func (w *watcher) run(ctx context.Context) {
+	var index uint64
+	failures := 0
+	wait, queryTimeout := w.cfg.viewTiming()
+	for {
+		qctx, cancel := context.WithTimeout(ctx, queryTimeout)
+		// Consistent: a leader that has not caught up with its log (just
+		// after a restart) refuses instead of serving an old view.
+		q := &api.QueryOptions{WaitIndex: index, WaitTime: wait, RequireConsistent: true}
+		pairs, meta, err := w.client.KV().List(w.keys.root, q.WithContext(qctx))
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			failures++
+			w.failed(classify(err))
+			index = 0
+			if !waitCtx(ctx, backoff.Jittered(failures, w.cfg.BackoffBase, w.cfg.BackoffMax)) {
+				return
+			}
+			continue
+		}
+		failures = 0
+		members, released, stale, base := w.decode(pairs)
+		top := cluster.NewTopology(meta.LastIndex+base.value, members)
+		if w.lastEpoch > 0 && (top.Epoch < w.lastEpoch || (top.Epoch == w.lastEpoch && top.Hash != w.lastHash)) {
+			w.log.Warn("consul: view epoch regressed; raising the epoch base", "from", w.lastEpoch, "to", top.Epoch, "index", meta.LastIndex)
+			w.regressed(w.lastEpoch, top.Epoch)
+			// The write (or a concurrent one by another process) changes
+			// the prefix, which ends the next blocking query.
+			w.raiseBase(ctx, base, w.lastEpoch+1-meta.LastIndex)
+			index = meta.LastIndex
+			if !waitCtx(ctx, backoff.Jittered(1, w.cfg.BackoffBase, w.cfg.BackoffMax)) {
+				return
+			}
+			continue
+		}
+		w.lastEpoch, w.lastHash = top.Epoch, top.Hash
+		w.publish(&view{index: meta.LastIndex, top: top, released: released})
+		w.deleteStale(ctx, stale)
+		// Consul's guidance: never block on index 0.
+		index = max(meta.LastIndex, 1)
+	}
+}
+
+// epochBase is the epoch base record as read with a view.
+type epochBase struct {
+	value       uint64
+	modifyIndex uint64 // 0: no record
+}
+
+// raiseBase sets the epoch base to want unless it is already at least that
+// (check-and-set against the base read with the view; losing the race to
+// another member is fine, the next view is checked again).
+func (w *watcher) raiseBase(ctx context.Context, base epochBase, want uint64) {
+	if want <= base.value {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
+	defer cancel()
+	ok, _, err := w.client.KV().CAS(&api.KVPair{
+		Key: w.keys.epochBase(), Value: []byte(strconv.FormatUint(want, 10)), ModifyIndex: base.modifyIndex,
+	}, (&api.WriteOptions{}).WithContext(rctx))
+	switch {
+	case err != nil:
+		w.log.Warn("consul: epoch base not raised", "err", classify(err))
+	case !ok:
+		w.log.Debug("consul: epoch base changed meanwhile")
+	}
+}
+
+// decode converts the KV pairs of the cluster prefix into members, released
+// markers, the released markers older than ReleasedRetention and the epoch
+// base. A member key that no session holds is not a member: only a live
+// session keeps a key under members/ (the servers delete it with the
+// session), so a record without one was written by someone else (an
+// operator, a KV import) and would never expire. Records that do not decode
+// and member keys without a session are skipped and logged once per key and
+// version.
+func (w *watcher) decode(pairs api.KVPairs) (members, released []cluster.Member, stale []*api.KVPair, base epochBase) {
+	seen := make(map[string]uint64, len(w.badKeys))
+	defer func() { w.badKeys = seen }()
+	skip := func(p *api.KVPair, err error) {
+		if idx, ok := w.badKeys[p.Key]; !ok || idx != p.ModifyIndex {
+			w.log.Warn("consul: skipping record", "key", p.Key, "err", err)
+		}
+		seen[p.Key] = p.ModifyIndex
+	}
+	for _, p := range pairs {
+		var prefix string
+		switch {
+		case p.Key == w.keys.epochBase():
+			v, err := strconv.ParseUint(string(p.Value), 10, 64)
+			if err != nil {
+				skip(p, fmt.Errorf("%w: epoch base %q: %v", ErrBadRecord, p.Value, err))
+				continue
+			}
+			base = epochBase{value: v, modifyIndex: p.ModifyIndex}
+			continue
+		case strings.HasPrefix(p.Key, w.keys.members()):
+			prefix = w.keys.members()
+		case strings.HasPrefix(p.Key, w.keys.released()):
+			prefix = w.keys.released()
+		default:
+			continue
+		}
+		mem, releasedAt, err := decodeRecord(strings.TrimPrefix(p.Key, prefix), p.Value)
+		if err == nil && prefix == w.keys.members() && p.Session == "" {
+			err = fmt.Errorf("%w: member key %q is held by no session", ErrBadRecord, p.Key)
+		}
+		if err != nil {
+			skip(p, err)
+			continue
+		}
+		if prefix == w.keys.members() {
+			members = append(members, mem)
+			continue
+		}
+		released = append(released, mem)
+		if w.cfg.ReleasedRetention > 0 && !releasedAt.IsZero() && time.Since(releasedAt) > w.cfg.ReleasedRetention {
+			stale = append(stale, p)
+		}
+	}
+	return members, released, stale, base
+}
+
+// deleteStale removes expired released markers (best effort; any member may
+// do it, check-and-set keeps a newer write).
+func (w *watcher) deleteStale(ctx context.Context, stale []*api.KVPair) {
+	for _, p := range stale {
+		rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
+		_, _, err := w.client.KV().DeleteCAS(p, (&api.WriteOptions{}).WithContext(rctx))
+		cancel()
+		if err != nil {
+			w.log.Debug("consul: released marker not deleted", "key", p.Key, "err", err)
+		}
+	}
+}
