@@ -74,3 +74,21 @@ func TestConfigNeverShowsToken(t *testing.T) {
 	assert.Contains(t, buf.String(), "token_set=true")
 	assert.Contains(t, buf.String(), "fence_period=10s")
 }
+
+// The provider reports its lease timing, so the cluster checks the
+// single-activation relations against it and computes W from its fence
+// period (F 10 s, S 500 ms, P 500 ms, ρ 0.01 → W ≥ 11.22 s).
+func TestProviderLeaseTimingFeedsClusterConfig(t *testing.T) {
+	p, err := New(DefaultConfig())
+	require.NoError(t, err)
+	lt := p.LeaseTiming()
+	require.Equal(t, DefaultConfig().FencePeriod, lt.FencePeriod)
+	require.Equal(t, DefaultConfig().SessionTTL, lt.LeaseTTL)
+	cfg := cluster.Config{Name: "x", Provider: p}
+	require.NoError(t, cfg.Validate())
+	cfg.WaitOut = 5 * time.Second // shorter than F+S+P: unsafe
+	require.ErrorIs(t, cfg.Validate(), cluster.ErrInvalidConfig)
+	require.ErrorContains(t, cfg.Validate(), "WaitOut")
+	cfg.WaitOut, cfg.StopBudget = 0, 5*time.Second // (F+S)(1+ρ) ≥ T(1−ρ)
+	require.ErrorContains(t, cfg.Validate(), "StopBudget")
+}
