@@ -1,0 +1,32 @@
+package consul
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/consul/api"
+
+	"github.com/fraktor-go/fraktor/cluster"
+)
+
+var _ cluster.Evictor = (*Provider)(nil)
+
+// Evict implements cluster.Evictor: it destroys the session that holds m's
+// member key, as an operator's forced removal would. Consul then deletes the
+// key, every member sees m gone in its next view, and m finds itself missing
+// (its lease is revoked: the cluster runtime fences it). A member with no key
+// (gone already) is not an error.
+func (p *Provider) Evict(ctx context.Context, m cluster.Member) error {
+	keys := newKeyspace(p.cfg.KeyPrefix, p.cfg.Cluster)
+	pair, _, err := p.client.KV().Get(keys.member(m), (&api.QueryOptions{RequireConsistent: true}).WithContext(ctx))
+	if err != nil {
+		return fmt.Errorf("consul: evict %s: %w", m.Key(), err)
+	}
+	if pair == nil || pair.Session == "" {
+		return nil
+	}
+	if _, err := p.client.Session().Destroy(pair.Session, (&api.WriteOptions{}).WithContext(ctx)); err != nil {
+		return fmt.Errorf("consul: evict %s: %w", m.Key(), err)
+	}
+	return nil
+}
