@@ -89,6 +89,9 @@ type Cluster struct {
 	shutOnce  sync.Once
 	shutErr   error
 	incarnSeq atomic.Uint64
+
+	warnNext       atomic.Int64 // clock Unix nanoseconds before which no retry warning is logged
+	warnSuppressed atomic.Uint64
 }
 
 type membershipBox struct{ m Membership }

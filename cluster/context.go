@@ -145,9 +145,23 @@ func (c *Cluster) request(ctx context.Context, id Identity, msg any) (any, error
 	}
 }
 
+// retryWarnInterval: at most one retries-exhausted warning is logged per
+// interval; the others are counted in the next one (V4.5).
+const retryWarnInterval = time.Second
+
+// throttled reports a request whose retries are exhausted: the
+// RetryThrottled event names the identity; the log line, throttled, names
+// only the kind (the identity may be user data).
 func (c *Cluster) throttled(id Identity, attempts int, err error) {
-	c.sys.EventStream().Publish(&RetryThrottled{Identity: id, Attempts: attempts, Err: err, At: c.now()})
-	c.log.Warn("cluster: request retries exhausted", "kind", id.Kind, "attempts", attempts, "err", err)
+	now := c.now()
+	c.sys.EventStream().Publish(&RetryThrottled{Identity: id, Attempts: attempts, Err: err, At: now})
+	next := c.warnNext.Load()
+	if now.UnixNano() < next || !c.warnNext.CompareAndSwap(next, now.Add(retryWarnInterval).UnixNano()) {
+		c.warnSuppressed.Add(1)
+		return
+	}
+	c.log.Warn("cluster: request retries exhausted", "kind", id.Kind, "attempts", attempts, "err", err,
+		"suppressed", c.warnSuppressed.Swap(0))
 }
 
 // attemptTimeout is one attempt's share of the request's deadline.

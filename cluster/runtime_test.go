@@ -24,6 +24,8 @@ type (
 	WhoAmI    struct{}
 	Identity  struct{ Kind, ID, Member string }
 	PanicKind struct{}
+	Sleep     struct{} // passivates the grain
+	Silent    struct{} // never answered
 )
 
 const wait = 20 * time.Second
@@ -35,6 +37,8 @@ func serializers(t testing.TB) *remote.Serializers {
 	require.NoError(t, remote.RegisterJSON[*Total](ser, "test.Total"))
 	require.NoError(t, remote.RegisterJSON[*WhoAmI](ser, "test.WhoAmI"))
 	require.NoError(t, remote.RegisterJSON[*Identity](ser, "test.Identity"))
+	require.NoError(t, remote.RegisterJSON[*Sleep](ser, "test.Sleep"))
+	require.NoError(t, remote.RegisterJSON[*Silent](ser, "test.Silent"))
 	return ser
 }
 
@@ -52,6 +56,9 @@ func counterKind(opts ...cluster.KindOption) cluster.Kind {
 			case *WhoAmI:
 				id, _ := cluster.IdentityOf(c)
 				c.Respond(&Identity{Kind: id.Kind, ID: id.ID, Member: c.Self().Address})
+			case *Sleep:
+				cluster.Passivate(c)
+				c.Respond(&Total{N: n})
 			}
 		})
 	}), opts...)
@@ -69,6 +76,11 @@ func startMember(t testing.TB, reg cluster.Provider, kinds ...cluster.Kind) node
 
 func startMemberWith(t testing.TB, reg cluster.Provider, tune func(*cluster.Config), kinds ...cluster.Kind) node {
 	t.Helper()
+	return startMemberFull(t, reg, tune, func(*actor.SystemConfig) {}, kinds...)
+}
+
+func startMemberFull(t testing.TB, reg cluster.Provider, tune func(*cluster.Config), sysTune func(*actor.SystemConfig), kinds ...cluster.Kind) node {
+	t.Helper()
 	ccfg := cluster.Config{Name: "shop", Provider: reg, Kinds: kinds}
 	tune(&ccfg)
 	rcfg := remote.DefaultConfig()
@@ -83,6 +95,7 @@ func startMemberWith(t testing.TB, reg cluster.Provider, tune func(*cluster.Conf
 			remote.Install(rcfg),
 			cluster.Install(ccfg),
 		}
+		sysTune(c)
 	})
 	c := cluster.Get(sys)
 	require.NotNil(t, c)
@@ -117,6 +130,31 @@ func awaitMembers(t testing.TB, n int, nodes ...node) {
 			}
 		}
 		nd.sys.EventStream().Unsubscribe(sub)
+		awaitMemberReady(t, nd)
+	}
+}
+
+// awaitMemberReady waits until the member's placement actor installed a view
+// under a valid lease (StatusReady).
+func awaitMemberReady(t testing.TB, nd node) {
+	t.Helper()
+	ready := make(chan struct{}, 1)
+	sub := actor.Subscribe(nd.sys.EventStream(), func(ev *cluster.ClusterStatusChanged) {
+		if ev.To == cluster.StatusReady {
+			select {
+			case ready <- struct{}{}:
+			default:
+			}
+		}
+	})
+	defer nd.sys.EventStream().Unsubscribe(sub)
+	if nd.c.Status() == cluster.StatusReady {
+		return
+	}
+	select {
+	case <-ready:
+	case <-time.After(wait):
+		t.Fatalf("member %s never became ready (status %s)", nd.sys.Address(), nd.c.Status())
 	}
 }
 
