@@ -62,8 +62,9 @@ type Cluster struct {
 	remote   *remote.Remote
 	log      *slog.Logger
 	strategy HashStrategy
-	lookup   *PartitionIdentityLookup // owns the PidCache (L6)
-	cache    *PidCache
+	lookup   IdentityLookup // owns the PidCache (L6)
+	custom   bool           // lookup came from Config.IdentityLookup
+	cache    *PidCache      // the lookup's cache; nil for a custom lookup without one
 	rnd      *lockedRand
 	metrics  *clusterMetrics
 	kinds    []Kind // with idle timeouts resolved
@@ -126,10 +127,6 @@ func newCluster(ctx context.Context, host actor.Host, cfg Config) (*Cluster, err
 	lcfg.CacheCapacity, lcfg.PIDTTL = cfg.PidCacheCapacity, cfg.PidCacheTTL
 	lcfg.IdleTTL = max(lcfg.IdleTTL, cfg.PidCacheTTL)
 	lcfg.Hash = HashConfig{Seed: cfg.HashSeed, Weighted: cfg.Weighted}
-	lookup, err := NewPartitionIdentityLookup(lcfg)
-	if err != nil {
-		return nil, err
-	}
 	kinds := make([]Kind, len(cfg.Kinds))
 	var c *Cluster // the grain middleware refers to it
 	names := make([]string, len(cfg.Kinds))
@@ -140,14 +137,6 @@ func newCluster(ctx context.Context, host actor.Host, cfg Config) (*Cluster, err
 		}))
 		kinds[i], names[i] = k, k.name
 	}
-	if len(kinds) > 0 {
-		err = lookup.SetupMember(names)
-	} else {
-		err = lookup.SetupClient(nil)
-	}
-	if err != nil {
-		return nil, err
-	}
 	c = &Cluster{
 		sys:      sys,
 		root:     sys.Root(),
@@ -155,17 +144,19 @@ func newCluster(ctx context.Context, host actor.Host, cfg Config) (*Cluster, err
 		remote:   r,
 		log:      sys.Logger().With("component", "cluster"),
 		strategy: lcfg.Hash.Strategy(),
-		lookup:   lookup,
-		cache:    lookup.Cache(),
 		rnd:      newLockedRand(cfg.Rand),
 		kinds:    kinds,
 		blocked:  map[string]struct{}{},
 		stop:     make(chan struct{}),
 	}
 	c.ctx, c.cancelCtx = context.WithCancel(context.Background())
+	if err := c.setupLookup(lcfg, names); err != nil {
+		return nil, err
+	}
 	if c.cfg.MemberID == "" {
 		c.cfg.MemberID = r.Address()
 	}
+	var err error
 	c.metrics, err = newClusterMetrics(host.MeterProvider())
 	if err != nil {
 		return nil, err
@@ -235,8 +226,53 @@ func (c *Cluster) Topology() (Topology, bool) {
 }
 
 // IdentityLookup returns the identity lookup (the partition bridge, B1.3):
-// its PidCache is the member's only PID cache (L6).
-func (c *Cluster) IdentityLookup() *PartitionIdentityLookup { return c.lookup }
+// the *PartitionIdentityLookup by default, or the one Config.IdentityLookup
+// made. It is not safe for concurrent use: read it only for inspection.
+func (c *Cluster) IdentityLookup() IdentityLookup { return c.lookup }
+
+// PidCache returns the lookup's PidCache, the member's only PID cache
+// (L6); nil when a custom lookup has none. Safe for concurrent use.
+func (c *Cluster) PidCache() *PidCache { return c.cache }
+
+// setupLookup makes the identity lookup: Config.IdentityLookup's, given the
+// runtime's Activator, or a PartitionIdentityLookup.
+func (c *Cluster) setupLookup(lcfg LookupConfig, kinds []string) error {
+	var err error
+	if c.cfg.IdentityLookup != nil {
+		c.lookup, err = c.cfg.IdentityLookup(c.activator)
+		if err == nil && c.lookup == nil {
+			err = invalidConfig("IdentityLookup returned no lookup")
+		}
+		c.custom = true
+	} else {
+		c.lookup, err = NewPartitionIdentityLookup(lcfg)
+	}
+	if err != nil {
+		return err
+	}
+	if len(kinds) > 0 {
+		err = c.lookup.SetupMember(kinds)
+	} else {
+		err = c.lookup.SetupClient(nil)
+	}
+	if cp, ok := c.lookup.(interface{ Cache() *PidCache }); ok {
+		c.cache = cp.Cache()
+	}
+	return err
+}
+
+// publishLookupEvents drains the lookup's activation and PidCache events
+// and publishes them on the EventStream (as *VirtualActorEvent and
+// *PidCacheEvent). Call with lookupMu held.
+func (c *Cluster) publishLookupEvents() {
+	es := c.sys.EventStream()
+	for _, ev := range c.lookup.DrainEvents() {
+		es.Publish(&ev)
+	}
+	for _, ev := range c.lookup.DrainCacheEvents() {
+		es.Publish(&ev)
+	}
+}
 
 // ActiveCount returns the number of activations this member hosts (the
 // virtual-actor gauge, B4.3).
@@ -347,6 +383,13 @@ func (c *Cluster) installView(t Topology, _ []Member) {
 	}
 	c.lookupMu.Lock()
 	_ = c.lookup.UpdateTopology(t)
+	if prev != nil {
+		_, left := Diff(prev.topo, t)
+		for _, m := range left {
+			c.lookup.OnMemberLeft(m)
+		}
+	}
+	c.publishLookupEvents()
 	c.lookupMu.Unlock()
 	c.view.Store(&viewSnap{topo: t, ring: c.buildRing(t)})
 	if prev != nil && prev.topo.Hash == t.Hash {
@@ -429,6 +472,18 @@ func (c *Cluster) onBlockEvent(ev remote.BlockEvent) {
 		}
 	}
 	c.log.Info("cluster: block list update applied", "blocked", len(hit))
+}
+
+// invalidateMember drops the PidCache entries of m and returns how many.
+func (c *Cluster) invalidateMember(key string, m Member) int {
+	if c.custom {
+		c.lookupMu.Lock()
+		defer c.lookupMu.Unlock()
+		c.lookup.OnMemberLeft(m)
+		c.publishLookupEvents()
+		return 0
+	}
+	return c.cache.InvalidateMember(key)
 }
 
 // evict asks the provider to remove a blocked member, in the background.

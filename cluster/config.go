@@ -140,6 +140,19 @@ type Config struct {
 	// acknowledgement. Default 250 ms.
 	TickInterval time.Duration
 
+	// IdentityLookup, when set, makes the member's identity lookup instead
+	// of the PartitionIdentityLookup (seed 000's with_identity_lookup). It
+	// is given the runtime's Activator, which asks an owner's placement
+	// actor to activate an identity (blocking, at most ActivationTimeout).
+	// The runtime serializes its calls (the IdentityLookup contract), calls
+	// Get on a PidCache miss (the lookup's own cache, when it has a
+	// Cache() *PidCache method), RemovePID when a PID proved stale, and
+	// UpdateTopology/OnMemberLeft with every view; it publishes what
+	// DrainEvents and DrainCacheEvents return. A lookup that activates
+	// through the Activator keeps the single-activation guarantee: the
+	// owner's placement actor decides.
+	IdentityLookup func(activate Activator) (IdentityLookup, error)
+
 	// Disabled creates no runtime and leaves the system unchanged (B1.4).
 	Disabled bool
 }

@@ -71,9 +71,11 @@ func (c *Cluster) RequestFuture(id Identity, msg any, timeout time.Duration) *ac
 // alike. Delivery is at most once; what cannot be delivered is logged and
 // dropped.
 func (c *Cluster) Send(id Identity, msg any) {
-	if pid, ok := c.cache.Get(id, c.now()); ok {
-		c.root.Send(pid, msg)
-		return
+	if c.cache != nil {
+		if pid, ok := c.cache.Get(id, c.now()); ok {
+			c.root.Send(pid, msg)
+			return
+		}
 	}
 	if c.leaving() != nil || id.Validate() != nil {
 		return
@@ -191,12 +193,22 @@ func (c *Cluster) backoff(ctx context.Context, n int, cause error) bool {
 	}
 }
 
-// isFatal reports whether a request must not be retried after err.
+// isFatal reports whether a request must not be retried after err: the kind
+// is hosted nowhere, the identity is invalid, this member is leaving, or
+// the grain itself failed to start. An activation that failed for a
+// transient reason (a custom lookup wraps every activator error in
+// *ActivationFailedError) is retried.
 func isFatal(err error) bool {
-	var af *ActivationFailedError
+	var gs *grainStartError
 	return errors.Is(err, ErrNoSuchKind) || errors.Is(err, ErrInvalidIdentity) ||
-		errors.As(err, &af) || errors.Is(err, errLocalShutdown)
+		errors.As(err, &gs) || errors.Is(err, errLocalShutdown)
 }
+
+// grainStartError: the owner spawned the grain and its producer or Started
+// handler failed (V2.2). Not retried.
+type grainStartError struct{ msg string }
+
+func (e *grainStartError) Error() string { return e.msg }
 
 // errLocalShutdown: this member is shutting down (not retried).
 var errLocalShutdown = fmt.Errorf("%w: this member is leaving", ErrShuttingDown)
@@ -214,9 +226,10 @@ func (h *retryHint) Unwrap() error { return h.err }
 // B4.1), or by asking the owner to activate it. Concurrent resolutions of
 // one identity on this member share one activation request.
 func (c *Cluster) resolve(ctx context.Context, id Identity) (*actor.PID, error) {
-	now := c.now()
-	if pid, ok := c.cache.Get(id, now); ok {
-		return pid, nil
+	if c.cache != nil {
+		if pid, ok := c.cache.Get(id, c.now()); ok {
+			return pid, nil
+		}
 	}
 	if err := c.leaving(); err != nil {
 		return nil, errLocalShutdown
@@ -238,7 +251,22 @@ func (c *Cluster) activateRemote(ctx context.Context, id Identity) (*actor.PID, 
 		}
 		return nil, "", err
 	}
-	req := &clusterpb.ActivationRequest{Kind: id.Kind, Id: id.ID, Epoch: v.topo.Epoch, TopologyHash: v.topo.Hash,
+	return c.askOwner(ctx, id, owner, v.topo.Epoch, v.topo.Hash)
+}
+
+// activator is the Activator given to a custom IdentityLookup: it asks
+// req.Owner's placement actor, within ActivationTimeout.
+func (c *Cluster) activator(req ActivationRequest) (*actor.PID, error) {
+	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.ActivationTimeout)
+	defer cancel()
+	pid, _, err := c.askOwner(ctx, req.Identity, req.Owner, req.Epoch, req.TopologyHash)
+	return pid, err
+}
+
+// askOwner sends an activation request for id to owner's placement actor
+// under the view (epoch, hash) and returns the PID and the owner's key.
+func (c *Cluster) askOwner(ctx context.Context, id Identity, owner Member, epoch, hash uint64) (*actor.PID, string, error) {
+	req := &clusterpb.ActivationRequest{Kind: id.Kind, Id: id.ID, Epoch: epoch, TopologyHash: hash,
 		Requester: c.Self().Key()}
 	fut := c.root.RequestFuture(actor.NewPID(owner.Address, placementName), req, c.attemptTimeout(ctx, c.cfg.ActivationTimeout))
 	res, err := fut.ResultContext(ctx)
@@ -255,7 +283,7 @@ func (c *Cluster) activateRemote(ctx context.Context, id Identity) (*actor.PID, 
 	case clusterpb.ActivationStatus_ACTIVATION_STATUS_NO_SUCH_KIND:
 		return nil, "", fmt.Errorf("%w: %s", ErrNoSuchKind, resp.Error)
 	case clusterpb.ActivationStatus_ACTIVATION_STATUS_FAILED:
-		return nil, "", &ActivationFailedError{Key: id, Err: errors.New(resp.Error)}
+		return nil, "", &ActivationFailedError{Key: id, Err: &grainStartError{msg: resp.Error}}
 	case clusterpb.ActivationStatus_ACTIVATION_STATUS_BUSY:
 		return nil, "", &retryHint{err: fmt.Errorf("%w: %s", errBusy, resp.Error), after: time.Duration(resp.RetryAfterNanos)}
 	case clusterpb.ActivationStatus_ACTIVATION_STATUS_FENCED:
@@ -270,6 +298,13 @@ func (c *Cluster) activateRemote(ctx context.Context, id Identity) (*actor.PID, 
 // dropCached removes id from the PidCache if it still maps to pidID (any
 // PID when pidID is empty).
 func (c *Cluster) dropCached(id Identity, pidID string) {
+	if c.custom {
+		c.lookupMu.Lock()
+		c.lookup.RemovePID(id)
+		c.publishLookupEvents()
+		c.lookupMu.Unlock()
+		return
+	}
 	if pidID != "" {
 		if pid, ok := c.cache.Get(id, c.now()); !ok || pid.ID != pidID {
 			return

@@ -58,12 +58,25 @@ func (c *Cluster) resolveOnce(ctx context.Context, id Identity) (*actor.PID, err
 		}
 	}
 	start := c.now()
-	pid, owner, err := c.activateRemote(ctx, id)
+	pid, owner, err := c.activateOnce(ctx, id)
 	if err == nil {
 		c.metrics.resolved(id.Kind, c.now().Sub(start))
 	}
 	c.land(id, f, pid, owner, err, false)
 	return pid, err
+}
+
+// activateOnce resolves id once: through the owner's placement actor, or
+// through a custom lookup's Get (serialized; it caches what it resolves).
+func (c *Cluster) activateOnce(ctx context.Context, id Identity) (*actor.PID, string, error) {
+	if !c.custom {
+		return c.activateRemote(ctx, id)
+	}
+	c.lookupMu.Lock()
+	defer c.lookupMu.Unlock()
+	pid, err := c.lookup.Get(id, c.now())
+	c.publishLookupEvents()
+	return pid, "", err
 }
 
 // sendAfterResolve queues msg behind the resolution of id, starting one
@@ -88,7 +101,7 @@ func (c *Cluster) leadSends(id Identity, f *flight) {
 			err   error
 		)
 		for attempt := 1; ; attempt++ {
-			if pid, owner, err = c.activateRemote(ctx, id); err == nil || isFatal(err) {
+			if pid, owner, err = c.activateOnce(ctx, id); err == nil || isFatal(err) {
 				break
 			}
 			if attempt >= c.cfg.Retry.MaxAttempts {
@@ -123,7 +136,7 @@ func (c *Cluster) land(id Identity, f *flight, pid *actor.PID, owner string, err
 			return
 		}
 		if err != nil || len(sends) == 0 {
-			if err == nil {
+			if err == nil && !c.custom {
 				c.cache.Put(id, pid, owner, c.now())
 			}
 			delete(g.m, id)

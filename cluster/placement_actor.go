@@ -105,7 +105,7 @@ func (p *placementActor) Receive(ctx actor.Context) {
 		}
 		// Seed 002's order: leases revoked, PidCache invalidated, event.
 		moved := p.core.block(m.member.Key(), now)
-		invalidated := p.c.cache.InvalidateMember(m.member.Key())
+		invalidated := p.c.invalidateMember(m.member.Key(), m.member)
 		p.c.sys.EventStream().Publish(&BlockListApplied{Member: m.member.Key(), Revoked: len(moved),
 			Invalidated: invalidated, At: now})
 		for _, a := range moved {
@@ -118,7 +118,7 @@ func (p *placementActor) Receive(ctx actor.Context) {
 			// faster than the notice): nothing to move, the cache is
 			// still swept and the update reported (V4.4).
 			p.c.sys.EventStream().Publish(&BlockListApplied{Member: m.MemberKey,
-				Invalidated: p.c.cache.InvalidateMember(m.MemberKey), At: now})
+				Invalidated: p.c.invalidateMember(m.MemberKey, Member{ID: m.MemberId, Address: m.Address}), At: now})
 		}
 	case *rejoinMsg:
 		p.m = m.m

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -100,8 +102,10 @@ func TestClusterActivationLifecycleEvents(t *testing.T) {
 	a, b := startMember(t, reg, counterKind()), startMember(t, reg, counterKind())
 	awaitMembers(t, 2, a, b)
 	topo, _ := a.c.Topology()
-	require.Equal(t, topo.Hash, a.c.IdentityLookup().Topology().Hash, "V1.5: the lookup holds the runtime's view")
-	var _ cluster.IdentityLookup = a.c.IdentityLookup() // L1
+	partition, ok := a.c.IdentityLookup().(*cluster.PartitionIdentityLookup) // L1: the default lookup
+	require.True(t, ok)
+	require.Equal(t, topo.Hash, partition.Topology().Hash, "V1.5: the lookup holds the runtime's view")
+	require.Same(t, partition.Cache(), a.c.PidCache(), "L6: one cache")
 	ctx := ctxWait(t)
 	var id cluster.Identity
 	for i := 0; ; i++ {
@@ -116,7 +120,7 @@ func TestClusterActivationLifecycleEvents(t *testing.T) {
 			break
 		}
 	}
-	pid, ok := a.c.IdentityLookup().Cache().Get(id, time.Now())
+	pid, ok := a.c.PidCache().Get(id, time.Now())
 	require.True(t, ok, "L6: the request cached the PID in the lookup's PidCache")
 	require.Equal(t, b.sys.Address(), pid.Address)
 	onA := first(t, a.sys, func(ev *cluster.ActivationTerminated) bool { return ev.Identity == id })
@@ -125,7 +129,7 @@ func TestClusterActivationLifecycleEvents(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, b.c.Self().Key(), onB().Member)
 	require.Equal(t, b.c.Self().Key(), onA().Member, "V4.2: forwarded to every member")
-	_, ok = a.c.IdentityLookup().Cache().Get(id, time.Now())
+	_, ok = a.c.PidCache().Get(id, time.Now())
 	require.False(t, ok, "the cached PID is invalidated on the caller's member")
 	require.Zero(t, b.c.ActiveCount(), "the lease is gone")
 	// The next request activates it again, with a greater token.
@@ -212,4 +216,61 @@ func TestClusterMetrics(t *testing.T) {
 	act, ok := ms["fraktor.cluster.activations"].Data.(metricdata.Sum[int64])
 	require.True(t, ok)
 	require.EqualValues(t, 7, act.DataPoints[0].Value)
+}
+
+// countingLookup is a user's IdentityLookup: the partition lookup behind a
+// counter of resolutions.
+type countingLookup struct {
+	*cluster.PartitionIdentityLookup
+	gets atomic.Int64
+}
+
+func (l *countingLookup) Get(id cluster.Identity, now time.Time) (*actor.PID, error) {
+	l.gets.Add(1)
+	return l.PartitionIdentityLookup.Get(id, now)
+}
+
+// Seed 000's with_identity_lookup: a custom IdentityLookup given in Config
+// resolves identities with the runtime's Activator; one activation per
+// identity still holds, and PIDs found stale are removed from it.
+func TestClusterCustomIdentityLookup(t *testing.T) {
+	reg := newRegistry(t)
+	var lookups []*countingLookup
+	var mu sync.Mutex
+	custom := func(c *cluster.Config) {
+		c.IdentityLookup = func(activate cluster.Activator) (cluster.IdentityLookup, error) {
+			p, err := cluster.NewPartitionIdentityLookup(cluster.DefaultLookupConfig(), cluster.WithActivator(activate))
+			if err != nil {
+				return nil, err
+			}
+			l := &countingLookup{PartitionIdentityLookup: p}
+			mu.Lock()
+			lookups = append(lookups, l)
+			mu.Unlock()
+			return l, nil
+		}
+	}
+	a := startMemberWith(t, reg, custom, counterKind())
+	b := startMemberWith(t, reg, custom, counterKind())
+	awaitMembers(t, 2, a, b)
+	ctx := ctxWait(t)
+	where := map[cluster.Identity]string{}
+	for i := range 20 {
+		id := cluster.NewIdentity("counter", fmt.Sprint(i))
+		for _, from := range []node{a, b} {
+			who, err := cluster.Request[*Identity](ctx, from.c, id, &WhoAmI{})
+			require.NoError(t, err)
+			if w, ok := where[id]; ok {
+				require.Equal(t, w, who.Member, "one activation per identity")
+			}
+			where[id] = who.Member
+		}
+	}
+	require.Equal(t, 20, a.c.ActiveCount()+b.c.ActiveCount())
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, lookups, 2)
+	for _, l := range lookups {
+		require.NotZero(t, l.gets.Load(), "the runtime resolved through the custom lookup")
+	}
 }
