@@ -407,16 +407,7 @@ func (c *Cluster) installView(t Topology, _ []Member) {
 func (c *Cluster) buildRing(t Topology) Ring {
 	c.blockMu.Lock()
 	defer c.blockMu.Unlock()
-	if len(c.blocked) > 0 {
-		ms := make([]Member, 0, len(t.Members))
-		for _, m := range t.Members {
-			if _, b := c.blocked[m.Key()]; !b {
-				ms = append(ms, m)
-			}
-		}
-		t.Members = ms
-	}
-	return c.strategy.Build(t)
+	return c.strategy.Build(withoutBlocked(t, c.blocked))
 }
 
 // onBlockEvent applies remote's BlockList (B2.3, V1.4, V4.4). A blocked

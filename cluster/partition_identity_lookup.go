@@ -308,17 +308,7 @@ func (p *PartitionIdentityLookup) UpdateTopology(t Topology) error {
 // ring keeps the provider's hash and epoch: leases and requests are bound
 // to the provider's view.
 func (p *PartitionIdentityLookup) rebuild() {
-	t := p.topo
-	if len(p.blocked) > 0 {
-		members := make([]Member, 0, len(t.Members))
-		for _, m := range t.Members {
-			if _, b := p.blocked[m.Key()]; !b {
-				members = append(members, m)
-			}
-		}
-		t.Members = members
-	}
-	p.ring = p.strategy.Build(t)
+	p.ring = p.strategy.Build(withoutBlocked(p.topo, p.blocked))
 }
 
 func sameMembers(a, b []Member) bool {

@@ -202,19 +202,7 @@ func (c *placementCore) installView(t Topology, released []Member, now time.Time
 	return ch, nil
 }
 
-func (c *placementCore) rebuild() {
-	t := c.view
-	if len(c.blocked) > 0 {
-		ms := make([]Member, 0, len(t.Members))
-		for _, m := range t.Members {
-			if _, b := c.blocked[m.Key()]; !b {
-				ms = append(ms, m)
-			}
-		}
-		t.Members = ms
-	}
-	c.ring = c.strategy.Build(t)
-}
+func (c *placementCore) rebuild() { c.ring = c.strategy.Build(withoutBlocked(c.view, c.blocked)) }
 
 // moveAway marks stopping every active activation whose owner is no longer
 // this member and returns them. An activation that is already stopping for

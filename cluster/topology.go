@@ -88,3 +88,20 @@ func Diff(prev, next Topology) (joined, left []Member) {
 	}
 	return joined, left
 }
+
+// withoutBlocked returns t without the members whose keys are in blocked,
+// keeping t's hash and epoch: rings built from it stay bound to the
+// provider's view. t is returned as it is when nothing is blocked.
+func withoutBlocked(t Topology, blocked map[string]struct{}) Topology {
+	if len(blocked) == 0 {
+		return t
+	}
+	ms := make([]Member, 0, len(t.Members))
+	for _, m := range t.Members {
+		if _, b := blocked[m.Key()]; !b {
+			ms = append(ms, m)
+		}
+	}
+	t.Members = ms
+	return t
+}
