@@ -24,7 +24,8 @@ func benchCluster(b *testing.B, opts Options, impls []string, run func(b *testin
 					sub.Fatal(err)
 				}
 				b.Cleanup(func() {
-					ctx, cancel := context.WithTimeout(context.Background(), readyLimit)
+					// 100,000 idle grains take longer than readyLimit to stop here.
+					ctx, cancel := context.WithTimeout(context.Background(), 5*readyLimit)
 					defer cancel()
 					if err := c.Close(ctx); err != nil {
 						b.Error(err)
