@@ -407,7 +407,7 @@ func (c *Cluster) installView(t Topology, _ []Member) {
 func (c *Cluster) buildRing(t Topology) Ring {
 	c.blockMu.Lock()
 	defer c.blockMu.Unlock()
-	return c.strategy.Build(withoutBlocked(t, c.blocked))
+	return c.strategy.Build(withoutBlocked(t, c.blocked, Member.Key))
 }
 
 // onBlockEvent applies remote's BlockList (B2.3, V1.4, V4.4). A blocked

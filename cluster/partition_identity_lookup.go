@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -56,13 +57,37 @@ const (
 	modeClient
 )
 
+// memberRef names a member incarnation without formatting its Key.
+type memberRef struct {
+	id          string
+	incarnation uint64
+}
+
+func refOf(m Member) memberRef { return memberRef{id: m.ID, incarnation: m.Incarnation} }
+
+// ownerSlot is one owner incarnation, shared by every record it owns, so
+// that a view change examines each owner once rather than once per record.
+type ownerSlot struct {
+	member Member
+	key    string // member.Key()
+	// Set by UpdateTopology for the view it installs.
+	present bool    // in the view
+	lane    uint64  // rendezvous member lane, when the ring is rendezvous
+	weight  float64 // effective weight in the view
+}
+
 // activationRecord is what the lookup knows about one activation.
 type activationRecord struct {
 	pid      *actor.PID
-	owner    Member
-	ownerKey string
+	slot     *ownerSlot
 	lease    Lease // zero unless owner is this member
 	lastSeen time.Time
+	idLane   uint64 // xxRound(identityHash) under the ring's seed, when hasLane
+	hasLane  bool
+	// stale: the ring of the latest view picks another owner than slot (a
+	// VirtualActorMoved was recorded). A record that is not stale is owned
+	// by slot according to the current ring.
+	stale bool
 }
 
 // PartitionIdentityLookup is the partition identity lookup of seed 000: a
@@ -86,9 +111,12 @@ type PartitionIdentityLookup struct {
 
 	topo    Topology // as given by the provider
 	ring    Ring     // built from topo minus blocked members; nil before the first view
-	blocked map[string]struct{}
+	blocked map[memberRef]struct{}
 	records map[Identity]*activationRecord
+	owners  map[memberRef]*ownerSlot // owners of the records, by incarnation
 	events  []VirtualActorEvent
+
+	ownerChecks int // full owner computations made by UpdateTopology (tests)
 }
 
 var _ IdentityLookup = (*PartitionIdentityLookup)(nil)
@@ -108,8 +136,9 @@ func NewPartitionIdentityLookup(cfg LookupConfig, opts ...LookupOption) (*Partit
 		strategy: NewRendezvous(cfg.Hash),
 		activate: DefaultActivator,
 		cache:    cache,
-		blocked:  make(map[string]struct{}),
+		blocked:  make(map[memberRef]struct{}),
 		records:  make(map[Identity]*activationRecord),
+		owners:   make(map[memberRef]*ownerSlot),
 	}
 	for _, o := range opts {
 		o(p)
@@ -187,10 +216,11 @@ func (p *PartitionIdentityLookup) resolve(id Identity, now time.Time) (*actor.PI
 	}
 	kind := VirtualActorActivated
 	if rec := p.records[id]; rec != nil {
-		if sameMember(rec.owner, owner) {
+		if sameMember(rec.slot.member, owner) {
 			rec.lastSeen = now
-			p.cache.Put(id, rec.pid, rec.ownerKey, now)
-			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorHit, Identity: id, PID: rec.pid, Owner: rec.ownerKey, Lease: rec.lease})
+			rec.stale = false
+			p.cache.Put(id, rec.pid, rec.slot.key, now)
+			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorHit, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: rec.lease})
 			return rec.pid, nil
 		}
 		p.forget(id, rec)
@@ -201,9 +231,12 @@ func (p *PartitionIdentityLookup) resolve(id Identity, now time.Time) (*actor.PI
 		return nil, &ActivationFailedError{Key: id, Err: err}
 	}
 	rec.lastSeen = now
+	if rr, ok := p.ring.(*rendezvousRing); ok {
+		rec.idLane, rec.hasLane = xxRound(identityHash(rr.seed, id)), true
+	}
 	p.records[id] = rec
-	p.cache.Put(id, rec.pid, rec.ownerKey, now)
-	p.events = append(p.events, VirtualActorEvent{Kind: kind, Identity: id, PID: rec.pid, Owner: rec.ownerKey, Lease: rec.lease})
+	p.cache.Put(id, rec.pid, rec.slot.key, now)
+	p.events = append(p.events, VirtualActorEvent{Kind: kind, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: rec.lease})
 	return rec.pid, nil
 }
 
@@ -229,7 +262,18 @@ func (p *PartitionIdentityLookup) activateOn(id Identity, owner Member) (*activa
 		}
 		return nil, err
 	}
-	return &activationRecord{pid: pid, owner: owner, ownerKey: owner.Key(), lease: req.Lease}, nil
+	return &activationRecord{pid: pid, slot: p.slotFor(owner), lease: req.Lease}, nil
+}
+
+// slotFor returns the owner slot of m's incarnation, creating it.
+func (p *PartitionIdentityLookup) slotFor(m Member) *ownerSlot {
+	ref := refOf(m)
+	if s := p.owners[ref]; s != nil {
+		return s
+	}
+	s := &ownerSlot{member: m, key: m.Key(), present: true}
+	p.owners[ref] = s
+	return s
 }
 
 // forget drops a record and releases its local lease. A lease that the
@@ -276,27 +320,49 @@ func (p *PartitionIdentityLookup) UpdateTopology(t Topology) error {
 	if err := p.ledger.SetView(t.Hash, t.Epoch); err != nil {
 		return err
 	}
-	present := make(map[string]struct{}, len(t.Members))
-	for _, m := range t.Members {
-		present[m.Key()] = struct{}{}
+	present := make(map[memberRef]int, len(t.Members))
+	for i, m := range t.Members {
+		present[refOf(m)] = i
 	}
 	for key := range p.blocked {
 		if _, ok := present[key]; !ok {
 			delete(p.blocked, key) // gone from the view: nothing left to exclude
 		}
 	}
+	prev := p.ring
 	p.topo = t
 	p.rebuild()
+	delta := p.ringDelta(prev, p.ring)
+	for ref, s := range p.owners {
+		i, ok := present[ref]
+		s.present = ok
+		if ok && delta != nil {
+			s.lane = memberLane(delta.seed, memberHash(delta.seed, s.member.ID))
+			s.weight = float64(t.Members[i].EffectiveWeight())
+		}
+	}
 	start := len(p.events)
 	for id, rec := range p.records {
-		if _, ok := present[rec.ownerKey]; !ok {
+		if !rec.slot.present {
 			lease := p.forget(id, rec)
-			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorInvalidated, Identity: id, PID: rec.pid, Owner: rec.ownerKey, Lease: lease})
+			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorInvalidated, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: lease})
 			continue
 		}
-		if owner, err := p.ring.Owner(id); err != nil || !sameMember(owner, rec.owner) {
+		if !rec.stale && rec.hasLane && delta.keeps(id.Kind, rec) {
+			continue
+		}
+		p.ownerChecks++
+		if owner, err := p.ring.Owner(id); err != nil || !sameMember(owner, rec.slot.member) {
+			rec.stale = true
 			p.cache.RemoveWithReason(id, CacheOwnerMoved)
-			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorMoved, Identity: id, PID: rec.pid, Owner: rec.ownerKey, Lease: rec.lease})
+			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorMoved, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: rec.lease})
+		} else {
+			rec.stale = false
+		}
+	}
+	for ref, s := range p.owners {
+		if !s.present {
+			delete(p.owners, ref) // its records were invalidated above
 		}
 	}
 	sortEvents(p.events[start:])
@@ -308,7 +374,7 @@ func (p *PartitionIdentityLookup) UpdateTopology(t Topology) error {
 // ring keeps the provider's hash and epoch: leases and requests are bound
 // to the provider's view.
 func (p *PartitionIdentityLookup) rebuild() {
-	p.ring = p.strategy.Build(withoutBlocked(p.topo, p.blocked))
+	p.ring = p.strategy.Build(withoutBlocked(p.topo, p.blocked, refOf))
 }
 
 func sameMembers(a, b []Member) bool {
@@ -330,12 +396,12 @@ func (p *PartitionIdentityLookup) invalidateOwner(key string) []Identity {
 	start := len(p.events)
 	var ids []Identity
 	for id, rec := range p.records {
-		if rec.ownerKey != key {
+		if rec.slot.key != key {
 			continue
 		}
 		lease := p.forget(id, rec)
 		ids = append(ids, id)
-		p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorInvalidated, Identity: id, PID: rec.pid, Owner: rec.ownerKey, Lease: lease})
+		p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorInvalidated, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: lease})
 	}
 	sortEvents(p.events[start:])
 	slices.SortFunc(ids, compareIdentities)
@@ -352,8 +418,8 @@ func (p *PartitionIdentityLookup) BlockMember(m Member) (revoked []Lease, invali
 	key := m.Key()
 	invalidated = p.invalidateOwner(key)
 	p.cache.InvalidateMember(key)
-	if _, already := p.blocked[key]; !already {
-		p.blocked[key] = struct{}{}
+	if _, already := p.blocked[refOf(m)]; !already {
+		p.blocked[refOf(m)] = struct{}{}
 		if p.ring != nil {
 			p.rebuild()
 		}
@@ -372,7 +438,7 @@ func (p *PartitionIdentityLookup) PassivateIdle(now time.Time, idleTTL time.Dura
 		}
 		lease := p.forget(id, rec)
 		p.cache.RemoveWithReason(id, CachePassivated)
-		p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorPassivated, Identity: id, PID: rec.pid, Owner: rec.ownerKey, Lease: lease})
+		p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorPassivated, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: lease})
 	}
 	sortEvents(p.events[start:])
 }
@@ -391,4 +457,109 @@ func (p *PartitionIdentityLookup) DrainCacheEvents() []PidCacheEvent { return p.
 
 func sortEvents(es []VirtualActorEvent) {
 	slices.SortFunc(es, func(a, b VirtualActorEvent) int { return compareIdentities(a.Identity, b.Identity) })
+}
+
+// ringChange is what differs between two rendezvous rings of the same seed
+// and mode, per kind. Rendezvous picks the highest score, so when the old
+// ring picked an owner that is still a candidate with the same weight, the
+// new ring picks it too unless a candidate that joined scores at least as
+// high; removing other candidates cannot change the pick. keeps applies
+// that test, so UpdateTopology computes an owner in full only for the few
+// records a joining candidate may take (and for records already moved).
+type ringChange struct {
+	seed     uint64
+	weighted bool
+	kinds    map[string]*kindChange // kinds whose candidates changed
+}
+
+type kindChange struct {
+	full    bool                  // the kind appeared or disappeared: compute every owner
+	added   []rendezvousCandidate // candidates of the new ring only
+	removed []*ownerSlot          // owners still in the view that are candidates no more
+}
+
+// ringDelta compares the ring before and after a view change. It returns
+// nil (compute every owner) unless both are rendezvous rings with the same
+// seed and mode and, when weighted, every member kept as a candidate kept
+// its weight.
+func (p *PartitionIdentityLookup) ringDelta(before, after Ring) *ringChange {
+	o, ok := before.(*rendezvousRing)
+	if !ok {
+		return nil
+	}
+	n, ok := after.(*rendezvousRing)
+	if !ok || o.seed != n.seed || o.weighted != n.weighted {
+		return nil
+	}
+	d := &ringChange{seed: n.seed, weighted: n.weighted, kinds: make(map[string]*kindChange)}
+	for kind := range o.kinds {
+		if n.kinds[kind] == nil {
+			d.kinds[kind] = &kindChange{full: true}
+		}
+	}
+	for kind, nk := range n.kinds {
+		ok := o.kinds[kind]
+		if ok == nil {
+			d.kinds[kind] = &kindChange{full: true}
+			continue
+		}
+		old := make(map[memberRef]float64, len(ok.cands))
+		for _, c := range ok.cands {
+			old[refOf(o.topo.Members[c.index])] = c.weight
+		}
+		kc := &kindChange{}
+		for _, c := range nk.cands {
+			ref := refOf(n.topo.Members[c.index])
+			w, had := old[ref]
+			if !had {
+				kc.added = append(kc.added, c)
+				continue
+			}
+			delete(old, ref)
+			if n.weighted && w != c.weight {
+				return nil
+			}
+		}
+		for ref := range old {
+			if s := p.owners[ref]; s != nil {
+				kc.removed = append(kc.removed, s)
+			}
+		}
+		if len(kc.added) > 0 || len(kc.removed) > 0 {
+			d.kinds[kind] = kc
+		}
+	}
+	return d
+}
+
+// keeps reports that the new ring certainly picks rec's owner, which the
+// old ring picked (rec is not stale) and which is in the view. False means
+// "compute the owner".
+func (d *ringChange) keeps(kind string, rec *activationRecord) bool {
+	if d == nil {
+		return false
+	}
+	kc := d.kinds[kind]
+	if kc == nil {
+		return true
+	}
+	if kc.full || slices.Contains(kc.removed, rec.slot) {
+		return false
+	}
+	own := scoreFinish(rec.slot.lane ^ rec.idLane)
+	if !d.weighted {
+		for _, c := range kc.added {
+			if scoreFinish(c.lane^rec.idLane) >= own {
+				return false
+			}
+		}
+		return true
+	}
+	ownW := -rec.slot.weight / math.Log(unitInterval(own))
+	for _, c := range kc.added {
+		if -c.weight/math.Log(unitInterval(scoreFinish(c.lane^rec.idLane))) >= ownW {
+			return false
+		}
+	}
+	return true
 }

@@ -89,16 +89,16 @@ func Diff(prev, next Topology) (joined, left []Member) {
 	return joined, left
 }
 
-// withoutBlocked returns t without the members whose keys are in blocked,
+// withoutBlocked returns t without the members whose key is in blocked,
 // keeping t's hash and epoch: rings built from it stay bound to the
 // provider's view. t is returned as it is when nothing is blocked.
-func withoutBlocked(t Topology, blocked map[string]struct{}) Topology {
+func withoutBlocked[K comparable](t Topology, blocked map[K]struct{}, key func(Member) K) Topology {
 	if len(blocked) == 0 {
 		return t
 	}
 	ms := make([]Member, 0, len(t.Members))
 	for _, m := range t.Members {
-		if _, b := blocked[m.Key()]; !b {
+		if _, b := blocked[key(m)]; !b {
 			ms = append(ms, m)
 		}
 	}

@@ -34,7 +34,7 @@ pattern=${BENCH:-.}
 
 out=benchmarks/results/latest.txt
 mkdir -p "$(dirname "$out")"
-cmd=(go test -run '^$' -bench "$pattern" -benchmem -count "$count" -benchtime "$benchtime" -cpu "$cpu" -timeout 30m . ./remote/)
+cmd=(go test -run '^$' -bench "$pattern" -benchmem -count "$count" -benchtime "$benchtime" -cpu "$cpu" -timeout 30m . ./remote/ ./cluster/)
 
 {
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -50,7 +50,7 @@ echo "suite took $(($(date +%s) - start)) s" >&2
 echo
 echo "## benchstat (time, round-trip percentiles, bytes per idle actor, allocations)"
 echo
-"$benchstat" -col /impl -filter '.unit:(sec/op OR p50-ns OR p99-ns OR B/actor OR allocs/op)' "$out"
+"$benchstat" -col /impl -filter '.unit:(sec/op OR p50-ns OR p99-ns OR B/actor OR B/grain OR req/s OR allocs/op)' "$out"
 echo
 echo "## summary"
 echo

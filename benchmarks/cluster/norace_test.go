@@ -1,0 +1,6 @@
+//go:build !race
+
+package clusterbench
+
+// raceEnabled: the race detector is on.
+const raceEnabled = false
