@@ -72,7 +72,7 @@ type cellExtra struct {
 	logger    *slog.Logger
 	watchers  []*PID // few: a slice beats a map
 	watcher1  [1]*PID
-	watching  []*PID
+	watching  pidSet
 
 	recvTimeout   time.Duration
 	timeoutGen    uint64

@@ -159,14 +159,12 @@ func (c *cell) Stop(pid *PID)   { c.sys.sendSystem(c.worker, pid, stopSys) }
 func (c *cell) Poison(pid *PID) { c.sys.send(c.worker, pid, &PoisonPill{}, nil) }
 
 func (c *cell) Watch(pid *PID) {
-	if indexPID(c.ext().watching, pid) < 0 {
-		c.ext().watching = append(c.ext().watching, pid)
-	}
+	c.ext().watching.add(pid)
 	c.sys.sendSystem(c.worker, pid, &Watch{Watcher: c.self})
 }
 
 func (c *cell) Unwatch(pid *PID) {
-	c.ext().watching, _ = removePID(c.ext().watching, pid)
+	c.ext().watching.remove(pid)
 	c.sys.sendSystem(c.worker, pid, &Unwatch{Watcher: c.self})
 }
 

@@ -198,7 +198,7 @@ func (c *cell) onTerminated(t Terminated) {
 	c.removeChild(t.Who)
 	var watched bool
 	if x := c.x; x != nil {
-		x.watching, watched = removePID(x.watching, t.Who)
+		watched = x.watching.remove(t.Who)
 	}
 	if watched && c.state == stateAlive {
 		// Through the user queue, so that Terminated arrives after every
@@ -311,9 +311,7 @@ func (c *cell) finalize() {
 		for _, w := range x.watchers {
 			c.sys.sendSystem(c.worker, w, term)
 		}
-		for _, w := range x.watching {
-			c.sys.sendSystem(c.worker, w, &Unwatch{Watcher: c.self})
-		}
+		x.watching.each(func(w *PID) { c.sys.sendSystem(c.worker, w, &Unwatch{Watcher: c.self}) })
 		c.x = nil
 	}
 	if tellParent {
