@@ -275,7 +275,6 @@ func (tc *TestCluster) AddNode() int {
 	tc.t.Helper()
 	tc.mu.Lock()
 	slot := len(tc.members)
-	tc.members = append(tc.members, nil)
 	tc.mu.Unlock()
 	m, err := tc.start(slot, "127.0.0.1:0")
 	if err != nil {
@@ -283,7 +282,7 @@ func (tc *TestCluster) AddNode() int {
 		return slot
 	}
 	tc.mu.Lock()
-	tc.members[slot] = m
+	tc.members = append(tc.members, m)
 	tc.mu.Unlock()
 	return slot
 }
@@ -391,10 +390,10 @@ func (tc *TestCluster) Kill(i int) {
 	if m.state != MemberUp {
 		return
 	}
+	tc.setState(m, MemberKilled)
 	m.reg.kill()
 	tc.net.isolate(m.addr)
 	_ = tc.shutdown(m, false)
-	tc.setState(m, MemberKilled)
 }
 
 // Stop shuts member i down gracefully: it hands its grains over and leaves
@@ -409,10 +408,10 @@ func (tc *TestCluster) Stop(i int) {
 		m.regCut = false
 		m.reg.heal()
 	}
+	tc.setState(m, MemberStopped)
 	if err := tc.shutdown(m, true); err != nil {
 		tc.t.Errorf("testkit: Stop(%d): %v", i, err)
 	}
-	tc.setState(m, MemberStopped)
 }
 
 func (tc *TestCluster) setState(m *member, s MemberState) {
