@@ -13,7 +13,7 @@ FUZZ_TARGETS := ./cluster:FuzzParseIdentity ./cluster:FuzzClusterWire ./cluster/
 # What `make test` needs installed first.
 TEST_DEPS := consul
 
-.PHONY: all test run bench bench-quick lint fuzz consul check-bench
+.PHONY: all test run bench bench-quick lint fuzz consul check-bench chaos
 
 all: test
 
@@ -45,6 +45,15 @@ fuzz:
 		echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	done
+
+## chaos: a random chaos campaign of the grain testkit (CHAOS_SEEDS random
+## seeds of CHAOS_STEPS fault steps each) with a summary per seed; replay a
+## failing seed with `go test -race -run TestChaos ./testkit/ -chaos.seed=N`
+CHAOS_STEPS ?= 10000
+CHAOS_SEEDS ?= 1
+chaos:
+	$(GO) test -race -count=1 -timeout 0 -run '^TestChaos$$' -v ./testkit/ \
+		-chaos.random=$(CHAOS_SEEDS) -chaos.steps=$(CHAOS_STEPS)
 
 ## consul: build bin/consul (v1.14.11) when it is missing
 consul:

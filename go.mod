@@ -3,6 +3,7 @@ module github.com/fraktor-go/fraktor
 go 1.25.0
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/hashicorp/consul/api v1.32.4
 	github.com/stretchr/testify v1.12.1

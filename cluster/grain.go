@@ -34,10 +34,32 @@ func activationOf(ctx actor.Context) *activation {
 	return v.(*activation)
 }
 
+// standaloneGrain is the Context a grain spawned from Kind.StandaloneProps
+// receives: it answers IdentityOf and FencingTokenOf without a cluster.
+type standaloneGrain struct {
+	actor.Context
+	id    Identity
+	token FencingToken
+}
+
+// StandaloneProps returns the kind's props for running one activation
+// outside a cluster, as a unit test does (testkit.NewGrain): the grain's
+// Context answers IdentityOf with id and FencingTokenOf with token, and
+// Passivate poisons the grain. The kind's own receive middleware stays
+// outermost; the grain's Receive gets the answering Context.
+func (k Kind) StandaloneProps(id Identity, token FencingToken) *actor.Props {
+	return k.props.With(actor.WithReceiveMiddleware(func(next actor.ReceiveFunc) actor.ReceiveFunc {
+		return func(ctx actor.Context) { next(&standaloneGrain{Context: ctx, id: id, token: token}) }
+	}))
+}
+
 // IdentityOf returns the Identity of the grain whose Context ctx is, and
 // false when ctx is not a grain's (an ordinary actor, or a grain that has
 // stopped).
 func IdentityOf(ctx actor.Context) (Identity, bool) {
+	if s, ok := ctx.(*standaloneGrain); ok {
+		return s.id, true
+	}
 	if a := activationOf(ctx); a != nil {
 		return a.id, true
 	}
@@ -49,6 +71,9 @@ func IdentityOf(ctx actor.Context) (Identity, bool) {
 // a smaller one never accepts a write from a stale activation. The zero
 // token (false) when ctx is not a grain's.
 func FencingTokenOf(ctx actor.Context) (FencingToken, bool) {
+	if s, ok := ctx.(*standaloneGrain); ok {
+		return s.token, true
+	}
 	if a := activationOf(ctx); a != nil {
 		return a.lease.Token, true
 	}
@@ -59,6 +84,10 @@ func FencingTokenOf(ctx actor.Context) (FencingToken, bool) {
 // queued (it receives actor.Stopping); the next request activates it again
 // with a new fencing token. It does nothing for an ordinary actor.
 func Passivate(ctx actor.Context) {
+	if s, ok := ctx.(*standaloneGrain); ok {
+		s.Poison(s.Self())
+		return
+	}
 	c := Get(ctx.System())
 	if c == nil {
 		return

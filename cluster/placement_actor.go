@@ -46,7 +46,8 @@ type placementActor struct {
 	waiting     map[*activation][]*actor.PID // requesters waiting for Started
 	ready       map[*activation]bool
 	cancelTick  func() bool
-	shutdown    chan struct{}
+	shutdown    chan struct{} // closed when the last grain stopped
+	leaving     bool          // Shutdown began: ticks only stop overdue grains
 	fenceEnding bool
 }
 
@@ -129,7 +130,7 @@ func (p *placementActor) Receive(ctx actor.Context) {
 			p.install(ctx, t, m.m.Released(), now)
 		}
 	case *shutdownMsg:
-		p.shutdown = m.done
+		p.shutdown, p.leaving = m.done, true
 		for _, a := range p.core.beginShutdown(now) {
 			p.c.dropCached(a.id, "")
 			p.stopGrain(ctx, a, false)
@@ -203,7 +204,9 @@ func (p *placementActor) sendAck(ctx actor.Context) {
 }
 
 func (p *placementActor) tick(ctx actor.Context, now time.Time) {
-	if p.shutdown != nil {
+	if p.leaving {
+		// The membership is being left (or was): its lease is no guide
+		// any more, and nothing is fenced or started again.
 		for _, a := range p.core.overdue(now) {
 			p.stopGrain(ctx, a, true)
 		}
@@ -238,7 +241,7 @@ func (p *placementActor) tick(ctx actor.Context, now time.Time) {
 // endFencedMembership ends a fenced incarnation once its grains stopped, so
 // the runtime rejoins as a new one.
 func (p *placementActor) endFencedMembership() {
-	if p.fenceEnding || p.core.activeCount() > 0 {
+	if p.leaving || p.fenceEnding || p.core.activeCount() > 0 {
 		return
 	}
 	p.fenceEnding = true

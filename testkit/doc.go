@@ -12,6 +12,12 @@
 // advances the virtual clock one timer deadline at a time, up to the
 // timeout; 0 means "do not move the clock".
 //
+// For grains: NewGrain runs one grain without a cluster in the
+// deterministic mode; NewCluster starts an in-process cluster with fault
+// injection (Kill, Stop, Restart, AddNode, Partition, PartitionRegistry,
+// Pause) and an Observer that checks single activation; FencedStore is a
+// store that refuses writes with stale fencing tokens.
+//
 // Functions that take a testing.TB call only its Helper, Cleanup, Fatalf
 // and Errorf methods. docs/testing.md shows both modes step by step.
 package testkit

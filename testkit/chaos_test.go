@@ -1,0 +1,385 @@
+package testkit_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/cluster"
+	"github.com/fraktor-go/fraktor/remote"
+	"github.com/fraktor-go/fraktor/testkit"
+)
+
+// The chaos test: a seeded PRNG drives random faults over a five-member
+// TestCluster while callers on every member send requests with unique IDs
+// to chaosIdentities counters, whose grains keep their state in a
+// FencedStore. `make chaos` runs a longer random campaign.
+var (
+	chaosSeed    = flag.Uint64("chaos.seed", 0, "replay this chaos seed (0: the fixed seeds)")
+	chaosSteps   = flag.Int("chaos.steps", 1000, "fault steps per chaos run")
+	chaosRandom  = flag.Int("chaos.random", 0, "run this many random seeds instead of the fixed ones")
+	chaosBeyondP = flag.Bool("chaos.beyondp", false, "with -chaos.seed: replay a run with pauses beyond P")
+)
+
+// chaosSeeds run in `make test`; chaosBeyondPSeeds add pauses beyond P on
+// purpose (overlaps allowed there, stale writes not).
+var (
+	chaosSeeds        = []uint64{1, 2}
+	chaosBeyondPSeeds = []uint64{3}
+)
+
+const (
+	chaosMembers    = 5
+	chaosMaxSlots   = 7
+	chaosIdentities = 2000
+	chaosCallers    = 3 // per member slot
+	chaosPerStep    = 2 // request completions between two fault steps
+)
+
+// Messages of the chaos counter.
+type (
+	chaosAdd  struct{ ID string }
+	chaosRead struct{}
+	chaosVal  struct{ N int }
+)
+
+// counterState is a chaos counter's stored state: the total and the
+// requests applied (ID → total after it), for deduplication.
+type counterState struct {
+	N       int
+	Applied map[string]int
+}
+
+// chaosKind is the counter grain: it claims its token when it starts,
+// deduplicates adds by request ID, writes through the FencedStore before
+// it replies (reads too, so a superseded activation answers nothing) and
+// stops when the store refuses it.
+func chaosKind(store *testkit.FencedStore[counterState], obs func() *testkit.Observer) cluster.Kind {
+	return cluster.NewKind("chaos", actor.PropsFromProducer(func() actor.Actor {
+		var st counterState
+		return actor.ReceiveFunc(func(c actor.Context) {
+			id, _ := cluster.IdentityOf(c)
+			tok, _ := cluster.FencingTokenOf(c)
+			switch m := c.Message().(type) {
+			case *actor.Started:
+				if err := store.Claim(id, tok); err != nil {
+					c.Stop(c.Self())
+					return
+				}
+				st, _ = store.Load(id)
+			case *chaosAdd:
+				if v, ok := st.Applied[m.ID]; ok {
+					c.Respond(&chaosVal{N: v}) // a retry of an applied request
+					return
+				}
+				next := counterState{N: st.N + 1, Applied: maps.Clone(st.Applied)}
+				if next.Applied == nil {
+					next.Applied = map[string]int{}
+				}
+				next.Applied[m.ID] = next.N
+				if err := store.Write(id, tok, next); err != nil {
+					c.Stop(c.Self())
+					return
+				}
+				st = next
+				obs().Ack(c, m.ID)
+				c.Respond(&chaosVal{N: st.N})
+			case *chaosRead:
+				if err := store.Write(id, tok, st); err != nil {
+					c.Stop(c.Self())
+					return
+				}
+				c.Respond(&chaosVal{N: st.N})
+			}
+		})
+	}))
+}
+
+// chaosOp is one request of the history.
+type chaosOp struct {
+	id        cluster.Identity
+	reqID     string // "" for a read
+	ok        bool
+	out       int
+	call, ret int64
+}
+
+type chaosStats struct {
+	steps    int
+	faults   map[string]int
+	requests int
+	acked    int
+	failed   int
+}
+
+func TestChaos(t *testing.T) {
+	switch {
+	case *chaosSeed != 0:
+		t.Run(fmt.Sprintf("seed=%d", *chaosSeed), func(t *testing.T) { runChaos(t, *chaosSeed, *chaosBeyondP) })
+	case *chaosRandom > 0:
+		for range *chaosRandom {
+			seed := rand.Uint64()
+			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runChaos(t, seed, false) })
+		}
+	default:
+		if testing.Short() {
+			t.Skip("chaos runs without -short")
+		}
+		for _, seed := range chaosSeeds {
+			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runChaos(t, seed, false) })
+		}
+		for _, seed := range chaosBeyondPSeeds {
+			t.Run(fmt.Sprintf("beyondP/seed=%d", seed), func(t *testing.T) { runChaos(t, seed, true) })
+		}
+	}
+}
+
+func runChaos(t *testing.T, seed uint64, beyondP bool) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			extra := ""
+			if beyondP {
+				extra = " -chaos.beyondp"
+			}
+			t.Logf("chaos: failed with seed %d; replay its schedule with: go test -race -run TestChaos ./testkit/ -chaos.seed=%d -chaos.steps=%d%s",
+				seed, seed, *chaosSteps, extra)
+		}
+	})
+	began := time.Now()
+	var tcp atomic.Pointer[testkit.TestCluster]
+	store := testkit.NewFencedStore[counterState](func() time.Time { return tcp.Load().Now() })
+	var randN atomic.Uint64
+	tc := testkit.NewCluster(t, testkit.Nodes(chaosMembers),
+		testkit.Kinds(chaosKind(store, func() *testkit.Observer { return tcp.Load().Observer() })),
+		testkit.Serializers(func(s *remote.Serializers) error {
+			for _, err := range []error{
+				remote.RegisterJSON[*chaosAdd](s, "chaos.add"),
+				remote.RegisterJSON[*chaosRead](s, "chaos.read"),
+				remote.RegisterJSON[*chaosVal](s, "chaos.val"),
+			} {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}),
+		testkit.ConfigureCluster(func(c *cluster.Config) { c.Rand = rand.NewPCG(seed, randN.Add(1)) }))
+	tcp.Store(tc)
+	obs := tc.Observer()
+
+	// Callers: chaosCallers per slot, each on the member of its slot while
+	// that member runs and is not paused, on another running one otherwise.
+	var (
+		histMu   sync.Mutex
+		history  []chaosOp
+		reqSeq   atomic.Uint64
+		errCount atomic.Int64
+	)
+	done := make(chan struct{}, 1024)
+	stop := make(chan struct{})
+	var callers sync.WaitGroup
+	for k := range chaosMaxSlots * chaosCallers {
+		callers.Add(1)
+		go func() {
+			defer callers.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(1000+k)))
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				node, ok := chaosPickNode(tc, k/chaosCallers, rng)
+				if !ok {
+					select {
+					case <-stop:
+						return
+					case done <- struct{}{}:
+					}
+					continue
+				}
+				id := cluster.NewIdentity("chaos", fmt.Sprint(rng.IntN(chaosIdentities)))
+				op := chaosOp{id: id}
+				var msg any = &chaosRead{}
+				if rng.IntN(10) < 7 {
+					op.reqID = fmt.Sprintf("r%d", reqSeq.Add(1))
+					msg = &chaosAdd{ID: op.reqID}
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				op.call = tc.Now().UnixNano()
+				v, err := cluster.Request[*chaosVal](ctx, node, id, msg)
+				op.ret = tc.Now().UnixNano()
+				cancel()
+				if err == nil {
+					op.ok, op.out = true, v.N
+				} else if errCount.Add(1) <= 5 {
+					t.Logf("chaos: request failed: %v", err)
+				}
+				histMu.Lock()
+				history = append(history, op)
+				histMu.Unlock()
+				select {
+				case done <- struct{}{}:
+				case <-stop:
+					return
+				}
+			}
+		}()
+	}
+
+	stats := chaosStats{faults: map[string]int{}}
+	faults := newChaosFaults(tc, rand.New(rand.NewPCG(seed, 1)), beyondP, stats.faults)
+	for step := 0; step < *chaosSteps; step++ {
+		for range chaosPerStep {
+			<-done
+		}
+		faults.step()
+		stats.steps++
+	}
+	close(stop)
+	callers.Wait()
+	faults.healAll()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := tc.AwaitConverged(ctx); err != nil {
+		t.Errorf("chaos: %v", err)
+	}
+
+	// Checks.
+	if !beyondP {
+		obs.AssertNoOverlap(t)
+	}
+	obs.AssertTokensMonotonic(t)
+	stale := obs.StaleWrites(store.Writes())
+	for _, w := range stale {
+		t.Errorf("chaos: stale write accepted: %s token %v", w.Identity, w.Token)
+	}
+	ackCount := map[string]int{}
+	for _, a := range obs.Acks() {
+		ackCount[a.RequestID]++
+		if ackCount[a.RequestID] == 2 {
+			t.Errorf("chaos: request %s acknowledged twice (%s)", a.RequestID, a.Identity)
+		}
+	}
+	for _, op := range history {
+		stats.requests++
+		if !op.ok {
+			stats.failed++
+			continue
+		}
+		stats.acked++
+		if op.reqID == "" {
+			continue
+		}
+		st, _ := store.Load(op.id)
+		if _, ok := st.Applied[op.reqID]; !ok {
+			t.Errorf("chaos: acknowledged add %s to %s was not applied", op.reqID, op.id)
+		}
+	}
+	for _, id := range store.Identities() {
+		st, _ := store.Load(id)
+		if st.N != len(st.Applied) {
+			t.Errorf("chaos: %s holds %d after %d distinct adds: an add was applied twice or lost", id, st.N, len(st.Applied))
+		}
+	}
+	checkLinearizable(t, history)
+
+	overlaps := obs.Overlaps()
+	faultNames := make([]string, 0, len(stats.faults))
+	for k, n := range stats.faults {
+		faultNames = append(faultNames, fmt.Sprintf("%s=%d", k, n))
+	}
+	sort.Strings(faultNames)
+	t.Logf("chaos summary: seed %d beyondP %v: steps %d in %v; faults %s; requests %d (acknowledged %d, failed %d); activations %d; overlaps %d; stale writes accepted %d (refused %d); observer dropped %d",
+		seed, beyondP, stats.steps, time.Since(began).Round(time.Millisecond), strings.Join(faultNames, " "),
+		stats.requests, stats.acked, stats.failed, len(obs.Activations()), len(overlaps), len(stale), store.Refused(), obs.Dropped())
+}
+
+// chaosPickNode returns the member of slot, or another running one when it
+// is down or paused.
+func chaosPickNode(tc *testkit.TestCluster, slot int, rng *rand.Rand) (*cluster.Cluster, bool) {
+	if slot < tc.Len() && tc.State(slot) == testkit.MemberUp && !tc.Paused(slot) {
+		return tc.Node(slot), true
+	}
+	up := tc.Up()
+	var ok []int
+	for _, i := range up {
+		if !tc.Paused(i) {
+			ok = append(ok, i)
+		}
+	}
+	if len(ok) == 0 {
+		return nil, false
+	}
+	return tc.Node(ok[rng.IntN(len(ok))]), true
+}
+
+// checkLinearizable checks each counter's history with porcupine. A counter
+// is a range of possible values: an add whose outcome is unknown (it
+// failed: it may or may not have been applied) widens it.
+func checkLinearizable(t *testing.T, history []chaosOp) {
+	type rng struct{ lo, hi int }
+	ops := make([]porcupine.Operation, 0, len(history))
+	for i, op := range history {
+		if !op.ok && op.reqID == "" {
+			continue // a failed read tells nothing
+		}
+		ret := op.ret
+		if !op.ok {
+			ret = math.MaxInt64
+		}
+		ops = append(ops, porcupine.Operation{ClientId: i, Input: op, Call: op.call, Output: op, Return: ret})
+	}
+	model := porcupine.Model{
+		Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
+			by := map[cluster.Identity][]porcupine.Operation{}
+			for _, o := range h {
+				id := o.Input.(chaosOp).id
+				by[id] = append(by[id], o)
+			}
+			out := make([][]porcupine.Operation, 0, len(by))
+			for _, p := range by {
+				out = append(out, p)
+			}
+			return out
+		},
+		Init: func() any { return rng{} },
+		Step: func(state, input, _ any) (bool, any) {
+			s, op := state.(rng), input.(chaosOp)
+			switch {
+			case op.reqID != "" && !op.ok:
+				return true, rng{s.lo, s.hi + 1}
+			case op.reqID != "":
+				return op.out >= s.lo+1 && op.out <= s.hi+1, rng{op.out, op.out}
+			default:
+				return op.out >= s.lo && op.out <= s.hi, rng{op.out, op.out}
+			}
+		},
+		DescribeOperation: func(input, _ any) string {
+			op := input.(chaosOp)
+			if op.reqID == "" {
+				return fmt.Sprintf("read %s → %d", op.id, op.out)
+			}
+			return fmt.Sprintf("add %s %s ok=%v → %d", op.id, op.reqID, op.ok, op.out)
+		},
+	}
+	res := porcupine.CheckOperationsTimeout(model, ops, time.Minute)
+	switch res {
+	case porcupine.Illegal:
+		t.Errorf("chaos: a counter's history is not linearizable")
+	case porcupine.Unknown:
+		t.Logf("chaos: linearizability check timed out")
+	}
+}

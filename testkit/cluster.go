@@ -1,0 +1,640 @@
+package testkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/cluster"
+	"github.com/fraktor-go/fraktor/remote"
+	"github.com/fraktor-go/fraktor/scheduler"
+)
+
+// ClusterName is the cluster (and remote system) name of a TestCluster.
+const ClusterName = "testkit"
+
+// ClusterOption configures NewCluster.
+type ClusterOption interface{ applyCluster(*clusterOptions) }
+
+type clusterOptionFunc func(*clusterOptions)
+
+func (f clusterOptionFunc) applyCluster(o *clusterOptions) { f(o) }
+
+type clusterOptions struct {
+	nodes       int
+	kinds       []cluster.Kind
+	tcp         bool
+	virtual     bool
+	registry    cluster.MemoryConfig
+	tune        []func(*cluster.Config)
+	remoteTune  []func(*remote.Config)
+	serializers []func(*remote.Serializers) error
+	system      []Option
+	workers     int
+}
+
+// Nodes sets how many members NewCluster starts (default 3).
+func Nodes(n int) ClusterOption { return clusterOptionFunc(func(o *clusterOptions) { o.nodes = n }) }
+
+// Kinds sets the grain kinds every member hosts.
+func Kinds(kinds ...cluster.Kind) ClusterOption {
+	return clusterOptionFunc(func(o *clusterOptions) { o.kinds = append(o.kinds, kinds...) })
+}
+
+// TCP makes members talk over real loopback TCP instead of the in-memory
+// transport (faults are injected the same way).
+func TCP() ClusterOption { return clusterOptionFunc(func(o *clusterOptions) { o.tcp = true }) }
+
+// VirtualTime gives every member, the registry and the fault timers one
+// virtual clock (scheduler.ManualClock) that moves only on
+// TestCluster.Advance. Workers and connections stay real goroutines, so a
+// test advances the clock step by step while it waits for the effect it
+// expects (a request that times out, a lease that expires).
+func VirtualTime() ClusterOption {
+	return clusterOptionFunc(func(o *clusterOptions) { o.virtual = true })
+}
+
+// Registry replaces the in-memory registry's timing (default FastRegistry).
+func Registry(cfg cluster.MemoryConfig) ClusterOption {
+	return clusterOptionFunc(func(o *clusterOptions) { o.registry = cfg })
+}
+
+// ConfigureCluster adjusts every member's cluster.Config after the
+// testkit's fast timing was applied (Name, Provider and Kinds are the
+// testkit's).
+func ConfigureCluster(f func(*cluster.Config)) ClusterOption {
+	return clusterOptionFunc(func(o *clusterOptions) { o.tune = append(o.tune, f) })
+}
+
+// ConfigureRemote adjusts every member's remote.Config (ListenAddress,
+// SystemName and Serializers are the testkit's; use Serializers).
+func ConfigureRemote(f func(*remote.Config)) ClusterOption {
+	return clusterOptionFunc(func(o *clusterOptions) { o.remoteTune = append(o.remoteTune, f) })
+}
+
+// Serializers registers the messages grains exchange across members, in
+// every member's serializer registry (for example remote.RegisterJSON).
+func Serializers(register func(*remote.Serializers) error) ClusterOption {
+	return clusterOptionFunc(func(o *clusterOptions) { o.serializers = append(o.serializers, register) })
+}
+
+// SystemOptions adjusts every member's actor.SystemConfig (the Dispatcher,
+// Clock, Name and Extensions fields are the testkit's).
+func SystemOptions(opts ...Option) ClusterOption {
+	return clusterOptionFunc(func(o *clusterOptions) { o.system = append(o.system, opts...) })
+}
+
+// FastRegistry is the registry timing of a TestCluster: leases of 600 ms
+// renewed every 100 ms with a fence period of 400 ms, so a killed member
+// is gone from the view within about a second.
+func FastRegistry() cluster.MemoryConfig {
+	return cluster.MemoryConfig{LeaseTTL: 600 * time.Millisecond, RenewInterval: 100 * time.Millisecond,
+		FencePeriod: 400 * time.Millisecond}
+}
+
+// FastTiming is the cluster timing of a TestCluster, to match FastRegistry:
+// S = P = 100 ms (so W = 612 ms), ticks of 20 ms, activation requests of
+// 300 ms and attempts of 500 ms.
+func FastTiming(c *cluster.Config) {
+	c.StopBudget = 100 * time.Millisecond
+	c.MaxPause = 100 * time.Millisecond
+	c.TickInterval = 20 * time.Millisecond
+	c.ActivationTimeout = 300 * time.Millisecond
+	c.AttemptTimeout = 500 * time.Millisecond
+}
+
+// MemberState is where a member of a TestCluster stands.
+type MemberState int
+
+// The member states.
+const (
+	MemberUp      MemberState = iota // running (possibly paused or partitioned)
+	MemberKilled                     // Kill
+	MemberStopped                    // Stop
+)
+
+// TestCluster is an in-process cluster for tests: members are actor
+// systems with remote and the cluster extension, sharing one in-memory
+// registry and one fault-injecting transport (in memory, or loopback TCP).
+// Members are numbered from 0 in the order started (AddNode appends); a
+// restarted member keeps its number. Cleanup shuts every member down; the
+// package's goleak.VerifyTestMain checks that nothing is left. Methods are
+// called from the test goroutine; Node and Observer are safe anywhere.
+type TestCluster struct {
+	t       testing.TB
+	opts    clusterOptions
+	clock   scheduler.Clock
+	manual  *scheduler.ManualClock
+	reg     *cluster.MemoryRegistry
+	net     *faultNet
+	memNet  *remote.MemoryNetwork
+	obs     *Observer
+	tuneAll []func(*cluster.Config)
+
+	mu      sync.Mutex
+	members []*member
+}
+
+type member struct {
+	slot    int
+	addr    string
+	sys     *actor.System
+	c       *cluster.Cluster
+	coord   *scheduler.Coordinator
+	pz      *pauser
+	reg     *memberRegistry
+	state   MemberState
+	resume  func() bool // the pending end of a Pause
+	regCut  bool        // PartitionRegistry holds a cut
+	stopped chan struct{}
+}
+
+// NewCluster starts a test cluster (Nodes(3) by default) and waits until
+// every member is ready with the same view. See ClusterOption for the
+// options.
+func NewCluster(t testing.TB, opts ...ClusterOption) *TestCluster {
+	t.Helper()
+	o := clusterOptions{nodes: 3, registry: FastRegistry(), workers: 2}
+	for _, op := range opts {
+		op.applyCluster(&o)
+	}
+	tc := &TestCluster{t: t, opts: o}
+	if o.virtual {
+		tc.manual = scheduler.NewManualClock(time.Unix(0, 0))
+		tc.clock = tc.manual
+	} else {
+		tc.clock = scheduler.SystemClock{}
+	}
+	rcfg := o.registry
+	rcfg.Clock = tc.clock
+	reg, err := cluster.NewMemoryRegistry(rcfg)
+	if err != nil {
+		t.Fatalf("testkit: NewCluster: %v", err)
+		return nil
+	}
+	tc.reg = reg
+	var inner remote.Transport = &remote.TCPTransport{}
+	if !o.tcp {
+		tc.memNet = remote.NewMemoryNetwork()
+		inner = tc.memNet
+	}
+	tc.net = newFaultNet(inner)
+	tc.obs = newObserver(tc.clock.Now)
+	t.Cleanup(tc.cleanup)
+	for range o.nodes {
+		tc.AddNode()
+	}
+	if !o.virtual {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := tc.AwaitConverged(ctx); err != nil {
+			t.Fatalf("testkit: NewCluster: %v", err)
+		}
+	}
+	return tc
+}
+
+// Now returns the time of the cluster's clock (the one the Observer and
+// every member use).
+func (tc *TestCluster) Now() time.Time { return tc.clock.Now() }
+
+// Advance moves the virtual clock by d (VirtualTime only), firing the
+// timers due on the way, and returns how many fired.
+func (tc *TestCluster) Advance(d time.Duration) int {
+	if tc.manual == nil {
+		tc.t.Fatalf("testkit: Advance needs VirtualTime()")
+		return 0
+	}
+	return tc.manual.Advance(d)
+}
+
+// Observer returns the observer that watches every member.
+func (tc *TestCluster) Observer() *Observer { return tc.obs }
+
+// Registry returns the shared in-memory registry.
+func (tc *TestCluster) Registry() *cluster.MemoryRegistry { return tc.reg }
+
+// Len returns the number of member slots (every member ever started).
+func (tc *TestCluster) Len() int {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return len(tc.members)
+}
+
+func (tc *TestCluster) member(i int) *member {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if i < 0 || i >= len(tc.members) {
+		tc.t.Fatalf("testkit: no member %d (have %d)", i, len(tc.members))
+		return nil
+	}
+	return tc.members[i]
+}
+
+// Node returns member i's cluster (the current incarnation after a
+// Restart). After Kill or Stop it returns the stopped one, whose calls fail
+// with cluster.ErrShuttingDown.
+func (tc *TestCluster) Node(i int) *cluster.Cluster { return tc.member(i).c }
+
+// System returns member i's actor system.
+func (tc *TestCluster) System(i int) *actor.System { return tc.member(i).sys }
+
+// Address returns member i's remote address.
+func (tc *TestCluster) Address(i int) string { return tc.member(i).addr }
+
+// State returns member i's state.
+func (tc *TestCluster) State(i int) MemberState {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.members[i].state
+}
+
+// Paused reports whether member i is paused.
+func (tc *TestCluster) Paused(i int) bool { return tc.member(i).pz.isPaused() }
+
+// Up returns the numbers of the members that are running.
+func (tc *TestCluster) Up() []int {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	var out []int
+	for _, m := range tc.members {
+		if m.state == MemberUp {
+			out = append(out, m.slot)
+		}
+	}
+	return out
+}
+
+// AddNode starts a new member and returns its number. It does not wait for
+// the cluster to converge (AwaitConverged does).
+func (tc *TestCluster) AddNode() int {
+	tc.t.Helper()
+	tc.mu.Lock()
+	slot := len(tc.members)
+	tc.mu.Unlock()
+	m, err := tc.start(slot, "127.0.0.1:0")
+	if err != nil {
+		tc.t.Fatalf("testkit: start member %d: %v", slot, err)
+		return slot
+	}
+	tc.mu.Lock()
+	tc.members = append(tc.members, m)
+	tc.mu.Unlock()
+	return slot
+}
+
+// observerInstaller subscribes the observer before the cluster extension
+// installs, so no activation of the member can be missed.
+type observerInstaller struct{ obs *Observer }
+
+func (i observerInstaller) Name() string       { return "testkit.observer" }
+func (i observerInstaller) Requires() []string { return nil }
+func (i observerInstaller) Enabled() bool      { return true }
+func (i observerInstaller) Validate() error    { return nil }
+func (i observerInstaller) Install(_ context.Context, host actor.Host) (actor.Extension, error) {
+	i.obs.watch(host.System())
+	return noExtension{}, nil
+}
+
+type noExtension struct{}
+
+func (noExtension) Shutdown(context.Context) error { return nil }
+
+func (tc *TestCluster) start(slot int, addr string) (*member, error) {
+	o := tc.opts
+	pz := &pauser{clockSrc: tc.clock}
+	clock := pz.clock()
+	coord := scheduler.NewCoordinator(scheduler.Config{Name: fmt.Sprintf("member%d", slot), Workers: o.workers, Clock: clock})
+	coord.Start()
+	pz.inner = coord
+	mreg := &memberRegistry{reg: tc.reg}
+	tr := tc.net.member()
+
+	ser := remote.NewSerializers()
+	for _, f := range o.serializers {
+		if err := f(ser); err != nil {
+			tc.stopCoord(coord)
+			return nil, err
+		}
+	}
+	rcfg := remote.DefaultConfig()
+	rcfg.ReconnectBackoffMin = 5 * time.Millisecond
+	rcfg.ReconnectBackoffMax = 100 * time.Millisecond
+	rcfg.HeartbeatInterval = 100 * time.Millisecond
+	rcfg.HeartbeatTimeout = time.Second
+	rcfg.GiveUpAfter = 2 * time.Second
+	rcfg.DialTimeout = time.Second
+	rcfg.HandshakeTimeout = time.Second
+	for _, f := range o.remoteTune {
+		f(&rcfg)
+	}
+	rcfg.ListenAddress, rcfg.SystemName, rcfg.Serializers = addr, ClusterName, ser
+
+	ccfg := cluster.Config{}
+	FastTiming(&ccfg)
+	for _, f := range o.tune {
+		f(&ccfg)
+	}
+	ccfg.Name, ccfg.Provider, ccfg.Kinds = ClusterName, mreg, o.kinds
+
+	scfg := actor.SystemConfig{EventBuffer: 1 << 16}
+	for _, f := range o.system {
+		f(&scfg)
+	}
+	scfg.Name, scfg.Dispatcher, scfg.Clock = ClusterName, pz, clock
+	scfg.Extensions = []actor.ExtensionInstaller{
+		observerInstaller{obs: tc.obs},
+		remote.Install(rcfg, remote.WithTransport(tr)),
+		cluster.Install(ccfg),
+	}
+	sys, err := actor.NewSystem(scfg)
+	if err != nil {
+		tc.stopCoord(coord)
+		return nil, err
+	}
+	return &member{slot: slot, addr: sys.Address(), sys: sys, c: cluster.Get(sys), coord: coord, pz: pz, reg: mreg}, nil
+}
+
+func (tc *TestCluster) stopCoord(c *scheduler.Coordinator) {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	_ = c.Shutdown(ctx)
+}
+
+// shutdown ends member m's process: its system, then its worker pool; the
+// observer closes what it still saw running there.
+func (tc *TestCluster) shutdown(m *member, graceful bool) error {
+	tc.resumeMember(m)
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	err := m.sys.Shutdown(ctx)
+	tc.stopCoord(m.coord)
+	tc.obs.memberDown(m.addr, tc.clock.Now())
+	if !graceful {
+		return nil // a killed member's leave fails (it is cut off): expected
+	}
+	return err
+}
+
+// Kill stops member i abruptly, as a crashed process: its connections drop
+// at once, it renews its lease no more (the registry drops it when the
+// lease expires, and the others take over its grains after the wait-out),
+// and it never rejoins. Its grains end with it.
+func (tc *TestCluster) Kill(i int) {
+	tc.t.Helper()
+	m := tc.member(i)
+	if m.state != MemberUp {
+		return
+	}
+	tc.setState(m, MemberKilled)
+	m.reg.kill()
+	tc.net.isolate(m.addr)
+	_ = tc.shutdown(m, false)
+}
+
+// Stop shuts member i down gracefully: it hands its grains over and leaves
+// with a released marker.
+func (tc *TestCluster) Stop(i int) {
+	tc.t.Helper()
+	m := tc.member(i)
+	if m.state != MemberUp {
+		return
+	}
+	if m.regCut {
+		m.regCut = false
+		m.reg.heal()
+	}
+	tc.setState(m, MemberStopped)
+	if err := tc.shutdown(m, true); err != nil {
+		tc.t.Errorf("testkit: Stop(%d): %v", i, err)
+	}
+}
+
+func (tc *TestCluster) setState(m *member, s MemberState) {
+	tc.mu.Lock()
+	m.state = s
+	tc.mu.Unlock()
+}
+
+// Restart starts member i again (killing it first if it runs) as a new
+// incarnation with the same member ID: on its old address when that can be
+// bound again, on a new one otherwise. Faults injected on the old process
+// (partitions, registry cut) are gone.
+func (tc *TestCluster) Restart(i int) {
+	tc.t.Helper()
+	old := tc.member(i)
+	if old.state == MemberUp {
+		tc.Kill(i)
+	}
+	tc.net.rejoin(old.addr)
+	m, err := tc.start(i, old.addr)
+	if err != nil {
+		m, err = tc.start(i, "127.0.0.1:0")
+	}
+	if err != nil {
+		tc.t.Fatalf("testkit: Restart(%d): %v", i, err)
+		return
+	}
+	tc.mu.Lock()
+	tc.members[i] = m
+	tc.mu.Unlock()
+}
+
+// Partition cuts the link between members i and j both ways: connections
+// between them carry nothing and new ones are refused until Heal.
+func (tc *TestCluster) Partition(i, j int) {
+	a, b := tc.member(i).addr, tc.member(j).addr
+	tc.net.setCut(a, b, true)
+	tc.net.setCut(b, a, true)
+}
+
+// PartitionOneWay cuts what member from sends to member to (to's traffic
+// to from still flows on an existing connection; new ones are refused).
+func (tc *TestCluster) PartitionOneWay(from, to int) {
+	tc.net.setCut(tc.member(from).addr, tc.member(to).addr, true)
+}
+
+// Heal restores the link between i and j, both ways; held bytes flow on.
+func (tc *TestCluster) Heal(i, j int) {
+	a, b := tc.member(i).addr, tc.member(j).addr
+	tc.net.setCut(a, b, false)
+	tc.net.setCut(b, a, false)
+}
+
+// PartitionRegistry cuts member i off the registry: its renewals fail (it
+// fences when its lease runs short), it gets no views and cannot rejoin
+// until HealRegistry; the others see it until its lease expires there.
+func (tc *TestCluster) PartitionRegistry(i int) {
+	m := tc.member(i)
+	if m.regCut || m.state != MemberUp {
+		return
+	}
+	m.regCut = true
+	m.reg.cut()
+}
+
+// HealRegistry ends PartitionRegistry(i).
+func (tc *TestCluster) HealRegistry(i int) {
+	m := tc.member(i)
+	if !m.regCut {
+		return
+	}
+	m.regCut = false
+	m.reg.heal()
+}
+
+// Pause stalls member i for d on the cluster's clock, as a stop-the-world
+// pause (GC, SIGSTOP) would: no actor of it runs and none of its timers
+// fires (both are held and run when the pause ends), and it renews its
+// lease with the registry no more. Its sockets still receive. Pause
+// returns at once; Resume ends the pause early. A pause longer than the
+// cluster's MaxPause P is outside what the single-activation guarantee
+// covers (fencing tokens still protect storage).
+func (tc *TestCluster) Pause(i int, d time.Duration) {
+	m := tc.member(i)
+	if m.state != MemberUp || m.pz.isPaused() {
+		return
+	}
+	m.reg.cut()
+	m.pz.pause()
+	tc.mu.Lock()
+	m.resume = tc.clock.AfterFunc(d, func() { tc.resumeMember(m) })
+	tc.mu.Unlock()
+}
+
+// Resume ends a Pause of member i now.
+func (tc *TestCluster) Resume(i int) { tc.resumeMember(tc.member(i)) }
+
+func (tc *TestCluster) resumeMember(m *member) {
+	tc.mu.Lock()
+	stop := m.resume
+	m.resume = nil
+	tc.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	if !m.pz.isPaused() {
+		return
+	}
+	m.reg.heal()
+	m.pz.resume()
+}
+
+// AwaitConverged waits until every running member is ready and sees the
+// same view, which holds exactly the running members, or ctx ends. In
+// VirtualTime the test must advance the clock meanwhile.
+func (tc *TestCluster) AwaitConverged(ctx context.Context) error {
+	wake := make(chan struct{}, 1)
+	notify := func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	var subs []func()
+	for _, i := range tc.Up() {
+		es := tc.System(i).EventStream()
+		s1 := actor.Subscribe(es, func(*cluster.TopologyChanged) { notify() })
+		s2 := actor.Subscribe(es, func(*cluster.ClusterStatusChanged) { notify() })
+		subs = append(subs, func() { es.Unsubscribe(s1); es.Unsubscribe(s2) })
+	}
+	defer func() {
+		for _, u := range subs {
+			u()
+		}
+	}()
+	for {
+		why := tc.converged()
+		if why == "" {
+			return nil
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return fmt.Errorf("testkit: cluster not converged: %s: %w", why, ctx.Err())
+		}
+	}
+}
+
+// converged returns "" when the running members agree, and why not
+// otherwise.
+func (tc *TestCluster) converged() string {
+	up := tc.Up()
+	want := map[string]bool{}
+	for _, i := range up {
+		want[tc.Node(i).Self().Key()] = true
+	}
+	var hash uint64
+	for k, i := range up {
+		c := tc.Node(i)
+		if s := c.Status(); s != cluster.StatusReady {
+			return fmt.Sprintf("member %d is %v", i, s)
+		}
+		topo, ok := c.Topology()
+		if !ok {
+			return fmt.Sprintf("member %d has no view", i)
+		}
+		if k == 0 {
+			hash = topo.Hash
+		} else if topo.Hash != hash {
+			return fmt.Sprintf("member %d sees another view (%d members)", i, len(topo.Members))
+		}
+		if len(topo.Members) != len(want) {
+			return fmt.Sprintf("member %d sees %d members, %d run", i, len(topo.Members), len(want))
+		}
+		for _, mm := range topo.Members {
+			if !want[mm.Key()] {
+				return fmt.Sprintf("member %d sees %s, which does not run", i, mm.Key())
+			}
+		}
+	}
+	return ""
+}
+
+func (tc *TestCluster) cleanup() {
+	tc.mu.Lock()
+	ms := append([]*member(nil), tc.members...)
+	tc.mu.Unlock()
+	for _, m := range ms {
+		if m == nil {
+			continue
+		}
+		tc.resumeMember(m)
+		if m.regCut {
+			m.regCut = false
+			m.reg.heal()
+		}
+	}
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		if m == nil || m.state != MemberUp {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := tc.shutdown(m, true); err != nil && !errors.Is(err, cluster.ErrShuttingDown) {
+				tc.t.Errorf("testkit: member %d shutdown: %v", m.slot, err)
+			}
+			tc.setState(m, MemberStopped)
+		}()
+	}
+	wg.Wait()
+	tc.reg.Close()
+}
+
+// Request sends msg to the grain id through node and waits for its reply of
+// type T, as cluster.Request does; without a ctx deadline it is bounded by
+// DefaultTimeout.
+func Request[T any](ctx context.Context, node *cluster.Cluster, id cluster.Identity, msg any) (T, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
+		defer cancel()
+	}
+	return cluster.Request[T](ctx, node, id, msg)
+}

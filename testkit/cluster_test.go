@@ -1,0 +1,89 @@
+package testkit_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/cluster"
+	"github.com/fraktor-go/fraktor/remote"
+	"github.com/fraktor-go/fraktor/testkit"
+)
+
+// Messages of the counter grain (JSON across members).
+type (
+	addReq struct {
+		ID string
+		N  int
+	}
+	getReq  struct{}
+	total   struct{ N int }
+	whoReq  struct{}
+	whereIs struct{ Member string }
+)
+
+func counterMessages(s *remote.Serializers) error {
+	for _, err := range []error{
+		remote.RegisterJSON[*addReq](s, "tk.add"),
+		remote.RegisterJSON[*getReq](s, "tk.get"),
+		remote.RegisterJSON[*total](s, "tk.total"),
+		remote.RegisterJSON[*whoReq](s, "tk.who"),
+		remote.RegisterJSON[*whereIs](s, "tk.where"),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// plainCounter sums adds in memory.
+func plainCounter() cluster.Kind {
+	return cluster.NewKind("counter", actor.PropsFromProducer(func() actor.Actor {
+		n := 0
+		return actor.ReceiveFunc(func(c actor.Context) {
+			switch m := c.Message().(type) {
+			case *addReq:
+				n += m.N
+				c.Respond(&total{N: n})
+			case *getReq:
+				c.Respond(&total{N: n})
+			case *whoReq:
+				c.Respond(&whereIs{Member: c.Self().Address})
+			}
+		})
+	}))
+}
+
+func ctxFor(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestClusterKillRestartNoOverlap(t *testing.T) {
+	tc := testkit.NewCluster(t, testkit.Nodes(3), testkit.Kinds(plainCounter()), testkit.Serializers(counterMessages))
+	ctx := ctxFor(t, 30*time.Second)
+	for i := range 30 {
+		_, err := testkit.Request[*total](ctx, tc.Node(i%3), cluster.NewIdentity("counter", fmt.Sprint(i)), &addReq{N: 1})
+		require.NoError(t, err)
+	}
+	tc.Kill(1)
+	for i := range 30 {
+		_, err := testkit.Request[*whereIs](ctx, tc.Node(0), cluster.NewIdentity("counter", fmt.Sprint(i)), &whoReq{})
+		require.NoError(t, err)
+	}
+	tc.Restart(1)
+	require.NoError(t, tc.AwaitConverged(ctx))
+	for i := range 30 {
+		_, err := testkit.Request[*whereIs](ctx, tc.Node(1), cluster.NewIdentity("counter", fmt.Sprint(i)), &whoReq{})
+		require.NoError(t, err)
+	}
+	tc.Observer().AssertNoOverlap(t)
+	tc.Observer().AssertTokensMonotonic(t)
+	t.Log(tc.Observer().Report())
+}
