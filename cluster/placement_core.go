@@ -202,7 +202,9 @@ func (c *placementCore) installView(t Topology, released []Member, now time.Time
 	return ch, nil
 }
 
-func (c *placementCore) rebuild() { c.ring = c.strategy.Build(withoutBlocked(c.view, c.blocked, Member.Key)) }
+func (c *placementCore) rebuild() {
+	c.ring = c.strategy.Build(withoutBlocked(c.view, c.blocked, Member.Key))
+}
 
 // moveAway marks stopping every active activation whose owner is no longer
 // this member and returns them. An activation that is already stopping for
