@@ -23,9 +23,9 @@ test: $(TEST_DEPS)
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
 
-## run: the demo
+## run: the cluster demo (examples/cluster): 3 members, load, a member killed midway, a consistency check; dashboard on localhost:8080
 run:
-	$(GO) run ./examples/demo
+	$(GO) run ./examples/cluster
 
 ## bench: the side-by-side benchmark suite against protoactor-go (docs/benchmarks.md)
 bench:
