@@ -174,7 +174,7 @@ func apply(st *store, c actor.Context, id string, tok cluster.FencingToken, stat
 		cluster.Passivate(c)
 		return &Result{Err: loadErr.Error()}
 	}
-	if d, ok := state.applied[req]; ok && d == delta {
+	if _, ok := state.applied[req]; ok {
 		return &Result{Balance: state.balance, Applied: true}
 	}
 	if _, ok := state.refused[req]; ok {
