@@ -70,10 +70,23 @@ type accountState struct {
 	refused map[string]struct{} // withdrawals refused for lack of funds
 }
 
-// store stands for the database the grains persist to: it outlives any
+// accountStore is the database the grains persist to: it outlives any
 // member, and it fences writes by the activations' fencing tokens, so an
 // activation that is still running after its successor started cannot
-// overwrite the successor's state. Safe for concurrent use.
+// overwrite the successor's state. Implementations are safe for concurrent
+// use.
+type accountStore interface {
+	// load claims account id for the activation with token tok and
+	// returns its state; errStale when a newer activation claimed it.
+	load(id string, tok cluster.FencingToken) (accountState, error)
+	// commit records request req of the activation with token tok:
+	// applied with delta, or refused; errStale when a newer activation
+	// claimed the account.
+	commit(id string, tok cluster.FencingToken, req string, delta int64, applied bool) error
+}
+
+// store is the in-memory accountStore: one per process, shared by the
+// members in it.
 type store struct {
 	mu       sync.Mutex
 	accounts map[string]*accountState
@@ -90,8 +103,6 @@ func (s *store) get(id string) *accountState {
 	return a
 }
 
-// load claims the account for an activation with token tok and returns a
-// copy of its state.
 func (s *store) load(id string, tok cluster.FencingToken) (accountState, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -110,9 +121,6 @@ func (s *store) load(id string, tok cluster.FencingToken) (accountState, error) 
 	return cp, nil
 }
 
-// commit records request req of the activation with token tok: applied
-// with delta, or refused. It fails with errStale when a newer activation
-// claimed the account.
 func (s *store) commit(id string, tok cluster.FencingToken, req string, delta int64, applied bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -134,7 +142,7 @@ func (s *store) commit(id string, tok cluster.FencingToken, req string, delta in
 // activated and writes every change through, fenced by its token. Requests
 // are handled one at a time in arrival order (the grain's mailbox), and a
 // request ID seen before gets the answer it got then.
-func accountGrain(st *store) cluster.Kind {
+func accountGrain(st accountStore) cluster.Kind {
 	return cluster.NewKind(accountKind, actor.PropsFromProducer(func() actor.Actor {
 		var (
 			id    string
@@ -169,7 +177,7 @@ func accountGrain(st *store) cluster.Kind {
 	}))
 }
 
-func apply(st *store, c actor.Context, id string, tok cluster.FencingToken, state *accountState, loadErr error, req string, delta int64) *Result {
+func apply(st accountStore, c actor.Context, id string, tok cluster.FencingToken, state *accountState, loadErr error, req string, delta int64) *Result {
 	if loadErr != nil {
 		cluster.Passivate(c)
 		return &Result{Err: loadErr.Error()}

@@ -89,7 +89,7 @@ func TestCheck(t *testing.T) {
 		}
 	}
 	o, l := base()
-	v := check(o, l)
+	v := check(o, l, "")
 	require.True(t, v.ok(), v.problems)
 	require.Equal(t, int64(7), v.failedApplied)
 	require.Equal(t, 1, v.failedAppliedN)
@@ -126,7 +126,7 @@ func TestCheck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o, l := base()
 			tc.break_(o, l)
-			v := check(o, l)
+			v := check(o, l, "")
 			require.False(t, v.ok())
 			require.Contains(t, strings.Join(v.problems, "\n"), tc.want)
 		})

@@ -82,7 +82,7 @@ func newProvider(o options, log *slog.Logger) (cluster.Provider, func(), error) 
 	return p, func() {}, nil
 }
 
-func startMember(ctx context.Context, name string, prov cluster.Provider, withConsul bool, st *store, log *slog.Logger) (*member, error) {
+func startMember(ctx context.Context, name string, prov cluster.Provider, withConsul bool, st accountStore, log *slog.Logger) (*member, error) {
 	ser := remote.NewSerializers()
 	if err := registerMessages(ser); err != nil {
 		return nil, err
