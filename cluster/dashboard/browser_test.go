@@ -93,7 +93,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	m1, m2, m3 := startMember(t, reg, "m1"), startMember(t, reg, "m2"), startMember(t, gate, "m3")
 	nodes := []node{m1, m2, m3}
 	awaitMembers(t, 3, nodes...)
-	d := dashboard.New(dashboard.Config{Title: "dashboard test"})
+	d := dashboard.New(dashboard.Config{})
 	t.Cleanup(d.Close)
 	for _, nd := range nodes {
 		d.Attach(nd.c, nd.reader)

@@ -49,6 +49,9 @@ func run(ctx context.Context, o options, w io.Writer) int {
 	}
 	fmt.Fprintf(w, "starting %d member(s), %s, loopback TCP; %d accounts, %d callers per member, %s\n",
 		o.members, where, o.grains, o.callers, o.duration)
+	if !embedded && !o.noKill && !o.join {
+		fmt.Fprintln(w, "(no member is killed with --consul: killing one abruptly needs the embedded registry's fault injection)")
+	}
 	var members []*member
 	shutdownAll := func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
