@@ -10,21 +10,22 @@ export PATH := $(BIN):$(PATH)
 # 1.27); a count has no deadline to race. 150000x is about 10 s per target
 # here. `make fuzz FUZZTIME=60s` still works for a longer local run.
 FUZZ_TARGETS := ./cluster:FuzzParseIdentity ./cluster:FuzzClusterWire ./cluster/consul:FuzzDecodeRecord ./remote:FuzzDecodeFrame ./remote:FuzzHandshake ./remote:FuzzSystemMessage
-# What `make test` needs installed first.
-TEST_DEPS := consul
+# What `make test` needs installed first: a Consul agent for the Consul
+# provider's tests, Chromium for the dashboard's browser test.
+TEST_DEPS := consul chromium
 
-.PHONY: all test run bench bench-quick lint fuzz consul check-bench chaos
+.PHONY: all test run bench bench-quick lint fuzz consul chromium check-bench chaos
 
 all: test
 
-## test: vet and every test with the race detector (builds Consul first when missing)
+## test: vet and every test with the race detector (builds Consul and installs Chromium first when missing)
 test: $(TEST_DEPS)
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
 
-## run: the demo
+## run: the cluster demo (examples/cluster): 3 members, load, a member killed midway, a consistency check; dashboard on localhost:8080
 run:
-	$(GO) run ./examples/demo
+	$(GO) run ./examples/cluster
 
 ## bench: the side-by-side benchmark suite against protoactor-go (docs/benchmarks.md)
 bench:
@@ -58,6 +59,10 @@ chaos:
 ## consul: build bin/consul (v1.14.11) when it is missing
 consul:
 	bash tools/consul/install.sh $(BIN)/consul
+
+## chromium: install Chromium with apt-get when no Chromium or Chrome is on PATH
+chromium:
+	bash tools/chromium/install.sh
 
 ## lint: formatting, vet and module hygiene
 lint:

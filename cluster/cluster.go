@@ -282,6 +282,22 @@ func (c *Cluster) ActiveCount() int {
 	return n
 }
 
+// ActiveCountByKind returns the number of activations this member hosts,
+// by kind name (kinds without activations are absent). It is a snapshot
+// taken without stopping the runtime, as ActiveCount is.
+func (c *Cluster) ActiveCountByKind() map[string]int {
+	n := map[string]int{}
+	c.grains.Range(func(_, v any) bool {
+		n[v.(*activation).kind.name]++
+		return true
+	})
+	return n
+}
+
+// Lease returns this incarnation's membership lease as its provider reports
+// it (Membership.Lease). It never blocks.
+func (c *Cluster) Lease() MembershipLease { return c.membership.Load().m.Lease() }
+
 // System returns the actor system.
 func (c *Cluster) System() *actor.System { return c.sys }
 

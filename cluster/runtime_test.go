@@ -362,3 +362,28 @@ func TestClusterSendOrderAcrossActivation(t *testing.T) {
 		require.Equal(t, 50, tot.N, "the Request overtook Sends to %s", id)
 	}
 }
+
+// ActiveCountByKind splits ActiveCount by kind, and Lease reports the
+// membership lease of the current incarnation.
+func TestClusterActiveCountByKindAndLease(t *testing.T) {
+	reg := newRegistry(t)
+	other := cluster.NewKind("other", actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(*Get); ok {
+			c.Respond(&Total{})
+		}
+	}))
+	a := startMember(t, reg, counterKind(), other)
+	awaitMembers(t, 1, a)
+	ctx := ctxWait(t)
+	for i := range 3 {
+		_, err := cluster.Request[*Total](ctx, a.c, cluster.NewIdentity("counter", fmt.Sprint(i)), &Get{})
+		require.NoError(t, err)
+	}
+	_, err := cluster.Request[*Total](ctx, a.c, cluster.NewIdentity("other", "x"), &Get{})
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"counter": 3, "other": 1}, a.c.ActiveCountByKind())
+	require.Equal(t, a.c.ActiveCount(), 4)
+	lease := a.c.Lease()
+	require.Equal(t, cluster.MembershipLeaseHeld, lease.Status)
+	require.True(t, lease.Valid(time.Now()))
+}

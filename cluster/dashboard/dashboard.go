@@ -1,0 +1,214 @@
+package dashboard
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/cluster"
+)
+
+//go:embed page.html
+var page []byte
+
+// MetricsSource is where a member's OpenTelemetry metrics are read from: an
+// sdkmetric.ManualReader registered on the member's MeterProvider satisfies
+// it. The dashboard calls Collect from its HTTP handler goroutines, one call
+// at a time per source.
+type MetricsSource interface {
+	Collect(ctx context.Context, rm *metricdata.ResourceMetrics) error
+}
+
+// Config configures a Dashboard. The zero value is usable.
+type Config struct {
+	// Title is shown at the top of the page; "fraktor cluster" when empty.
+	Title string
+	// Events is how many recent cluster events are kept (100 when ≤ 0).
+	Events int
+	// RateWindow is the shortest window over which request rates and
+	// latency percentiles are computed (1 s when ≤ 0).
+	RateWindow time.Duration
+}
+
+// Dashboard is an http.Handler serving the page at its root and the cluster
+// state as JSON at "api/state" (relative to where it is mounted; mount it
+// with http.StripPrefix under a path ending in "/"). All methods are safe
+// for concurrent use.
+type Dashboard struct {
+	cfg    Config
+	events *eventLog
+
+	mu      sync.Mutex
+	members []*member
+	closed  bool
+}
+
+type member struct {
+	name    string
+	c       *cluster.Cluster
+	src     MetricsSource
+	sub     *actor.Subscription
+	started atomic.Uint64
+
+	mu   sync.Mutex // guards the metric samples and Collect
+	base sample     // the window's start
+	last sample     // the newest sample, at most RateWindow after base
+	rate rates      // computed over the last full window
+}
+
+// New returns a Dashboard with no members.
+func New(cfg Config) *Dashboard {
+	if cfg.Title == "" {
+		cfg.Title = "fraktor cluster"
+	}
+	if cfg.Events <= 0 {
+		cfg.Events = 100
+	}
+	if cfg.RateWindow <= 0 {
+		cfg.RateWindow = time.Second
+	}
+	return &Dashboard{cfg: cfg, events: newEventLog(cfg.Events)}
+}
+
+// Attach adds a member of this process: the page shows its status, lease and
+// activations, its request rate and latency when src is not nil (the reader
+// of its MeterProvider; see View for useful latency buckets), and the events
+// of its event stream. A member stays listed after it stops, with its final
+// status. Attaching after Close does nothing.
+func (d *Dashboard) Attach(c *cluster.Cluster, src MetricsSource) {
+	m := &member{name: c.Self().ID, c: c, src: src}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return
+	}
+	m.sub = d.subscribe(m)
+	d.members = append(d.members, m)
+}
+
+// Close ends the event subscriptions. The handler keeps serving the last
+// state it can read. Close is idempotent.
+func (d *Dashboard) Close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return
+	}
+	d.closed = true
+	for _, m := range d.members {
+		m.c.System().EventStream().Unsubscribe(m.sub)
+	}
+}
+
+// ServeHTTP serves the page at "/" and the state at "/api/state".
+func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "", "/", "/index.html":
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write(page)
+	case "/api/state", "api/state":
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_ = json.NewEncoder(w).Encode(d.State(r.Context()))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// State is what the page shows; ServeHTTP returns it as JSON.
+type State struct {
+	Title   string        `json:"title"`
+	Now     time.Time     `json:"now"`
+	Members []MemberState `json:"members"`
+	Events  []Event       `json:"events"`
+}
+
+// MemberState is one member as the dashboard sees it. Members of this
+// process (Local) carry their own status, lease and counts; members known
+// only from a view carry what the view says.
+type MemberState struct {
+	ID          string `json:"id"`
+	Key         string `json:"key"`
+	Address     string `json:"address"`
+	Incarnation uint64 `json:"incarnation"`
+	Local       bool   `json:"local"`
+	// InView: a ready member of this process has it in its current view.
+	InView bool   `json:"inView"`
+	Status string `json:"status"`
+	// Lease is the membership lease state ("held", "lost", ...) and
+	// LeaseLeftMs how long it is still guaranteed; local members only.
+	Lease       string         `json:"lease,omitempty"`
+	LeaseLeftMs int64          `json:"leaseLeftMs"`
+	Kinds       []string       `json:"kinds"`
+	Active      int            `json:"active"`
+	ActiveKinds map[string]int `json:"activeKinds"`
+	Started     uint64         `json:"started"`
+	// Requests made from this member: rate over the last window, latency
+	// percentiles in milliseconds (from the histogram's buckets), retries.
+	Requests  uint64  `json:"requests"`
+	ReqPerSec float64 `json:"reqPerSec"`
+	P50Ms     float64 `json:"p50Ms"`
+	P99Ms     float64 `json:"p99Ms"`
+	Retries   int64   `json:"retries"`
+	Metrics   bool    `json:"metrics"`
+}
+
+// State reads the attached members now.
+func (d *Dashboard) State(ctx context.Context) State {
+	d.mu.Lock()
+	ms := slices.Clone(d.members)
+	d.mu.Unlock()
+	now := time.Now()
+	st := State{Title: d.cfg.Title, Now: now, Events: d.events.recent()}
+	inView := map[string]bool{}
+	seen := map[string]bool{}
+	for _, m := range ms {
+		if m.c.Status() != cluster.StatusReady {
+			continue
+		}
+		for _, v := range m.c.Members() {
+			inView[v.Key()] = true
+		}
+	}
+	for _, m := range ms {
+		self := m.c.Self()
+		lease := m.c.Lease()
+		row := MemberState{
+			ID: self.ID, Key: self.Key(), Address: self.Address, Incarnation: self.Incarnation,
+			Local: true, InView: inView[self.Key()], Status: m.c.Status().String(),
+			Lease: lease.Status.String(), LeaseLeftMs: lease.Remaining(now).Milliseconds(),
+			Kinds: self.Kinds, ActiveKinds: m.c.ActiveCountByKind(), Started: m.started.Load(),
+		}
+		for _, n := range row.ActiveKinds {
+			row.Active += n
+		}
+		if m.src != nil {
+			r := m.sampleRates(ctx, now, d.cfg.RateWindow)
+			row.Metrics, row.Requests, row.ReqPerSec, row.P50Ms, row.P99Ms, row.Retries = true, r.count, r.perSec, r.p50*1000, r.p99*1000, r.retries
+		}
+		seen[self.Key()] = true
+		st.Members = append(st.Members, row)
+	}
+	// Members of other processes, as the views of this process's members
+	// show them.
+	for _, m := range ms {
+		for _, v := range m.c.Members() {
+			if seen[v.Key()] || !inView[v.Key()] {
+				continue
+			}
+			seen[v.Key()] = true
+			st.Members = append(st.Members, MemberState{ID: v.ID, Key: v.Key(), Address: v.Address,
+				Incarnation: v.Incarnation, InView: true, Status: "in view", Kinds: v.Kinds})
+		}
+	}
+	return st
+}

@@ -1,0 +1,98 @@
+package dashboard_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/cluster"
+	"github.com/fraktor-go/fraktor/cluster/dashboard"
+)
+
+func get(t *testing.T, url string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, b
+}
+
+// The handler serves the embedded page and the state of the attached
+// members: status, lease, activations by kind, request metrics and events.
+func TestDashboardServesState(t *testing.T) {
+	reg := fastRegistry(t)
+	a, b := startMember(t, reg, "a"), startMember(t, reg, "b")
+	d := dashboard.New(dashboard.Config{Title: "unit", RateWindow: time.Nanosecond})
+	t.Cleanup(d.Close)
+	d.Attach(a.c, a.reader)
+	d.Attach(b.c, nil)
+	awaitMembers(t, 2, a, b)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	for i := range 10 {
+		_, err := cluster.Request[*Total](ctx, a.c, cluster.NewIdentity("counter", fmt.Sprint(i)), &Add{N: 1})
+		require.NoError(t, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/dash/", http.StripPrefix("/dash", d))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	resp, page := get(t, srv.URL+"/dash/")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, resp.Header.Get("Content-Type"), "text/html")
+	require.Contains(t, string(page), `fetch("api/state"`)
+	require.NotContains(t, string(page), "http://", "the page loads nothing from elsewhere")
+	require.NotContains(t, string(page), "https://", "the page loads nothing from elsewhere")
+
+	_, body := get(t, srv.URL+"/dash/api/state") // opens the rate window
+	_, body = get(t, srv.URL+"/dash/api/state")
+	var st dashboard.State
+	require.NoError(t, json.Unmarshal(body, &st))
+	require.Equal(t, "unit", st.Title)
+	require.Len(t, st.Members, 2)
+	byID := map[string]dashboard.MemberState{}
+	active := 0
+	for _, m := range st.Members {
+		byID[m.ID] = m
+		active += m.Active
+		require.True(t, m.Local)
+		require.True(t, m.InView)
+		require.Equal(t, "ready", m.Status)
+		require.Equal(t, "held", m.Lease)
+		require.Positive(t, m.LeaseLeftMs)
+		require.Equal(t, m.Active, m.ActiveKinds["counter"])
+	}
+	require.Equal(t, 10, active)
+	require.True(t, byID["a"].Metrics)
+	require.Equal(t, uint64(10), byID["a"].Requests)
+	require.False(t, byID["b"].Metrics)
+	require.NotEmpty(t, st.Events)
+	topo := false
+	for _, ev := range st.Events {
+		topo = topo || ev.Type == "topology"
+	}
+	require.True(t, topo, "topology changes are listed: %+v", st.Events)
+
+	resp, _ = get(t, srv.URL+"/dash/nope")
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+}
+
+func TestLatencyBucketsAscend(t *testing.T) {
+	b := dashboard.LatencyBuckets()
+	require.Greater(t, len(b), 20)
+	for i := 1; i < len(b); i++ {
+		require.Greater(t, b[i], b[i-1])
+	}
+	require.True(t, strings.HasPrefix(fmt.Sprint(b[0]), "5e-05"))
+}

@@ -1,0 +1,132 @@
+package dashboard_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/cluster"
+	"github.com/fraktor-go/fraktor/cluster/dashboard"
+	"github.com/fraktor-go/fraktor/remote"
+	"github.com/fraktor-go/fraktor/testkit"
+)
+
+type (
+	Add   struct{ N int }
+	Total struct{ N int }
+)
+
+const wait = 20 * time.Second
+
+func counterKind() cluster.Kind {
+	return cluster.NewKind("counter", actor.PropsFromProducer(func() actor.Actor {
+		n := 0
+		return actor.ReceiveFunc(func(c actor.Context) {
+			if m, ok := c.Message().(*Add); ok {
+				n += m.N
+				c.Respond(&Total{N: n})
+			}
+		})
+	}))
+}
+
+type node struct {
+	sys    *actor.System
+	c      *cluster.Cluster
+	reader *sdkmetric.ManualReader
+}
+
+// fastRegistry: leases of 600 ms, so a killed member leaves the view in
+// about a second.
+func fastRegistry(t testing.TB) *cluster.MemoryRegistry {
+	reg, err := cluster.NewMemoryRegistry(cluster.MemoryConfig{LeaseTTL: 600 * time.Millisecond,
+		RenewInterval: 100 * time.Millisecond, FencePeriod: 400 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(reg.Close)
+	return reg
+}
+
+func startMember(t testing.TB, reg cluster.Provider, id string) node {
+	t.Helper()
+	ser := remote.NewSerializers()
+	require.NoError(t, remote.RegisterJSON[*Add](ser, "test.Add"))
+	require.NoError(t, remote.RegisterJSON[*Total](ser, "test.Total"))
+	rcfg := remote.DefaultConfig()
+	rcfg.ListenAddress = "127.0.0.1:0"
+	rcfg.SystemName = "dash"
+	rcfg.Serializers = ser
+	rcfg.ReconnectBackoffMin = 5 * time.Millisecond
+	rcfg.ReconnectBackoffMax = 50 * time.Millisecond
+	ccfg := cluster.Config{Name: "dash", Provider: reg, MemberID: id, Kinds: []cluster.Kind{counterKind()},
+		StopBudget: 100 * time.Millisecond, MaxPause: 100 * time.Millisecond, TickInterval: 20 * time.Millisecond,
+		ActivationTimeout: 300 * time.Millisecond, AttemptTimeout: 500 * time.Millisecond}
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader), dashboard.View())
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	sys := testkit.NewPeerSystem(t, func(c *actor.SystemConfig) {
+		c.Name = "dash"
+		c.MeterProvider = mp
+		c.Extensions = []actor.ExtensionInstaller{remote.Install(rcfg), cluster.Install(ccfg)}
+	})
+	c := cluster.Get(sys)
+	require.NotNil(t, c)
+	return node{sys: sys, c: c, reader: reader}
+}
+
+// awaitMembers waits until every node's view has n members.
+func awaitMembers(t testing.TB, n int, nodes ...node) {
+	t.Helper()
+	for _, nd := range nodes {
+		got := make(chan struct{}, 1)
+		sub := actor.Subscribe(nd.sys.EventStream(), func(ev *cluster.TopologyChanged) {
+			if len(ev.Members) == n {
+				select {
+				case got <- struct{}{}:
+				default:
+				}
+			}
+		})
+		if len(nd.c.Members()) != n {
+			select {
+			case <-got:
+			case <-time.After(wait):
+				t.Fatalf("member %s never saw %d members", nd.c.Self().ID, n)
+			}
+		}
+		nd.sys.EventStream().Unsubscribe(sub)
+	}
+}
+
+// joinGate refuses joins once closed: a member behind it that loses its
+// membership cannot come back, as a crashed process cannot.
+type joinGate struct {
+	cluster.Provider
+	closed atomic.Bool
+}
+
+func (g *joinGate) Join(ctx context.Context, self cluster.Member) (cluster.Membership, error) {
+	if g.closed.Load() {
+		return nil, errors.New("test: member crashed")
+	}
+	return g.Provider.Join(ctx, self)
+}
+
+func (g *joinGate) LeaseTiming() cluster.LeaseTiming {
+	return g.Provider.(cluster.LeaseTimer).LeaseTiming()
+}
+
+// kill stops a member abruptly: it cannot rejoin, its registry lease is no
+// longer renewed and its connections are closed, without a Leave.
+func kill(reg *cluster.MemoryRegistry, gate *joinGate, nd node) {
+	gate.closed.Store(true)
+	reg.Partition(nd.c.Self().Key())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = remote.Get(nd.sys).Node().Close(ctx)
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/fraktor-go/fraktor/cluster"
+)
+
+// op is one deposit or withdrawal the driver sent.
+type op struct {
+	account string
+	delta   int64 // signed: withdrawals are negative
+}
+
+// outcomes collects what the callers saw. Safe for concurrent use.
+type outcomes struct {
+	mu        sync.Mutex
+	acked     map[string]op // applied, acknowledged
+	refused   map[string]op // acknowledged as refused (insufficient funds)
+	failed    map[string]op // no acknowledgement: may or may not be applied
+	causes    map[string]int
+	reads     int
+	latencies []time.Duration // since the last progress line
+	requests  int             // since the last progress line
+	errors    int             // since the last progress line
+	total     int
+	all       []time.Duration // every latency, for the summary
+}
+
+func newOutcomes() *outcomes {
+	return &outcomes{acked: map[string]op{}, refused: map[string]op{}, failed: map[string]op{}, causes: map[string]int{}}
+}
+
+func (o *outcomes) record(req string, p op, res *Result, err error, d time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.requests++
+	o.total++
+	o.latencies = append(o.latencies, d)
+	o.all = append(o.all, d)
+	if err == nil && res.Err != "" {
+		err = errors.New(res.Err)
+	}
+	switch {
+	case err != nil:
+		o.errors++
+		o.causes[cause(err)]++
+		if req != "" {
+			o.failed[req] = p
+		}
+	case req == "":
+		o.reads++
+	case res.Applied:
+		o.acked[req] = p
+	default:
+		o.refused[req] = p
+	}
+}
+
+// cause names an error class for the summary.
+func cause(err error) string {
+	switch {
+	case errors.Is(err, cluster.ErrTimeout):
+		return "cluster: timeout (" + rootCause(err) + ")"
+	case errors.Is(err, cluster.ErrShuttingDown):
+		return "cluster: shutting down"
+	case errors.Is(err, context.Canceled):
+		return "cancelled (Ctrl-C)"
+	}
+	return rootCause(err)
+}
+
+func rootCause(err error) string {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			s := err.Error()
+			if len(s) > 80 {
+				s = s[:80] + "…"
+			}
+			return s
+		}
+		err = u
+	}
+}
+
+// window returns and resets the per-interval figures.
+func (o *outcomes) window() (requests, errs int, p50, p99 time.Duration) {
+	o.mu.Lock()
+	lat := o.latencies
+	requests, errs = o.requests, o.errors
+	o.latencies, o.requests, o.errors = nil, 0, 0
+	o.mu.Unlock()
+	p50, p99 = quantile(lat, 0.5), quantile(lat, 0.99)
+	return
+}
+
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	return ds[min(len(ds)-1, int(q*float64(len(ds))))]
+}
+
+// driver runs callers on one member until stop is closed (or the member is
+// killed): each picks an account at random and deposits, withdraws or reads
+// its balance, one request at a time.
+type driver struct {
+	accounts []string
+	out      *outcomes
+	wg       sync.WaitGroup
+}
+
+func (d *driver) start(c *cluster.Cluster, member string, callers int, stop <-chan struct{}, seed uint64) {
+	for i := range callers {
+		rng := rand.New(rand.NewPCG(seed, uint64(i)))
+		d.wg.Go(func() { d.caller(c, fmt.Sprintf("%s-c%d", member, i), rng, stop) })
+	}
+}
+
+func (d *driver) caller(c *cluster.Cluster, name string, rng *rand.Rand, stop <-chan struct{}) {
+	for seq := 0; ; seq++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		acct := d.accounts[rng.IntN(len(d.accounts))]
+		id := cluster.NewIdentity(accountKind, acct)
+		req := fmt.Sprintf("%s-%d", name, seq)
+		var msg any
+		var p op
+		switch r := rng.IntN(100); {
+		case r < 50:
+			p = op{acct, 1 + rng.Int64N(100)}
+			msg = &Deposit{Req: req, Amount: p.delta}
+		case r < 85:
+			p = op{acct, -(1 + rng.Int64N(150))}
+			msg = &Withdraw{Req: req, Amount: -p.delta}
+		default:
+			req, msg = "", &Balance{}
+		}
+		start := time.Now()
+		// No deadline of its own: the cluster's RequestTimeout bounds it,
+		// and a request in flight at the end is waited for, not cancelled.
+		res, err := cluster.Request[*Result](context.Background(), c, id, msg)
+		d.out.record(req, p, res, err, time.Since(start))
+	}
+}

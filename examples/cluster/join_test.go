@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/internal/testconsul"
+)
+
+// The demo against a real Consul agent. --consul: the members of one process
+// meet through Consul. --join: two "processes" (two runs in this test,
+// sharing nothing but the agent) meet through Consul, call the same
+// accounts, keep them in Consul's KV store, and each one's check holds for
+// the requests it sent.
+func TestDemoWithConsul(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo for 6 s and two demo processes for 8 s against a Consul agent")
+	}
+	agent := testconsul.Start(t)
+	t.Run("members", func(t *testing.T) {
+		var out bytes.Buffer
+		o := options{members: 2, consul: agent.Address(), duration: 6 * time.Second, grains: 20, callers: 2}
+		code := run(context.Background(), o, &out)
+		t.Log(out.String())
+		require.Equal(t, 0, code)
+		s := out.String()
+		require.Contains(t, s, "starting 2 member(s), Consul at "+agent.Address())
+		require.Contains(t, s, "consistency check: sum of balances")
+		require.True(t, strings.HasSuffix(strings.TrimSpace(s), ": OK"))
+	})
+	t.Run("join", func(t *testing.T) { testJoin(t, agent) })
+}
+
+func testJoin(t *testing.T, agent *testconsul.Agent) {
+	var wg sync.WaitGroup
+	outs := make([]bytes.Buffer, 2)
+	codes := make([]int, 2)
+	for i := range 2 {
+		wg.Go(func() {
+			o := options{members: 1, join: true, consul: agent.Address(), duration: 8 * time.Second, grains: 20, callers: 2}
+			codes[i] = run(context.Background(), o, &outs[i])
+		})
+	}
+	wg.Wait()
+	for i := range 2 {
+		s := outs[i].String()
+		t.Logf("process %d:\n%s", i, s)
+		require.Equal(t, 0, codes[i])
+		require.Contains(t, s, "consistency check: sum of this process's ledger entries")
+		require.True(t, strings.HasSuffix(strings.TrimSpace(s), ": OK"))
+		require.Regexp(t, `activations \S+=\d+`, s)
+	}
+}

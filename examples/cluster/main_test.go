@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/fraktor-go/fraktor/cluster"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// A short run of the whole demo: a member is killed, its accounts start
+// again elsewhere, the check holds and the exit code is 0.
+func TestDemoRunWithKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo for 8 s")
+	}
+	var out bytes.Buffer
+	o := options{members: 3, duration: 8 * time.Second, grains: 60, callers: 2, dashboard: "127.0.0.1:0"}
+	code := run(context.Background(), o, &out)
+	t.Log(out.String())
+	require.Equal(t, 0, code)
+	s := out.String()
+	require.Contains(t, s, "dashboard: http://127.0.0.1:")
+	require.Contains(t, s, "KILL m3 abruptly")
+	require.Regexp(t, `killed m3 hosted \d+ accounts; \d+ re-activated elsewhere`, s)
+	require.Contains(t, s, "consistency check: sum of balances")
+	require.True(t, strings.HasSuffix(strings.TrimSpace(s), ": OK"), "the check holds")
+	require.GreaterOrEqual(t, strings.Count(s, " req/s "), 5, "a progress line every second")
+}
+
+func TestParseFlags(t *testing.T) {
+	o, err := parseFlags(nil, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, options{members: 3, duration: 20 * time.Second, grains: 300, callers: 4, dashboard: "127.0.0.1:8080"}, o)
+	_, err = parseFlags([]string{"--help"}, io.Discard)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	_, err = parseFlags([]string{"--join"}, io.Discard)
+	require.ErrorContains(t, err, "--join needs --consul")
+	o, err = parseFlags([]string{"--join", "--consul", "127.0.0.1:8500", "--dashboard", "off"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 1, o.members)
+	require.Empty(t, o.dashboard)
+	_, err = parseFlags([]string{"--grains", "0"}, io.Discard)
+	require.Error(t, err)
+}
+
+// The store refuses a write from an activation older than the newest one
+// that loaded the account.
+func TestStoreFencesStaleActivations(t *testing.T) {
+	st := newStore()
+	old, next := cluster.FencingToken{Epoch: 1, Seq: 1}, cluster.FencingToken{Epoch: 2, Seq: 1}
+	_, err := st.load("a", old)
+	require.NoError(t, err)
+	require.NoError(t, st.commit("a", old, "r1", 10, true))
+	s, err := st.load("a", next)
+	require.NoError(t, err)
+	require.Equal(t, int64(10), s.balance)
+	require.ErrorIs(t, st.commit("a", old, "r2", 5, true), errStale)
+	_, err = st.load("a", old)
+	require.ErrorIs(t, err, errStale)
+	require.NoError(t, st.commit("a", next, "r2", -4, true))
+	s, _ = st.load("a", next)
+	require.Equal(t, int64(6), s.balance)
+}
+
+// The check is sound: it fails for each way the ledgers can disagree with
+// what the callers were told, and counts a failed request exactly when the
+// ledger shows it applied.
+func TestCheck(t *testing.T) {
+	base := func() (*outcomes, map[string]*AuditResult) {
+		o := newOutcomes()
+		o.acked["d1"] = op{"a", 50}
+		o.acked["w1"] = op{"a", -20}
+		o.refused["w2"] = op{"a", -100}
+		o.failed["d2"] = op{"b", 7}  // applied although it failed
+		o.failed["d3"] = op{"b", 11} // failed and not applied
+		return o, map[string]*AuditResult{
+			"a": {Balance: 30, Applied: map[string]int64{"d1": 50, "w1": -20}},
+			"b": {Balance: 7, Applied: map[string]int64{"d2": 7}},
+		}
+	}
+	o, l := base()
+	v := check(o, l, "")
+	require.True(t, v.ok(), v.problems)
+	require.Equal(t, int64(7), v.failedApplied)
+	require.Equal(t, 1, v.failedAppliedN)
+	require.Equal(t, 1, v.failedLostN)
+
+	for _, tc := range []struct {
+		name   string
+		break_ func(o *outcomes, l map[string]*AuditResult)
+		want   string
+	}{
+		{"acknowledged request lost", func(o *outcomes, l map[string]*AuditResult) {
+			delete(l["a"].Applied, "d1")
+			l["a"].Balance = -20
+		}, "not in the ledger"},
+		{"refused request applied", func(o *outcomes, l map[string]*AuditResult) {
+			l["a"].Applied["w2"] = -100
+			l["a"].Balance = -70
+		}, "acknowledged as refused but applied"},
+		{"request nobody sent", func(o *outcomes, l map[string]*AuditResult) {
+			l["b"].Applied["x"] = 1
+			l["b"].Balance = 8
+		}, "that no caller sent"},
+		{"balance off its ledger", func(o *outcomes, l map[string]*AuditResult) {
+			l["b"].Balance = 9
+		}, "ledger sums to"},
+		{"amount changed", func(o *outcomes, l map[string]*AuditResult) {
+			l["a"].Applied["d1"] = 51
+			l["a"].Balance = 31
+		}, "applied as +51"},
+		{"account missing", func(o *outcomes, l map[string]*AuditResult) {
+			delete(l, "a")
+		}, "missing from the audit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, l := base()
+			tc.break_(o, l)
+			v := check(o, l, "")
+			require.False(t, v.ok())
+			require.Contains(t, strings.Join(v.problems, "\n"), tc.want)
+		})
+	}
+}
