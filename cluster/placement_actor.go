@@ -43,7 +43,8 @@ type placementActor struct {
 	waiting     map[*activation][]*actor.PID // requesters waiting for Started
 	ready       map[*activation]bool
 	cancelTick  func() bool
-	shutdown    chan struct{}
+	shutdown    chan struct{} // closed once no activation is left; nil after
+	stopping    bool          // shutdownMsg received: ticks only stop overdue grains
 	fenceEnding bool
 }
 
@@ -110,7 +111,7 @@ func (p *placementActor) Receive(ctx actor.Context) {
 			p.install(ctx, t, m.m.Released(), now)
 		}
 	case *shutdownMsg:
-		p.shutdown = m.done
+		p.shutdown, p.stopping = m.done, true
 		for _, a := range p.core.beginShutdown(now) {
 			p.c.dropCached(a.id, "")
 			p.stopGrain(ctx, a, false)
@@ -184,7 +185,7 @@ func (p *placementActor) sendAck(ctx actor.Context) {
 }
 
 func (p *placementActor) tick(ctx actor.Context, now time.Time) {
-	if p.shutdown != nil {
+	if p.stopping {
 		for _, a := range p.core.overdue(now) {
 			p.stopGrain(ctx, a, true)
 		}
@@ -219,7 +220,7 @@ func (p *placementActor) tick(ctx actor.Context, now time.Time) {
 // endFencedMembership ends a fenced incarnation once its grains stopped, so
 // the runtime rejoins as a new one.
 func (p *placementActor) endFencedMembership() {
-	if p.fenceEnding || p.core.activeCount() > 0 {
+	if p.stopping || p.fenceEnding || p.core.activeCount() > 0 {
 		return
 	}
 	p.fenceEnding = true
