@@ -3,6 +3,7 @@ package actor_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -50,4 +51,38 @@ func TestFailRequestsTo(t *testing.T) {
 	}
 	other.StopProcess(other.PID())
 	stop.StopProcess(stop.PID())
+}
+
+// TestFailRequestsToRacesNewRequests: a transport fails the requests to an
+// address while new requests to it are being made. Each request fails with
+// the reason; the race detector checks that every field a failure reads was
+// written before the future became reachable by ID.
+func TestFailRequestsToRacesNewRequests(t *testing.T) {
+	grab := &hostGrab{}
+	sys, err := actor.NewSystem(actor.SystemConfig{Extensions: []actor.ExtensionInstaller{grab}})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	host := grab.host
+	host.SetRemoteHandler(func(*actor.PID) actor.Process { return dropProcess{} })
+	gone := errors.New("node gone")
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				host.FailRequestsTo("dead:1", gone)
+			}
+		}
+	})
+	defer wg.Wait()
+	defer close(stop)
+	for range 200 {
+		f := sys.Root().RequestFuture(actor.NewPID("dead:1", "a"), "hello", 0)
+		_, err := f.Result()
+		require.ErrorIs(t, err, gone)
+	}
 }

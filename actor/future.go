@@ -37,8 +37,13 @@ func (s *System) newFuture(target *PID, timeout time.Duration) *Future {
 	f.pid = &f.pidv
 	f.ref.p = f
 	f.pid.cacheRef(&f.ref)
-	if s.registerFutures.Load() {
-		f.reg = s.registry.add(id, f)
+	s.metrics.futureStarted()
+	// Registered, f is reachable by ID (failRequestsTo, answers from the
+	// wire) and may complete at once on another goroutine: every field
+	// complete reads is written before add.
+	f.reg = s.registerFutures.Load()
+	if f.reg && !s.registry.add(id, f) {
+		f.reg = false // not published: no other goroutine sees f
 	}
 	if s.stopped.Load() {
 		f.complete(nil, ErrSystemStopped)
@@ -46,10 +51,11 @@ func (s *System) newFuture(target *PID, timeout time.Duration) *Future {
 	}
 	if timeout > 0 {
 		f.mu.Lock()
-		f.cancel = s.timers.After(s.clock, timeout, func() { f.complete(nil, ErrTimeout) })
+		if !f.set { // completed meanwhile: no timer to cancel later
+			f.cancel = s.timers.After(s.clock, timeout, func() { f.complete(nil, ErrTimeout) })
+		}
 		f.mu.Unlock()
 	}
-	s.metrics.futureStarted()
 	return f
 }
 

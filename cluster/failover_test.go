@@ -9,11 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
+	"github.com/fraktor-go/fraktor/cluster/internal/clusterpb"
 	"github.com/fraktor-go/fraktor/remote"
+	"github.com/fraktor-go/fraktor/scheduler"
+	"github.com/fraktor-go/fraktor/testkit"
 )
 
 // fastTiming: leases of 600 ms so failover tests take about a second.
@@ -308,4 +312,46 @@ func TestClusterBlockListMovesGrains(t *testing.T) {
 		}
 	}
 	obs.assertNoOverlap(t)
+}
+
+// A member that has shut down stays down: its placement actor, still
+// running until the actor system stops it, ticks on with a left membership
+// and must neither fence nor end that membership again (which started a
+// goroutine after Shutdown had waited for them). Driven by a manual clock.
+func TestClusterShutdownDoesNotFence(t *testing.T) {
+	clock := scheduler.NewManualClock(time.Unix(1_000, 0))
+	mcfg := cluster.DefaultMemoryConfig()
+	mcfg.Clock = clock
+	reg, err := cluster.NewMemoryRegistry(mcfg)
+	require.NoError(t, err)
+	t.Cleanup(reg.Close)
+	ccfg := cluster.Config{Name: "shop", Provider: reg, Kinds: []cluster.Kind{counterKind()}}
+	fastTiming(&ccfg)
+	rcfg := remote.DefaultConfig()
+	rcfg.ListenAddress = "127.0.0.1:0"
+	rcfg.SystemName = "shop"
+	rcfg.Serializers = serializers(t)
+	sys := testkit.NewPeerSystem(t, func(c *actor.SystemConfig) {
+		c.Name = "shop"
+		c.Clock = clock
+		c.Extensions = []actor.ExtensionInstaller{remote.Install(rcfg), cluster.Install(ccfg)}
+	})
+	c := cluster.Get(sys)
+	fenced := make(chan *cluster.Fenced, 1)
+	actor.Subscribe(sys.EventStream(), func(ev *cluster.Fenced) { fenced <- ev })
+
+	require.NoError(t, c.Shutdown(ctxWait(t)))
+	require.Equal(t, cluster.StatusStopped, c.Status())
+	// Past every lease and stop budget: the placement actor's tick is due.
+	clock.Advance(time.Minute)
+	// The placement actor answers in order: once it has, the tick is done.
+	placement := actor.NewPID(sys.Address(), "$placement")
+	_, err = sys.Root().RequestFuture(placement, &clusterpb.ActivationRequest{Kind: "counter", Id: "x"}, 0).ResultContext(ctxWait(t))
+	require.NoError(t, err)
+	assert.Equal(t, cluster.StatusStopped, c.Status(), "a member that shut down changed status")
+	select {
+	case ev := <-fenced:
+		t.Fatalf("a member that shut down fenced: %+v", ev)
+	default:
+	}
 }

@@ -260,9 +260,11 @@ func (ep *endpoint) reportTerminated(p Peer, reason error) {
 	}
 }
 
-// exit is run's last act: no more sends, the carried item and the queue go
-// to Undelivered, and (unless the Node is closing) the peer is reported
-// terminated.
+// exit is run's last act: no more sends, (unless the Node is closing) the
+// peer is reported terminated, and the carried item and the queue go to
+// Undelivered. The report comes before the dead letters: whoever sees one
+// and sends again reaches a new endpoint, and the report, which fails the
+// pending requests to the address, must not fail that new request.
 func (ep *endpoint) exit(carry *outItem, nodeClosing bool) {
 	n := ep.n
 	ep.mu.Lock()
@@ -277,6 +279,9 @@ func (ep *endpoint) exit(carry *outItem, nodeClosing bool) {
 		n.closeConn(c, reason)
 	}
 	ep.q.close()
+	if !nodeClosing && !errors.Is(reason, errEndpointGone) {
+		ep.reportTerminated(peer, reason)
+	}
 	if carry != nil {
 		n.undelivered(Undelivered{Peer: peer, Envelope: carry.envelope(n), TypeName: carry.typeName(), Err: reason})
 		ep.q.release(1, carry.size)
@@ -284,9 +289,6 @@ func (ep *endpoint) exit(carry *outItem, nodeClosing bool) {
 	ep.q.drain(func(it outItem) {
 		n.undelivered(Undelivered{Peer: peer, Envelope: it.envelope(n), TypeName: it.typeName(), Err: reason})
 	})
-	if !nodeClosing && !errors.Is(reason, errEndpointGone) {
-		ep.reportTerminated(peer, reason)
-	}
 }
 
 // run is the endpoint's goroutine; ctx is cancelled by terminate and by

@@ -102,6 +102,52 @@ func TestSystemBlockListBothWays(t *testing.T) {
 	assert.Equal(t, "a", rep.By)
 }
 
+// TestStaleTerminationSparesNewRequests: a request made once the dead
+// letters of a given-up endpoint are published goes to a new endpoint, and
+// the old endpoint's termination report does not fail it. (The request is
+// made on the goroutine that publishes the dead letter, inside the event
+// stream's predicate, so that it comes before anything the old endpoint
+// does afterwards.)
+func TestStaleTerminationSparesNewRequests(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.GiveUpAfter = 300 * time.Millisecond
+	sysA, ra := startSystem(t, "a", cfg)
+	sysB, rb := startSystem(t, "b", cfg)
+	echoA := remotePID(echoOn(t, sysA, "echo", "a"))
+	_, err := actor.Request[*EchoReply](ctxWait(t), sysB.Root(), echoA, &Echo{})
+	require.NoError(t, err)
+	ends := events[*remote.EndpointTerminated](t, sysB)
+
+	// a refuses b: b's endpoint for a gives up with a request queued.
+	ra.BlockList().Block(rb.NodeID())
+	waitFor(t, ends, "b's endpoint for a ends", nil)
+	after := make(chan *actor.Future, 1)
+	sub := sysB.EventStream().SubscribeWithPredicate(func(any) {}, func(ev any) bool {
+		dl, ok := ev.(*actor.DeadLetterEvent)
+		if !ok || !errors.Is(dl.Reason, remote.ErrPeerUnreachable) {
+			return false
+		}
+		if e, ok := dl.Message.(*Echo); ok && e.Text == "queued" {
+			ra.BlockList().Unblock(rb.NodeID())
+			after <- sysB.Root().RequestFuture(echoA, &Echo{Text: "after"}, 0)
+		}
+		return false
+	})
+	defer sysB.EventStream().Unsubscribe(sub)
+	_, err = actor.Request[*EchoReply](ctxWait(t), sysB.Root(), echoA, &Echo{Text: "queued"})
+	require.ErrorIs(t, err, remote.ErrPeerUnreachable)
+
+	var f *actor.Future
+	select {
+	case f = <-after:
+	case <-time.After(wait):
+		t.Fatal("no dead letter for the queued request")
+	}
+	rep, err := f.ResultContext(ctxWait(t))
+	require.NoError(t, err, "the old endpoint's report failed a request made after it gave up")
+	assert.Equal(t, "after", rep.(*EchoReply).Text)
+}
+
 // TestUnregisteredType: a message type the sender has not registered is a
 // dead letter at the sender with ErrUnknownType; one the receiver has not
 // registered is a dead letter at the receiver (logged, with an

@@ -109,7 +109,9 @@ type Hooks struct {
 	Undelivered func(u Undelivered)
 	// PeerTerminated is called when a peer incarnation is gone: watchers
 	// of its PIDs should get Terminated. reason is ErrPeerUnreachable,
-	// ErrPeerShutdown, ErrPeerRestarted or ErrBlocked.
+	// ErrPeerShutdown, ErrPeerRestarted or ErrBlocked. When an endpoint
+	// terminates, it is called before the endpoint's queue goes to
+	// Undelivered.
 	PeerTerminated func(p Peer, reason error)
 	// Event receives transport events (connections, refusals, errors).
 	Event func(Event)
