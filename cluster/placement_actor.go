@@ -191,7 +191,7 @@ func (p *placementActor) stopGrain(ctx actor.Context, a *activation, urgent bool
 // sendAck tells every member that this one runs nothing it does not own in
 // its current view, once that holds.
 func (p *placementActor) sendAck(ctx actor.Context) {
-	if !p.core.canAck() {
+	if !p.core.canAck(p.c.now()) {
 		return
 	}
 	ack := &clusterpb.ViewAck{MemberKey: p.core.selfKey, Epoch: p.core.view.Epoch, TopologyHash: p.core.view.Hash}

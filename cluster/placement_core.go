@@ -31,7 +31,14 @@ import (
 //     any more), left with a released marker, or been gone from the view for
 //     the wait-out W. Views before this core's first one are unknown, so
 //     every member of that first view hosting the identity's kind counts as
-//     an earlier owner.
+//     an earlier owner; a core whose first view has no other such member
+//     cannot learn of members that left just before it joined, and grants
+//     nothing for W after that view.
+//
+// A member acknowledges a view only when it runs nothing it does not own in
+// it and is waiting out no departed member: so a member that joins later and
+// waits for the acknowledgements of those in its first view also waits out
+// the members that left before it came.
 //  4. Ledger: no local lease of the identity is still held.
 type placementCore struct {
 	self     Member
@@ -49,8 +56,11 @@ type placementCore struct {
 	// unknown are the members of this core's first view while the barrier
 	// it started holds: views before it are unknown, so any of them that
 	// hosts a kind may still run any identity of that kind.
-	unknown  []Member
-	barrier  uint64 // epoch of the view that started the barrier
+	unknown []Member
+	// blindUntil: a core whose first view had no other member hosting a
+	// kind grants nothing before it (first view + W).
+	blindUntil time.Time
+	barrier    uint64 // epoch of the view that started the barrier
 	acked    map[string]uint64
 	goneAt   map[string]time.Time
 	released map[string]struct{}
@@ -179,6 +189,12 @@ func (c *placementCore) installView(t Topology, released []Member, now time.Time
 		}
 	} else {
 		c.unknown, c.barrier = slices.Clone(t.Members), t.Epoch
+		others := slices.ContainsFunc(t.Members, func(m Member) bool { return m.Key() != c.selfKey && len(m.Kinds) > 0 })
+		if !others && t.Epoch > 1 {
+			// Epoch 1 is a provider's first view ever: nobody can have
+			// left before it.
+			c.blindUntil = now.Add(c.waitOut)
+		}
 	}
 	if err := c.ledger.SetView(t.Hash, t.Epoch); err != nil {
 		return viewChange{}, err
@@ -393,6 +409,9 @@ func ringMembers(r Ring) []Member {
 // barrierHolds reports whether every earlier owner of id since the barrier
 // last cleared has handed it over (rule 3).
 func (c *placementCore) barrierHolds(id Identity, now time.Time) bool {
+	if now.Before(c.blindUntil) {
+		return false
+	}
 	for _, m := range c.unknown {
 		if m.HasKind(id.Kind) && c.pending(m.Key(), now) {
 			return false
@@ -423,8 +442,16 @@ func (c *placementCore) barrierHolds(id Identity, now time.Time) bool {
 // canAck reports whether this member may acknowledge its current view: it
 // has a view, is not fenced, and every activation the view moved away has
 // terminated.
-func (c *placementCore) canAck() bool {
-	return c.hasView && !c.fenced && c.handover == 0
+func (c *placementCore) canAck(now time.Time) bool {
+	if !c.hasView || c.fenced || c.handover > 0 || now.Before(c.blindUntil) {
+		return false
+	}
+	for k, at := range c.goneAt {
+		if _, rel := c.released[k]; !rel && now.Before(at.Add(c.waitOut)) {
+			return false // still waiting out a member that left
+		}
+	}
+	return true
 }
 
 // activationRefusal is a refused activation request.
