@@ -61,9 +61,9 @@ type placementCore struct {
 	// kind grants nothing before it (first view + W).
 	blindUntil time.Time
 	barrier    uint64 // epoch of the view that started the barrier
-	acked    map[string]uint64
-	goneAt   map[string]time.Time
-	released map[string]struct{}
+	acked      map[string]uint64
+	goneAt     map[string]time.Time
+	released   map[string]struct{}
 
 	ledger *ActivationLedger
 	acts   map[Identity]*activation
