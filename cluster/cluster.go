@@ -91,6 +91,9 @@ type Cluster struct {
 	shutErr   error
 	incarnSeq atomic.Uint64
 
+	goMu     sync.Mutex
+	goClosed bool // Shutdown waits for the tracked goroutines: no new ones
+
 	warnNext       atomic.Int64 // clock Unix nanoseconds before which no retry warning is logged
 	warnSuppressed atomic.Uint64
 }
@@ -493,21 +496,35 @@ func (c *Cluster) invalidateMember(key string, m Member) int {
 	return c.cache.InvalidateMember(key)
 }
 
+// goTracked runs fn on a goroutine that Shutdown waits for, and reports
+// false (running nothing) once Shutdown has begun waiting.
+func (c *Cluster) goTracked(fn func()) bool {
+	c.goMu.Lock()
+	defer c.goMu.Unlock()
+	if c.goClosed {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		fn()
+	}()
+	return true
+}
+
 // evict asks the provider to remove a blocked member, in the background.
 func (c *Cluster) evict(m Member) {
 	ev, ok := c.cfg.Provider.(Evictor)
 	if !ok {
 		return
 	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
+	c.goTracked(func() {
 		ctx, cancel := context.WithTimeout(c.ctx, c.cfg.RequestTimeout)
 		defer cancel()
 		if err := ev.Evict(ctx, m); err != nil {
 			c.log.Warn("cluster: evicting a blocked member failed", "member", m.Key(), "err", err)
 		}
-	}()
+	})
 }
 
 // Shutdown leaves the cluster gracefully (V2.5, B3.4, B3.5): new requests
@@ -515,15 +532,21 @@ func (c *Cluster) evict(m Member) {
 // from the PidCache and poisoned after its queued messages; their leases
 // are released; the membership is left with a released marker so other
 // members take over without the wait-out; then the runtime's goroutines
-// end. The actor system calls it before remote shuts down. Idempotent.
+// end. When ctx ends before every grain stopped, Shutdown returns an error
+// matching ErrShuttingDown and ends the membership without a released
+// marker (the others then wait its lease out, as after a crash). The actor
+// system calls it before remote shuts down. Idempotent: later calls return
+// the first call's result.
 func (c *Cluster) Shutdown(ctx context.Context) error {
 	c.shutOnce.Do(func() {
 		c.setStatus(StatusLeaving)
 		done := make(chan struct{})
 		c.root.Send(c.placement, &shutdownMsg{done: done})
+		allStopped := true
 		select {
 		case <-done:
 		case <-ctx.Done():
+			allStopped = false
 			c.shutErr = fmt.Errorf("%w: activations still stopping: %w", ErrShuttingDown, ctx.Err())
 		}
 		close(c.stop)
@@ -532,10 +555,22 @@ func (c *Cluster) Shutdown(ctx context.Context) error {
 			u()
 		}
 		if m := c.membership.Load().m; m != nil {
-			if err := m.Leave(ctx); err != nil && !errors.Is(err, ErrMembershipEnded) && c.shutErr == nil {
-				c.shutErr = err
+			if allStopped {
+				if err := m.Leave(ctx); err != nil && !errors.Is(err, ErrMembershipEnded) && c.shutErr == nil {
+					c.shutErr = err
+				}
+			} else {
+				// Grains still run: a released marker would let others
+				// activate them at once. Stop instead: the others wait
+				// the lease out (T, then W).
+				stopCtx, cancel := context.WithTimeout(context.Background(), c.cfg.RequestTimeout)
+				_ = m.Stop(stopCtx)
+				cancel()
 			}
 		}
+		c.goMu.Lock()
+		c.goClosed = true
+		c.goMu.Unlock()
 		c.wg.Wait()
 		c.metrics.close()
 		c.setStatus(StatusStopped)

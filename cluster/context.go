@@ -46,20 +46,15 @@ func (c *Cluster) RequestFuture(id Identity, msg any, timeout time.Duration) *ac
 		timeout = c.cfg.RequestTimeout
 	}
 	f := c.root.NewFuture(0)
-	select {
-	case <-c.stop:
-		f.Complete(nil, ErrShuttingDown)
-		return f
-	default:
-	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
+	started := c.goTracked(func() {
 		ctx, cancel := c.boundContext(timeout)
 		defer cancel()
 		res, err := c.request(ctx, id, msg)
 		f.Complete(res, err)
-	}()
+	})
+	if !started {
+		f.Complete(nil, ErrShuttingDown)
+	}
 	return f
 }
 

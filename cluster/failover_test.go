@@ -355,3 +355,77 @@ func TestClusterShutdownDoesNotFence(t *testing.T) {
 	default:
 	}
 }
+
+// leaveRecorder wraps the memberships it hands out and records whether
+// they ended with Leave (a released marker) or Stop.
+type leaveRecorder struct {
+	cluster.Provider
+	left, stopped atomic.Int32
+}
+
+type recordedMembership struct {
+	cluster.Membership
+	r *leaveRecorder
+}
+
+func (r *leaveRecorder) Join(ctx context.Context, self cluster.Member) (cluster.Membership, error) {
+	m, err := r.Provider.Join(ctx, self)
+	if err != nil {
+		return nil, err
+	}
+	return &recordedMembership{Membership: m, r: r}, nil
+}
+
+func (r *leaveRecorder) LeaseTiming() cluster.LeaseTiming {
+	return r.Provider.(cluster.LeaseTimer).LeaseTiming()
+}
+
+func (m *recordedMembership) Leave(ctx context.Context) error {
+	m.r.left.Add(1)
+	return m.Membership.Leave(ctx)
+}
+
+func (m *recordedMembership) Stop(ctx context.Context) error {
+	m.r.stopped.Add(1)
+	return m.Membership.Stop(ctx)
+}
+
+// A graceful shutdown whose grains do not stop within its ctx must not
+// leave with a released marker (the others would activate the grains at
+// once while they still run): the membership ends without one and the
+// others wait its lease out.
+func TestClusterShutdownTimeoutLeavesNoReleasedMarker(t *testing.T) {
+	reg := newRegistry(t)
+	rec := &leaveRecorder{Provider: reg}
+	release := make(chan struct{})
+	stuck := cluster.NewKind("stuck", actor.PropsFromFunc(func(c actor.Context) {
+		switch c.Message().(type) {
+		case *actor.Stopping:
+			<-release // a grain that does not stop in time
+		case *Get:
+			c.Respond(&Total{})
+		}
+	}))
+	rcfg := remote.DefaultConfig()
+	rcfg.ListenAddress, rcfg.SystemName, rcfg.Serializers = "127.0.0.1:0", "shop", serializers(t)
+	sys, err := actor.NewSystem(actor.SystemConfig{Name: "shop", Extensions: []actor.ExtensionInstaller{
+		remote.Install(rcfg), cluster.Install(cluster.Config{Name: "shop", Provider: rec, Kinds: []cluster.Kind{stuck}}),
+	}})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		// The cluster's Shutdown below failed on purpose; it reports so
+		// again here, and the rest of the system still shuts down.
+		_ = sys.Shutdown(context.Background())
+	})
+	a := node{sys: sys, c: cluster.Get(sys)}
+	awaitMembers(t, 1, a)
+	_, err = cluster.Request[*Total](ctxWait(t), a.c, cluster.NewIdentity("stuck", "1"), &Get{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	err = a.c.Shutdown(ctx)
+	close(release)
+	require.ErrorIs(t, err, cluster.ErrShuttingDown)
+	require.Zero(t, rec.left.Load(), "no released marker while a grain still runs")
+	require.NotZero(t, rec.stopped.Load())
+}

@@ -90,9 +90,7 @@ func (c *Cluster) sendAfterResolve(id Identity, msg any) {
 
 // leadSends resolves id with the retry policy for the Sends queued on f.
 func (c *Cluster) leadSends(id Identity, f *flight) {
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
+	started := c.goTracked(func() {
 		ctx, cancel := c.boundContext(c.cfg.RequestTimeout)
 		defer cancel()
 		var (
@@ -113,7 +111,10 @@ func (c *Cluster) leadSends(id Identity, f *flight) {
 			}
 		}
 		c.land(id, f, pid, owner, err, true)
-	}()
+	})
+	if !started {
+		c.land(id, f, nil, "", ErrShuttingDown, true)
+	}
 }
 
 // land ends flight f: on success it delivers the queued Sends in order

@@ -246,13 +246,11 @@ func (p *placementActor) endFencedMembership() {
 	}
 	p.fenceEnding = true
 	m := p.m
-	p.c.wg.Add(1)
-	go func() {
-		defer p.c.wg.Done()
+	p.c.goTracked(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), p.c.cfg.RequestTimeout)
 		defer cancel()
 		_ = m.Stop(ctx)
-	}()
+	})
 }
 
 func (p *placementActor) activate(ctx actor.Context, req *clusterpb.ActivationRequest, now time.Time) {
