@@ -81,3 +81,26 @@ func waitEventAny(t *testing.T, ms cluster.Membership) cluster.MembershipEvent {
 	}
 	return cluster.MembershipEvent{}
 }
+
+// Renewals refused with 429 (the agent's rate or connection limit) make the
+// lease lost with ErrRateLimited, never revoked; once they pass again within
+// the TTL the lease is held again.
+func TestConsulRateLimitedRenewalIsNotALostSession(t *testing.T) {
+	agent := testconsul.Start(t)
+	cfg := testConfig(t, agent)
+	hook := newCuttable()
+	hookCfg := cfg
+	hookCfg.API.HttpClient = &http.Client{Transport: hook}
+	t.Cleanup(hook.CloseIdleConnections)
+	b := joinMember(t, newProvider(t, hookCfg), testMember("b", 1))
+	waitView(t, b, "b", hasMembers("b#1"))
+
+	hook.limited.Store(true)
+	lost := waitEvent(t, b, cluster.MembershipEventLeaseLost)
+	require.ErrorIs(t, lost.Err, ErrRateLimited)
+	require.ErrorIs(t, lost.Err, cluster.ErrRenewalFailed)
+	hook.limited.Store(false)
+	restored := waitEvent(t, b, cluster.MembershipEventLeaseRestored)
+	assert.Equal(t, cluster.MembershipLeaseHeld, restored.Lease.Status)
+	assert.Equal(t, cluster.MembershipLeaseHeld, b.Lease().Status)
+}
