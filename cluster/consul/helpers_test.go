@@ -3,6 +3,7 @@ package consul
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -23,7 +24,7 @@ const (
 	testTTL     = 2 * time.Second
 	testFence   = 1500 * time.Millisecond
 	testRenew   = 200 * time.Millisecond
-	testTimeout = 500 * time.Millisecond
+	testTimeout = time.Second // generous: the test machine may be loaded
 	waitLimit   = 15 * time.Second
 )
 
@@ -168,13 +169,15 @@ func apiClient(t *testing.T, agent *testconsul.Agent) *api.Client {
 }
 
 // cuttable is an HTTP transport that fails session renewals while cut (the
-// test hook for "renewals blocked", set as Config.API.HttpClient) and
+// test hook for "renewals blocked", set as Config.API.HttpClient), answers
+// them 429 while limited, and
 // reports the send time of every renewal it lets through on renews (dropped
 // when the buffer is full).
 type cuttable struct {
-	base   *http.Transport
-	cut    atomic.Bool
-	renews chan time.Time
+	base    *http.Transport
+	cut     atomic.Bool
+	limited atomic.Bool // answer renewals 429 Too Many Requests
+	renews  chan time.Time
 }
 
 func newCuttable() *cuttable {
@@ -185,6 +188,12 @@ func (c *cuttable) RoundTrip(r *http.Request) (*http.Response, error) {
 	if strings.HasPrefix(r.URL.Path, "/v1/session/renew/") {
 		if c.cut.Load() {
 			return nil, fmt.Errorf("test hook: renewal cut")
+		}
+		if c.limited.Load() {
+			return &http.Response{
+				StatusCode: http.StatusTooManyRequests, Status: "429 Too Many Requests", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+				Header: http.Header{}, Body: io.NopCloser(strings.NewReader("Your IP is issuing too many concurrent connections")), Request: r,
+			}, nil
 		}
 		select {
 		case c.renews <- time.Now():

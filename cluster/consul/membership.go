@@ -48,8 +48,9 @@ type membership struct {
 // acknowledged one does not restore the lease: the servers' TTL timer may
 // have fired already (an agent frozen and resumed answers the queued
 // renewal and invalidates the session a moment later). The lease stays
-// lost until the next renewal, sent after that answer, succeeds and a
-// consistent read still finds the session.
+// lost until the next renewal, sent after that answer, succeeds and the
+// session still holds the member key in a write ordered after any pending
+// invalidation (confirmSession).
 func (m *membership) renewLoop(ctx context.Context) {
 	failures := 0
 	next := m.cfg.RenewInterval
@@ -91,7 +92,7 @@ func (m *membership) renewLoop(ctx context.Context) {
 			next = max(0, m.cfg.RenewInterval-time.Since(sent))
 		case confirming:
 			lastAck = sent
-			exists, err := m.sessionExists(ctx)
+			exists, err := m.confirmSession(ctx)
 			if err != nil {
 				retry(fmt.Errorf("%w: %w", errUnconfirmed, err))
 				break
@@ -119,6 +120,35 @@ var (
 	errSessionStillFound = errors.New("consul: a consistent read still finds the session")
 	errUnconfirmed       = errors.New("consul: session not confirmed after a renewal gap")
 )
+
+// confirmSession re-takes the member key with the session in a
+// transaction. It is a Raft write, so it is ordered after an invalidation
+// the servers' overdue TTL timer has already submitted: a renewal or a read
+// answered while that invalidation is still being committed finds the
+// session, but this write does not. When the write fails, a consistent read
+// says whether the session is gone.
+func (m *membership) confirmSession(ctx context.Context) (bool, error) {
+	value, err := encodeRecord(m.self, time.Time{})
+	if err != nil {
+		return false, err
+	}
+	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+	ok, resp, _, err := m.client.Txn().Txn(api.TxnOps{
+		{KV: &api.KVTxnOp{Verb: api.KVLock, Key: m.keys.member(m.self), Value: value, Session: m.session}},
+	}, (&api.QueryOptions{}).WithContext(rctx))
+	cancel()
+	switch {
+	case err != nil:
+		return false, classify(err)
+	case ok:
+		return true, nil
+	}
+	exists, err := m.sessionExists(ctx)
+	if err == nil && exists {
+		err = fmt.Errorf("consul: member key not re-taken (%s) but the session exists", txnErrors(resp))
+	}
+	return exists, err
+}
 
 // sessionExists asks with a consistent read (answered only by a leader
 // whose state is up to date) whether the servers know the session.

@@ -334,8 +334,11 @@ func classify(err error) error {
 	if errors.As(err, &ue) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%w: %w", ErrUnreachable, err)
 	}
+	// Most calls return an api.StatusError; Session().Renew formats a plain
+	// error with the same text.
 	var se api.StatusError
-	if errors.As(err, &se) && se.Code == http.StatusTooManyRequests {
+	if (errors.As(err, &se) && se.Code == http.StatusTooManyRequests) ||
+		strings.HasPrefix(err.Error(), "Unexpected response code: 429") {
 		return fmt.Errorf("%w: %w: %w", ErrRequestFailed, ErrRateLimited, err)
 	}
 	return fmt.Errorf("%w: %w", ErrRequestFailed, err)

@@ -147,5 +147,5 @@ func TestConsulCrashAcrossAgentRestartRemovalBound(t *testing.T) {
 	gone := time.Now()
 	t.Logf("b dropped %v after its last renewal, %v after the restart", gone.Sub(lastRenewal).Round(time.Millisecond), gone.Sub(elected).Round(time.Millisecond))
 	assert.Greater(t, gone.Sub(lastRenewal), cfg.SessionTTL)
-	assert.Less(t, gone.Sub(elected), 2*cfg.SessionTTL+time.Second, "within 2×TTL of the election (plus view latency)")
+	assert.Less(t, gone.Sub(elected), 2*cfg.SessionTTL+2*time.Second, "within 2×TTL of the election (plus view latency on a loaded machine)")
 }

@@ -2,6 +2,7 @@ package consul
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -32,6 +33,8 @@ func TestClassifyRateLimited(t *testing.T) {
 	err := classify(api.StatusError{Code: 429, Body: "Too Many Requests"})
 	assert.ErrorIs(t, err, ErrRateLimited)
 	assert.ErrorIs(t, err, ErrRequestFailed)
+	err = classify(fmt.Errorf("Unexpected response code: %d", 429)) // Session().Renew
+	assert.ErrorIs(t, err, ErrRateLimited)
 	err = classify(api.StatusError{Code: 500, Body: "boom"})
 	assert.ErrorIs(t, err, ErrRequestFailed)
 	assert.NotErrorIs(t, err, ErrRateLimited)

@@ -2,6 +2,7 @@ package testconsul
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -154,9 +155,10 @@ func (a *Agent) Kill() {
 	a.cmd, a.paused = nil, false
 }
 
-// Pause freezes the running agent (SIGSTOP): it keeps its sockets, so
-// connections are accepted by the kernel and requests queue, but nothing
-// is answered and its timers stand still until Resume.
+// Pause freezes the running agent (SIGSTOP) and returns once all its
+// threads stopped: it keeps its sockets, so connections are accepted by
+// the kernel and requests queue, but nothing is answered and its timers
+// stand still until Resume. Linux only (/proc).
 func (a *Agent) Pause() {
 	a.t.Helper()
 	if a.cmd == nil {
@@ -166,6 +168,39 @@ func (a *Agent) Pause() {
 		a.t.Fatalf("testconsul: Pause: %v", err)
 	}
 	a.paused = true
+	// The signal is delivered asynchronously: a thread may still answer a
+	// request until it stops. The kernel offers no event for "all threads
+	// stopped", so poll their states (bounded).
+	deadline := time.Now().Add(stopTimeout)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !allThreadsStopped(a.cmd.Process.Pid) {
+		if time.Now().After(deadline) {
+			a.t.Fatalf("testconsul: Pause: agent threads not stopped after %v", stopTimeout)
+		}
+		<-tick.C
+	}
+}
+
+// allThreadsStopped reports whether every thread of pid is in the stopped
+// state ('T' in /proc/<pid>/task/<tid>/stat).
+func allThreadsStopped(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if err != nil {
+			return false
+		}
+		// The state follows the command name, which is in parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
+			return false
+		}
+	}
+	return true
 }
 
 // Resume continues a paused agent (SIGCONT); it answers the requests that
@@ -224,6 +259,26 @@ func (a *Agent) start() {
 		a.stop()
 		a.t.Fatalf("testconsul: agent not ready after %v:\n%s", StartTimeout, a.out.tail(40))
 	}
+	if err := a.commitWrite(StartTimeout); err != nil {
+		a.stop()
+		a.t.Fatalf("testconsul: agent leads but did not commit a write: %v\n%s", err, a.out.tail(40))
+	}
+}
+
+// commitWrite writes a key and waits (up to limit) until the write is
+// committed: a freshly elected leader may take a while for its first Raft
+// commits, and tests with short request timeouts should not pay for that.
+func (a *Agent) commitWrite(limit time.Duration) error {
+	cfg := a.APIConfig()
+	client, err := api.NewClient(&cfg)
+	if err != nil {
+		return err
+	}
+	defer cfg.HttpClient.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	_, err = client.KV().Put(&api.KVPair{Key: "testconsul/ready", Value: []byte("1")}, (&api.WriteOptions{}).WithContext(ctx))
+	return err
 }
 
 func (a *Agent) stop() {

@@ -1,6 +1,8 @@
 // Package testconsul starts a real Consul agent for tests: a single server on
 // free loopback ports with its own data directory, ready once it has a
-// leader and has registered its node, and stopped at test cleanup. It is
+// leader, has registered its node and has committed a write, and stopped at
+// test cleanup. Fault tests stop, kill, restart, pause (SIGSTOP) and resume
+// (SIGCONT) it. It is
 // how cluster/consul is tested; nothing replaces Consul with a fake.
 //
 // The binary is $FRAKTOR_CONSUL or <repository root>/bin/consul, built by
