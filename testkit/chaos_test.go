@@ -36,7 +36,11 @@ var (
 // chaosSeeds run in `make test`; chaosBeyondPSeeds add pauses beyond P on
 // purpose (overlaps allowed there, stale writes not).
 var (
-	chaosSeeds        = []uint64{1, 2}
+	// 7824330833246463690 found a restarted member activating a grain that
+	// still ran on a member which had left just before the restart (the
+	// run is not deterministic, so TestPlacementCoreAckWaitsOutDepartures
+	// in cluster/ pins the fix; the seed stays as a second line of defence).
+	chaosSeeds        = []uint64{1, 2, 7824330833246463690}
 	chaosBeyondPSeeds = []uint64{3}
 )
 
