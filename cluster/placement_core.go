@@ -36,9 +36,11 @@ import (
 //     nothing for W after that view.
 //
 // A member acknowledges a view only when it runs nothing it does not own in
-// it and is waiting out no departed member: so a member that joins later and
-// waits for the acknowledgements of those in its first view also waits out
-// the members that left before it came.
+// it, is waiting out no departed member, and has been in the cluster for W
+// (it cannot vouch for departures before it came): so a member that joins
+// and waits for the acknowledgements of those in its first view also waits
+// out the members that left before it came, even when they fenced late
+// (a pause of up to P after their removal from the view).
 //  4. Ledger: no local lease of the identity is still held.
 type placementCore struct {
 	self     Member
@@ -57,9 +59,12 @@ type placementCore struct {
 	// it started holds: views before it are unknown, so any of them that
 	// hosts a kind may still run any identity of that kind.
 	unknown []Member
-	// blindUntil: a core whose first view had no other member hosting a
-	// kind grants nothing before it (first view + W).
+	// blindUntil is the core's first view + W (zero at a provider's first
+	// view ever, epoch 1): before it the core cannot vouch for departures
+	// it never saw, so it sends no acknowledgement, and, when no other
+	// member hosting a kind was in that first view, grants nothing.
 	blindUntil time.Time
+	alone      bool
 	barrier    uint64 // epoch of the view that started the barrier
 	acked      map[string]uint64
 	goneAt     map[string]time.Time
@@ -189,8 +194,8 @@ func (c *placementCore) installView(t Topology, released []Member, now time.Time
 		}
 	} else {
 		c.unknown, c.barrier = slices.Clone(t.Members), t.Epoch
-		others := slices.ContainsFunc(t.Members, func(m Member) bool { return m.Key() != c.selfKey && len(m.Kinds) > 0 })
-		if !others && t.Epoch > 1 {
+		c.alone = !slices.ContainsFunc(t.Members, func(m Member) bool { return m.Key() != c.selfKey && len(m.Kinds) > 0 })
+		if t.Epoch > 1 {
 			// Epoch 1 is a provider's first view ever: nobody can have
 			// left before it.
 			c.blindUntil = now.Add(c.waitOut)
@@ -409,7 +414,7 @@ func ringMembers(r Ring) []Member {
 // barrierHolds reports whether every earlier owner of id since the barrier
 // last cleared has handed it over (rule 3).
 func (c *placementCore) barrierHolds(id Identity, now time.Time) bool {
-	if now.Before(c.blindUntil) {
+	if c.alone && now.Before(c.blindUntil) {
 		return false
 	}
 	for _, m := range c.unknown {

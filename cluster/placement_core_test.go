@@ -701,3 +701,20 @@ func TestPlacementCoreAckWaitsOutDepartures(t *testing.T) {
 	mustInstall(t, d, t2, left, mA)
 	assert.True(t, d.canAck(left))
 }
+
+// A member that joined cannot vouch for departures before it came: it does
+// not acknowledge until it has been in the cluster for W (the chaos test's
+// seed 8988535749850220840 saw two members that joined together activate
+// grains of a member that had left the view just before, fencing late,
+// because each acknowledged the other at once).
+func TestPlacementCoreNewMemberAcksAfterW(t *testing.T) {
+	c := newTestCore(mC)
+	tp := NewTopology(9, []Member{mB, mC})
+	mustInstall(t, c, tp, coreT0)
+	assert.False(t, c.canAck(coreT0.Add(coreW-1)))
+	assert.True(t, c.canAck(coreT0.Add(coreW)))
+	// Not alone: it may grant once the others acknowledged.
+	id := ownedBy(t, "user", mC, tp)
+	c.ack(mB.Key(), tp.Epoch, coreT0)
+	grant(t, c, id, coreT0)
+}
