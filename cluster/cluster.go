@@ -91,6 +91,11 @@ type Cluster struct {
 	shutErr   error
 	incarnSeq atomic.Uint64
 
+	// fenceAt is the lease deadline minus the stop budget in Unix
+	// nanoseconds of the system clock (1: fenced; 0: no lease yet), kept
+	// by the placement actor: past it a grain handles no more messages.
+	fenceAt atomic.Int64
+
 	goMu     sync.Mutex
 	goClosed bool // Shutdown waits for the tracked goroutines: no new ones
 

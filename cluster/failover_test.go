@@ -429,3 +429,39 @@ func TestClusterShutdownTimeoutLeavesNoReleasedMarker(t *testing.T) {
 	require.Zero(t, rec.left.Load(), "no released marker while a grain still runs")
 	require.NotZero(t, rec.stopped.Load())
 }
+
+// A grain handles no message once its member's lease is not guaranteed past
+// the stop budget, even before the placement actor's tick fences (a stalled
+// or late tick): the requester's future fails at once as for a dead letter.
+func TestClusterGrainRefusesPastItsLease(t *testing.T) {
+	clock := scheduler.NewManualClock(time.Unix(1_000, 0))
+	mcfg := cluster.DefaultMemoryConfig()
+	mcfg.Clock = clock
+	reg, err := cluster.NewMemoryRegistry(mcfg)
+	require.NoError(t, err)
+	t.Cleanup(reg.Close)
+	ccfg := cluster.Config{Name: "shop", Provider: reg, Kinds: []cluster.Kind{counterKind()}}
+	ccfg.TickInterval = time.Hour // no tick fences here: only the grain's own check
+	rcfg := remote.DefaultConfig()
+	rcfg.ListenAddress, rcfg.SystemName, rcfg.Serializers = "127.0.0.1:0", "shop", serializers(t)
+	sys := testkit.NewPeerSystem(t, func(c *actor.SystemConfig) {
+		c.Name = "shop"
+		c.Clock = clock
+		c.Extensions = []actor.ExtensionInstaller{remote.Install(rcfg), cluster.Install(ccfg)}
+	})
+	a := node{sys: sys, c: cluster.Get(sys)}
+	awaitMembers(t, 1, a)
+	id := cluster.NewIdentity("counter", "fenced")
+	_, err = cluster.Request[*Total](ctxWait(t), a.c, id, &Add{N: 1})
+	require.NoError(t, err)
+	pid, ok := a.c.PidCache().Get(id, clock.Now())
+	require.True(t, ok)
+
+	key := a.c.Self().Key()
+	reg.Partition(key) // renewals fail from now on
+	t.Cleanup(func() { reg.Heal(key) })
+	lease := a.c.Lease()
+	clock.Advance(lease.Deadline.Sub(clock.Now())) // past deadline − S, at the deadline
+	_, err = sys.Root().RequestFuture(pid, &Get{}, 0).ResultContext(ctxWait(t))
+	require.ErrorIs(t, err, actor.ErrDeadLetter)
+}

@@ -12,6 +12,16 @@ func (c *Cluster) grainReceive(next actor.ReceiveFunc, ctx actor.Context) {
 		a = v.(*activation)
 		a.touched.Store(true)
 	}
+	if c.pastFence(ctx.Message()) {
+		// The member's lease is not guaranteed past the stop budget: the
+		// grain handles nothing more (the placement actor stops it at its
+		// next tick, which may come late after a stall). A requester's
+		// future fails at once as for a dead letter and retries elsewhere.
+		if ctx.Sender() != nil {
+			ctx.Respond(&actor.DeadLetterResponse{Target: ctx.Self()})
+		}
+		return
+	}
 	next(ctx)
 	if _, ok := ctx.Message().(*actor.Started); ok {
 		if a != nil {
@@ -19,6 +29,17 @@ func (c *Cluster) grainReceive(next actor.ReceiveFunc, ctx actor.Context) {
 		}
 		c.root.Send(c.placement, &grainReady{pid: ctx.Self()})
 	}
+}
+
+// pastFence reports whether msg, a user message, arrives after the
+// member's fence time. Lifecycle messages always pass.
+func (c *Cluster) pastFence(msg any) bool {
+	switch msg.(type) {
+	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
+		return false
+	}
+	at := c.fenceAt.Load()
+	return at != 0 && c.now().UnixNano() >= at
 }
 
 // activationOf returns the activation behind a grain's context.

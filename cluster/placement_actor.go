@@ -139,6 +139,22 @@ func (p *placementActor) Receive(ctx actor.Context) {
 	}
 }
 
+// setLease gives the core this incarnation's lease and publishes the time
+// past which grains refuse messages: the lease deadline minus the stop
+// budget, or at once when fenced.
+func (p *placementActor) setLease() {
+	l := p.m.Lease()
+	p.core.setLease(l)
+	switch {
+	case p.core.fenced:
+		p.c.fenceAt.Store(1)
+	case l.Deadline.IsZero():
+		p.c.fenceAt.Store(0)
+	default:
+		p.c.fenceAt.Store(l.Deadline.Add(-p.c.cfg.StopBudget).UnixNano())
+	}
+}
+
 func (p *placementActor) armTick(ctx actor.Context) {
 	self := ctx.Self()
 	root := p.c.root
@@ -146,7 +162,7 @@ func (p *placementActor) armTick(ctx actor.Context) {
 }
 
 func (p *placementActor) install(ctx actor.Context, t Topology, released []Member, now time.Time) {
-	p.core.setLease(p.m.Lease())
+	p.setLease()
 	ch, err := p.core.installView(t, released, now)
 	if err != nil {
 		p.c.log.Warn("cluster: view refused", "err", err)
@@ -212,13 +228,14 @@ func (p *placementActor) tick(ctx actor.Context, now time.Time) {
 		}
 		return
 	}
-	p.core.setLease(p.m.Lease())
+	p.setLease()
 	passivate, fence, stop := p.core.tick(now)
 	for _, a := range passivate {
 		p.c.dropCached(a.id, "")
 		p.stopGrain(ctx, a, false)
 	}
 	if fence {
+		p.c.fenceAt.Store(1)
 		p.c.setStatus(StatusFenced)
 		for _, a := range stop {
 			p.c.dropCached(a.id, "")
@@ -265,7 +282,7 @@ func (p *placementActor) activate(ctx actor.Context, req *clusterpb.ActivationRe
 			p.install(ctx, t, p.m.Released(), now)
 		}
 	}
-	p.core.setLease(p.m.Lease())
+	p.setLease()
 	a, existing, refusal := p.core.activate(id, req.Epoch, req.TopologyHash, now)
 	if refusal != nil {
 		if errors.Is(refusal.err, ErrNoSuchKind) {
