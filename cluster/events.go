@@ -12,6 +12,8 @@ import (
 // the event on the publishing member's clock.
 
 // ActivationStarted: this member activated Identity under Token (V4.1).
+// It is published once the grain's Started handler returned; At is when the
+// lease was granted (the earliest the grain could run).
 type ActivationStarted struct {
 	Identity Identity
 	Member   string
@@ -22,7 +24,8 @@ type ActivationStarted struct {
 
 // ActivationTerminated: the activation of Identity on Member ended (V2.3,
 // V4.2). Published on the hosting member and on every member that learns it
-// from the hosting member's broadcast.
+// from the hosting member's broadcast. On the hosting member At is when the
+// grain handled its last message (Stopped).
 type ActivationTerminated struct {
 	Identity Identity
 	Member   string

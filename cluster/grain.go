@@ -23,6 +23,10 @@ func (c *Cluster) grainReceive(next actor.ReceiveFunc, ctx actor.Context) {
 		return
 	}
 	next(ctx)
+	if _, ok := ctx.Message().(*actor.Stopped); ok && a != nil {
+		at := c.now()
+		a.stoppedAt.Store(&at)
+	}
 	if _, ok := ctx.Message().(*actor.Started); ok {
 		if a != nil {
 			a.startedOK.Store(true)

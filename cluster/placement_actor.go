@@ -355,7 +355,8 @@ func (p *placementActor) onReady(ctx actor.Context, pid *actor.PID, now time.Tim
 	}
 	delete(p.waiting, a)
 	p.c.metrics.activated(a.id.Kind)
-	p.c.sys.EventStream().Publish(&ActivationStarted{Identity: a.id, Member: p.core.selfKey, PID: pid, Token: a.lease.Token, At: now})
+	// At is when the lease was granted: the grain may have run from then on.
+	p.c.sys.EventStream().Publish(&ActivationStarted{Identity: a.id, Member: p.core.selfKey, PID: pid, Token: a.lease.Token, At: a.started})
 	if a.state == actStopping {
 		p.stopGrain(ctx, a, a.reason == stopFence)
 	}
@@ -399,7 +400,13 @@ func (p *placementActor) onTerminated(ctx actor.Context, pid *actor.PID, now tim
 	p.c.dropCached(a.id, pid.ID)
 	if wasReady {
 		p.c.metrics.deactivated(a.id.Kind)
-		p.c.sys.EventStream().Publish(&ActivationTerminated{Identity: a.id, Member: p.core.selfKey, PID: pid, Token: a.lease.Token, At: now})
+		// At is when the grain handled its last message (Stopped), not when
+		// this actor got to its Terminated, which may be later under load.
+		at := now
+		if s := a.stoppedAt.Load(); s != nil {
+			at = *s
+		}
+		p.c.sys.EventStream().Publish(&ActivationTerminated{Identity: a.id, Member: p.core.selfKey, PID: pid, Token: a.lease.Token, At: at})
 		msg := &clusterpb.ActivationTerminated{Kind: a.id.Kind, Id: a.id.ID, MemberKey: p.core.selfKey,
 			PidAddress: pid.Address, PidId: pid.ID, TokenEpoch: a.lease.Token.Epoch, TokenSeq: a.lease.Token.Seq}
 		for _, m := range p.core.view.Members {

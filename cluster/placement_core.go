@@ -116,6 +116,9 @@ type activation struct {
 	last     time.Time   // last time seen active by a tick
 	touched  atomic.Bool // set by the grain on every message
 	forced   bool        // stopped forcibly after its stop deadline
+	// stoppedAt is set by the grain when it handled Stopped, its last
+	// message: when the activation really ended.
+	stoppedAt atomic.Pointer[time.Time]
 	// startedOK is set by the grain once its Started handler returned.
 	startedOK atomic.Bool
 }
