@@ -62,28 +62,36 @@ func newObserver(nodes ...node) *observer {
 }
 
 func (o *observer) watch(nd node) {
-	actor.Subscribe(nd.sys.EventStream(), func(ev *cluster.ActivationStarted) {
+	// One subscription for both types keeps the order the placement actor
+	// published them in (an end before its successor's start).
+	nd.sys.EventStream().SubscribeWithPredicate(func(e any) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
-		s := span{member: ev.Member, token: ev.Token, start: time.Now()}
-		o.open[ev.Identity] = append(o.open[ev.Identity], s)
-		o.starts[ev.Identity] = append(o.starts[ev.Identity], s)
-	})
-	actor.Subscribe(nd.sys.EventStream(), func(ev *cluster.ActivationTerminated) {
-		if ev.Member != nd.c.Self().Key() && ev.PID.Address != nd.sys.Address() {
-			return // a broadcast from another member: recorded there
-		}
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		spans := o.open[ev.Identity]
-		for i, s := range spans {
-			if s.member == ev.Member && s.token == ev.Token {
-				s.end = time.Now()
-				o.closed = append(o.closed, s)
-				o.open[ev.Identity] = append(spans[:i:i], spans[i+1:]...)
-				return
+		switch ev := e.(type) {
+		case *cluster.ActivationStarted:
+			s := span{member: ev.Member, token: ev.Token, start: time.Now()}
+			o.open[ev.Identity] = append(o.open[ev.Identity], s)
+			o.starts[ev.Identity] = append(o.starts[ev.Identity], s)
+		case *cluster.ActivationTerminated:
+			if ev.PID.Address != nd.sys.Address() {
+				return // a broadcast from another member: recorded there
+			}
+			spans := o.open[ev.Identity]
+			for i, s := range spans {
+				if s.member == ev.Member && s.token == ev.Token {
+					s.end = time.Now()
+					o.closed = append(o.closed, s)
+					o.open[ev.Identity] = append(spans[:i:i], spans[i+1:]...)
+					return
+				}
 			}
 		}
+	}, func(e any) bool {
+		switch e.(type) {
+		case *cluster.ActivationStarted, *cluster.ActivationTerminated:
+			return true
+		}
+		return false
 	})
 }
 

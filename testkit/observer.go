@@ -79,32 +79,46 @@ func newObserver(now func() time.Time) *Observer {
 	return &Observer{now: now, open: map[string]*Activation{}}
 }
 
-func pidKey(p *actor.PID) string { return p.Address + "/" + p.ID }
+func openKey(p *actor.PID, t cluster.FencingToken) string {
+	return p.Address + "/" + p.ID + "@" + t.String()
+}
 
 // watch subscribes to sys's events; only what sys itself hosts is recorded
-// (the broadcast of another member's termination is recorded there).
+// (the broadcast of another member's termination is recorded there). One
+// subscription takes both event types, so they are seen in the order the
+// placement actor published them (an activation's end before its
+// successor's start on the same member), and activations are keyed by PID
+// and token (successive activations of an identity share a PID).
 func (o *Observer) watch(sys *actor.System) {
-	s1 := actor.Subscribe(sys.EventStream(), func(ev *cluster.ActivationStarted) {
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		a := &Activation{Identity: ev.Identity, Member: ev.Member, Token: ev.Token, PID: ev.PID, Start: ev.At}
-		o.acts = append(o.acts, a)
-		o.open[pidKey(ev.PID)] = a
-	})
-	s2 := actor.Subscribe(sys.EventStream(), func(ev *cluster.ActivationTerminated) {
-		if ev.PID == nil || ev.PID.Address != sys.Address() {
-			return
+	s1 := sys.EventStream().SubscribeWithPredicate(func(e any) {
+		switch ev := e.(type) {
+		case *cluster.ActivationStarted:
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			a := &Activation{Identity: ev.Identity, Member: ev.Member, Token: ev.Token, PID: ev.PID, Start: ev.At}
+			o.acts = append(o.acts, a)
+			o.open[openKey(ev.PID, ev.Token)] = a
+		case *cluster.ActivationTerminated:
+			if ev.PID == nil || ev.PID.Address != sys.Address() {
+				return
+			}
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			k := openKey(ev.PID, ev.Token)
+			if a := o.open[k]; a != nil {
+				a.End = ev.At
+				delete(o.open, k)
+			}
 		}
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		k := pidKey(ev.PID)
-		if a := o.open[k]; a != nil && a.Token == ev.Token {
-			a.End = ev.At
-			delete(o.open, k)
+	}, func(e any) bool {
+		switch e.(type) {
+		case *cluster.ActivationStarted, *cluster.ActivationTerminated:
+			return true
 		}
+		return false
 	})
 	o.mu.Lock()
-	o.subs = append(o.subs, s1, s2)
+	o.subs = append(o.subs, s1)
 	o.mu.Unlock()
 }
 

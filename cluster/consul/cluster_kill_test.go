@@ -104,27 +104,33 @@ func TestClusterOverConsulSurvivesKill(t *testing.T) {
 			})}
 		})
 		c := cluster.Get(sys)
-		actor.Subscribe(sys.EventStream(), func(ev *cluster.ActivationStarted) {
+		sys.EventStream().SubscribeWithPredicate(func(e any) {
 			mu.Lock()
 			defer mu.Unlock()
-			if len(active[ev.Identity]) > 0 {
-				overlap = append(overlap, fmt.Sprintf("%s on %s while on %v", ev.Identity, ev.Member, active[ev.Identity]))
-			}
-			active[ev.Identity] = append(active[ev.Identity], ev.Member)
-		})
-		actor.Subscribe(sys.EventStream(), func(ev *cluster.ActivationTerminated) {
-			if ev.PID.Address != sys.Address() {
-				return // another member's broadcast: recorded where it ran
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			ms := active[ev.Identity]
-			for i, m := range ms {
-				if m == ev.Member {
-					active[ev.Identity] = append(ms[:i:i], ms[i+1:]...)
-					break
+			switch ev := e.(type) {
+			case *cluster.ActivationStarted:
+				if len(active[ev.Identity]) > 0 {
+					overlap = append(overlap, fmt.Sprintf("%s on %s while on %v", ev.Identity, ev.Member, active[ev.Identity]))
+				}
+				active[ev.Identity] = append(active[ev.Identity], ev.Member)
+			case *cluster.ActivationTerminated:
+				if ev.PID.Address != sys.Address() {
+					return // another member's broadcast: recorded where it ran
+				}
+				ms := active[ev.Identity]
+				for i, m := range ms {
+					if m == ev.Member {
+						active[ev.Identity] = append(ms[:i:i], ms[i+1:]...)
+						break
+					}
 				}
 			}
+		}, func(e any) bool {
+			switch e.(type) {
+			case *cluster.ActivationStarted, *cluster.ActivationTerminated:
+				return true
+			}
+			return false
 		})
 		return member{sys: sys, c: c, gate: gate}
 	}
