@@ -30,41 +30,46 @@ const (
 // runtime keeps for it. It is the actor's Process, its Context and its
 // scheduler.Runnable. Apart from mu-guarded children and the mailbox, its
 // fields are touched only by the invocation that owns the mailbox.
+//
+// One cell exists per actor, so its size is the runtime's memory per idle
+// actor: TestCellSize pins it to the 416-byte size class. Small fields sit
+// together at the end; what most actors never use is in cellExtra.
 type cell struct {
 	mb     mailbox.Mailbox[envelope]
-	pid    PID // self points here: one allocation less per spawn
+	pid    PID // the actor's own PID (selfPID): one allocation less per spawn
 	sys    *System
 	props  *Props
-	self   *PID
 	parent *PID
 	idx    scheduler.MailboxIndex
 	worker *scheduler.Worker
 
-	actor     Actor
+	actor  Actor
+	msg    any
+	sender *PID
+	x      *cellExtra // rarely used state, allocated on first use
+
+	mu       sync.Mutex    // guards children, childWait and the children's childSlot
+	children *childSet     // spawn order; nil until the first child
+	kids     *guardianKids // guardians only: children over several locks (children stays nil)
+
+	mw *chains // nil without middleware
+
+	km *kindMetrics
+
 	state     cellState
-	msg       any
-	sender    *PID
-	processed int
-	pending   []envelope // unstashed, processed before the mailbox
-	failures  int        // consecutive failures
-	x         *cellExtra // rarely used state, allocated on first use
-
-	mu        sync.Mutex    // guards children, childWait and the children's childSlot
-	children  *childSet     // spawn order; nil until the first child
-	childSlot int32         // position in the parent's childSet; the lock of that set guards it
-	childWait bool          // winding down: stopped children must send Terminated
-	kids      *guardianKids // guardians only: children over several locks (children stays nil)
-
-	mw  *invokeMW // nil without invoke middleware
-	mwc *chains   // receive and send middleware, built on first use
-
-	km     *kindMetrics
-	queued atomic.Int32 // user messages left after the last invocation (metrics only)
+	childWait bool         // winding down: stopped children must send Terminated
+	childSlot int32        // position in the parent's childSet; the lock of that set guards it
+	failures  int32        // consecutive failures
+	queued    atomic.Int32 // user messages left after the last invocation (metrics only)
 }
 
-// cellExtra holds what most actors never use, so that a cell stays under the
-// size the allocator handles without a malloc header (512 bytes).
+// selfPID returns the actor's PID.
+func (c *cell) selfPID() *PID { return &c.pid }
+
+// cellExtra holds what most actors never use, so that a cell stays small.
 type cellExtra struct {
+	pending []envelope // unstashed, processed before the mailbox
+
 	behaviour []ReceiveFunc
 	stash     []envelope
 	stats     RestartStats
@@ -104,7 +109,7 @@ func (c *cell) SendUser(_ *PID, msg any, sender *PID) { c.postUser(nil, msg, sen
 
 func (c *cell) postUser(w *scheduler.Worker, msg any, sender *PID) {
 	if err := c.mb.PostUser(w, envelope{msg: msg, sender: sender}); err != nil {
-		c.sys.deadLetter(c.self, msg, sender, ErrMailboxFull)
+		c.sys.deadLetter(c.selfPID(), msg, sender, ErrMailboxFull)
 	}
 }
 
@@ -120,9 +125,12 @@ func (c *cell) MailboxIndex() scheduler.MailboxIndex { return c.idx }
 // AddMiddleware implements scheduler.MessageInvoker.
 func (c *cell) AddMiddleware(m scheduler.Middleware) {
 	if c.mw == nil {
-		c.mw = &invokeMW{chain: scheduler.NewComposite()}
+		c.mw = &chains{}
 	}
-	c.mw.chain.Add(m)
+	if c.mw.inv == nil {
+		c.mw.inv = &invokeMW{chain: scheduler.NewComposite()}
+	}
+	c.mw.inv.chain.Add(m)
 }
 
 // BindWorker implements scheduler.Runnable.
@@ -142,10 +150,10 @@ func (c *cell) Wake() bool { return c.mb.Wake() }
 func (c *cell) Sink(e envelope) {
 	switch m := e.msg.(type) {
 	case *Watch:
-		c.sys.sendSystem(nil, m.Watcher, &TerminatedSystem{Terminated{Who: c.self, Why: TerminatedStopped}})
+		c.sys.sendSystem(nil, m.Watcher, &TerminatedSystem{Terminated{Who: c.selfPID(), Why: TerminatedStopped}})
 	case SystemMessage:
 	default:
-		c.sys.deadLetter(c.self, e.msg, e.sender, nil)
+		c.sys.deadLetter(c.selfPID(), e.msg, e.sender, nil)
 	}
 }
 
@@ -181,7 +189,7 @@ func (c *cell) childOf(pid *PID) *cell {
 	if pid == nil {
 		return nil
 	}
-	if ch := pid.local.Load(); ch != nil && ch.parent == c.self {
+	if ch := pid.local.Load(); ch != nil && ch.parent == c.selfPID() {
 		return ch
 	}
 	return nil

@@ -70,7 +70,7 @@ func (s *childSet) snapshot() []*PID {
 	out := make([]*PID, 0, s.live)
 	for _, ch := range s.list {
 		if ch != nil {
-			out = append(out, ch.self)
+			out = append(out, ch.selfPID())
 		}
 	}
 	return out
@@ -132,7 +132,7 @@ func spawnOrder(kids []*cell) []*PID {
 	slices.SortFunc(kids, func(a, b *cell) int { return cmp.Compare(a.idx, b.idx) })
 	out := make([]*PID, len(kids))
 	for i, ch := range kids {
-		out[i] = ch.self
+		out[i] = ch.selfPID()
 	}
 	return out
 }

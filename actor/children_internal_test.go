@@ -14,8 +14,7 @@ import (
 func testCell(id string) *cell {
 	c := &cell{childSlot: -1}
 	c.pid = PID{Address: LocalAddress, ID: id}
-	c.self = &c.pid
-	c.self.local.Store(c)
+	c.pid.local.Store(c)
 	return c
 }
 
@@ -31,7 +30,7 @@ func TestChildSetNameReuse(t *testing.T) {
 	require.False(t, s.remove(old), "removed once")
 	require.True(t, s.contains(reborn))
 	require.Equal(t, 1, s.live)
-	require.Equal(t, []*PID{reborn.self}, s.snapshot())
+	require.Equal(t, []*PID{reborn.selfPID()}, s.snapshot())
 	require.False(t, s.remove(testCell("unique")), "another cell with the same ID is not a child")
 	require.True(t, s.remove(reborn))
 	require.Equal(t, 0, s.live)
@@ -51,7 +50,7 @@ func TestChildSetOrderAndCompaction(t *testing.T) {
 	got := s.snapshot()
 	require.Len(t, got, 50)
 	for i, p := range got {
-		require.Same(t, kids[2*i+1].self, p, "spawn order kept across compaction")
+		require.Same(t, kids[2*i+1].selfPID(), p, "spawn order kept across compaction")
 	}
 	for i := 1; i < 100; i += 2 {
 		require.True(t, s.contains(kids[i]), "slots follow the compaction")
@@ -67,14 +66,14 @@ func TestChildSetOrderAndCompaction(t *testing.T) {
 func TestRemoveChildByForeignPID(t *testing.T) {
 	parent := testCell("p")
 	kid := testCell("p/k")
-	kid.parent = parent.self
+	kid.parent = parent.selfPID()
 	require.True(t, parent.addChild(kid))
 	require.False(t, parent.removeChild(NewPID("10.0.0.1:4000", "p/k")))
 	other := testCell("p/k") // a cell whose parent is someone else
-	require.False(t, parent.removeChild(other.self))
-	require.True(t, parent.isChild(kid.self))
-	require.True(t, parent.removeChild(kid.self))
-	require.False(t, parent.isChild(kid.self))
+	require.False(t, parent.removeChild(other.selfPID()))
+	require.True(t, parent.isChild(kid.selfPID()))
+	require.True(t, parent.removeChild(kid.selfPID()))
+	require.False(t, parent.isChild(kid.selfPID()))
 }
 
 // A guardian spreads its children over several locks; Children still lists

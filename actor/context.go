@@ -70,7 +70,7 @@ type Context interface {
 	UnbecomeStacked()
 }
 
-func (c *cell) Self() *PID       { return c.self }
+func (c *cell) Self() *PID       { return c.selfPID() }
 func (c *cell) Parent() *PID     { return c.parent }
 func (c *cell) Message() any     { return c.msg }
 func (c *cell) Sender() *PID     { return c.sender }
@@ -102,14 +102,14 @@ func (c *cell) childList() []*PID {
 
 func (c *cell) Logger() *slog.Logger {
 	if c.ext().logger == nil {
-		c.ext().logger = c.sys.logger.With("pid", c.self.String())
+		c.ext().logger = c.sys.logger.With("pid", c.selfPID().String())
 	}
 	return c.ext().logger
 }
 
 func (c *cell) Send(pid *PID, msg any) { c.send(pid, msg, nil) }
 
-func (c *cell) Request(pid *PID, msg any) { c.send(pid, msg, c.self) }
+func (c *cell) Request(pid *PID, msg any) { c.send(pid, msg, c.selfPID()) }
 
 func (c *cell) send(pid *PID, msg any, sender *PID) {
 	if len(c.props.sendMW) > 0 {
@@ -133,10 +133,10 @@ func (c *cell) RequestFuture(pid *PID, msg any, timeout time.Duration) *Future {
 
 func (c *cell) Respond(msg any) {
 	if c.sender == nil {
-		c.sys.deadLetter(nil, msg, c.self, nil)
+		c.sys.deadLetter(nil, msg, c.selfPID(), nil)
 		return
 	}
-	c.send(c.sender, msg, c.self)
+	c.send(c.sender, msg, c.selfPID())
 }
 
 func (c *cell) Forward(pid *PID) { c.send(pid, c.msg, c.sender) }
@@ -160,12 +160,12 @@ func (c *cell) Poison(pid *PID) { c.sys.send(c.worker, pid, &PoisonPill{}, nil) 
 
 func (c *cell) Watch(pid *PID) {
 	c.ext().watching.add(pid)
-	c.sys.sendSystem(c.worker, pid, &Watch{Watcher: c.self})
+	c.sys.sendSystem(c.worker, pid, &Watch{Watcher: c.selfPID()})
 }
 
 func (c *cell) Unwatch(pid *PID) {
 	c.ext().watching.remove(pid)
-	c.sys.sendSystem(c.worker, pid, &Unwatch{Watcher: c.self})
+	c.sys.sendSystem(c.worker, pid, &Unwatch{Watcher: c.selfPID()})
 }
 
 func (c *cell) Stash() {
@@ -178,8 +178,9 @@ func (c *cell) UnstashAll() {
 	if c.x == nil || len(c.x.stash) == 0 {
 		return
 	}
-	c.pending = append(c.ext().stash, c.pending...)
-	c.ext().stash = nil
+	x := c.ext()
+	x.pending = append(x.stash, x.pending...)
+	x.stash = nil
 }
 
 func (c *cell) Become(r ReceiveFunc) { c.ext().behaviour = append(c.ext().behaviour[:0], r) }

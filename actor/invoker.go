@@ -12,37 +12,39 @@ import (
 // throughputHint user messages, after-middleware in reverse order on every
 // path.
 func (c *cell) InvokeBatch(throughputHint int) scheduler.InvokeResult {
-	if c.mw == nil {
-		return c.run(throughputHint)
-	}
-	c.mw.ictx.Reset(c.idx, throughputHint, c.sys.clock.Now())
-	if c.mw.chain.BeforeInvoke(&c.mw.ictx) == scheduler.Break {
-		// A Break holds back user messages only: the runtime's own protocol
-		// (stop, watch, supervision) still runs.
-		res := c.run(0)
-		if res.Kind == scheduler.ResultCompleted || res.Kind == scheduler.ResultYielded {
-			res = scheduler.Suspended(scheduler.ReasonRateLimit, scheduler.ResumeAfter(c.mw.ictx.ResumeAfter()))
-		}
-		c.mw.chain.AfterInvoke(&c.mw.ictx, res)
+	if c.mw == nil || c.mw.inv == nil {
+		res, _ := c.run(throughputHint)
 		return res
 	}
-	if v, ok := c.mw.ictx.Get(scheduler.MetaBatchLimit); ok {
+	mw := c.mw.inv
+	mw.ictx.Reset(c.idx, throughputHint, c.sys.clock.Now())
+	if mw.chain.BeforeInvoke(&mw.ictx) == scheduler.Break {
+		// A Break holds back user messages only: the runtime's own protocol
+		// (stop, watch, supervision) still runs.
+		res, _ := c.run(0)
+		if res.Kind == scheduler.ResultCompleted || res.Kind == scheduler.ResultYielded {
+			res = scheduler.Suspended(scheduler.ReasonRateLimit, scheduler.ResumeAfter(mw.ictx.ResumeAfter()))
+		}
+		mw.chain.AfterInvoke(&mw.ictx, res)
+		return res
+	}
+	if v, ok := mw.ictx.Get(scheduler.MetaBatchLimit); ok {
 		if n, ok := v.(int); ok && n >= 0 && n < throughputHint {
 			throughputHint = n
 		}
 	}
-	res := c.run(throughputHint)
+	res, processed := c.run(throughputHint)
 	if c.km.mw != nil {
 		c.queued.Store(int32(c.mb.UserLen()))
 	}
-	c.mw.ictx.Processed = c.processed
-	c.mw.chain.AfterInvoke(&c.mw.ictx, res)
+	mw.ictx.Processed = processed
+	mw.chain.AfterInvoke(&mw.ictx, res)
 	return res
 }
 
-// run processes one batch; a panic anywhere in it is the actor's failure.
-func (c *cell) run(hint int) (res scheduler.InvokeResult) {
-	c.processed = 0
+// run processes one batch of at most hint user messages and returns how
+// many it processed; a panic anywhere in it is the actor's failure.
+func (c *cell) run(hint int) (res scheduler.InvokeResult, processed int) {
 	defer func() {
 		if r := recover(); r != nil {
 			msg := c.msg
@@ -51,32 +53,32 @@ func (c *cell) run(hint int) (res scheduler.InvokeResult) {
 		}
 	}()
 	if res, done := c.drainSystem(); done {
-		return res
+		return res, processed
 	}
-	for c.processed < hint {
+	for processed < hint {
 		var env envelope
-		if len(c.pending) > 0 {
-			env = c.pending[0]
-			c.pending[0] = envelope{}
-			c.pending = c.pending[1:]
+		if x := c.x; x != nil && len(x.pending) > 0 {
+			env = x.pending[0]
+			x.pending[0] = envelope{}
+			x.pending = x.pending[1:]
 		} else {
 			var ok bool
 			if env, ok = c.mb.PopUser(); !ok {
-				return scheduler.Completed(c.mb.HasSystem())
+				return scheduler.Completed(c.mb.HasSystem()), processed
 			}
 		}
-		c.processed++
+		processed++
 		c.invokeUser(env)
 		if c.failures != 0 {
 			c.failures = 0
 		}
 		if c.state != stateAlive || c.mb.HasSystem() {
 			if res, done := c.drainSystem(); done {
-				return res
+				return res, processed
 			}
 		}
 	}
-	return scheduler.Yielded()
+	return scheduler.Yielded(), processed
 }
 
 // drainSystem handles every queued system message, then checks the actor's
@@ -146,7 +148,7 @@ func (c *cell) deliverSafely(msg any) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.msg, c.sender = nil, nil
-			c.sys.logger.Warn("actor panicked while stopping", "pid", c.self.String(), "panic", r)
+			c.sys.logger.Warn("actor panicked while stopping", "pid", c.selfPID().String(), "panic", r)
 		}
 	}()
 	c.deliver(msg)
@@ -267,13 +269,13 @@ func (c *cell) tryComplete() {
 		if x := c.x; x != nil {
 			x.behaviour = nil
 			if len(x.stash) > 0 {
-				c.pending = append(x.stash, c.pending...)
+				x.pending = append(x.stash, x.pending...)
 				x.stash = nil
 			}
 		}
 		c.mb.Resume()
 		c.sys.metrics.restarted(c)
-		c.sys.logger.Debug("actor restarted", "pid", c.self.String())
+		c.sys.logger.Debug("actor restarted", "pid", c.selfPID().String())
 		c.deliver(startedMsg)
 	}
 }
@@ -283,14 +285,14 @@ func (c *cell) finalize() {
 	c.state = stateStopped
 	c.actor = nil
 	var onStopped func()
-	if c.x != nil {
-		onStopped = c.x.onStopped
+	if x := c.x; x != nil {
+		onStopped = x.onStopped
+		for _, e := range x.pending {
+			c.sys.deadLetter(c.selfPID(), e.msg, e.sender, nil)
+		}
+		x.pending = nil
 	}
-	for _, e := range c.pending {
-		c.sys.deadLetter(c.self, e.msg, e.sender, nil)
-	}
-	c.pending = nil
-	c.sys.registry.remove(c.self.ID)
+	c.sys.registry.remove(c.selfPID().ID)
 	c.mb.Close()
 	// Out of the parent's list before anyone hears of the stop: a watcher
 	// (StopFuture, Watch) that lists the parent's children must not find
@@ -303,20 +305,20 @@ func (c *cell) finalize() {
 	var term *TerminatedSystem // shared by every recipient: read-only
 	if x := c.x; x != nil {
 		if len(x.watchers) > 0 {
-			term = &TerminatedSystem{Terminated{Who: c.self, Why: TerminatedStopped}}
+			term = &TerminatedSystem{Terminated{Who: c.selfPID(), Why: TerminatedStopped}}
 		}
 		for _, e := range x.stash {
-			c.sys.deadLetter(c.self, e.msg, e.sender, nil)
+			c.sys.deadLetter(c.selfPID(), e.msg, e.sender, nil)
 		}
 		for _, w := range x.watchers {
 			c.sys.sendSystem(c.worker, w, term)
 		}
-		x.watching.each(func(w *PID) { c.sys.sendSystem(c.worker, w, &Unwatch{Watcher: c.self}) })
+		x.watching.each(func(w *PID) { c.sys.sendSystem(c.worker, w, &Unwatch{Watcher: c.selfPID()}) })
 		c.x = nil
 	}
 	if tellParent {
 		if term == nil {
-			term = &TerminatedSystem{Terminated{Who: c.self, Why: TerminatedStopped}}
+			term = &TerminatedSystem{Terminated{Who: c.selfPID(), Why: TerminatedStopped}}
 		}
 		c.sys.sendSystem(c.worker, c.parent, term)
 	}
@@ -329,22 +331,22 @@ func (c *cell) finalize() {
 // fail suspends the actor and tells its supervisor (S6).
 func (c *cell) fail(err error, msg any) scheduler.InvokeResult {
 	c.failures++
-	retry := scheduler.Backoff(c.failures - 1)
+	retry := scheduler.Backoff(int(c.failures) - 1)
 	c.mb.Suspend()
 	c.sys.metrics.failed(c)
 	if c.sys.logger.Enabled(bg, slog.LevelWarn) {
-		path, _ := c.sys.PathOf(c.self) // the ID of a nested actor does not show its ancestors
-		c.sys.logger.Warn("actor failed", "pid", c.self.String(), "path", path, "err", err, "consecutive", c.failures)
+		path, _ := c.sys.PathOf(c.selfPID()) // the ID of a nested actor does not show its ancestors
+		c.sys.logger.Warn("actor failed", "pid", c.selfPID().String(), "path", path, "err", err, "consecutive", c.failures)
 	}
 	if c.parent == nil {
-		c.sys.logger.Error("guardian failed; stopping it", "pid", c.self.String(), "err", err)
+		c.sys.logger.Error("guardian failed; stopping it", "pid", c.selfPID().String(), "err", err)
 		c.beginStop()
 		if c.state == stateStopped {
 			return scheduler.Stopped()
 		}
 		return scheduler.Failed(err, retry)
 	}
-	c.sys.sendSystem(c.worker, c.parent, &failureMsg{child: c.self, err: err, message: msg, failures: c.failures, retry: retry, stats: &c.ext().stats})
+	c.sys.sendSystem(c.worker, c.parent, &failureMsg{child: c.selfPID(), err: err, message: msg, failures: int(c.failures), retry: retry, stats: &c.ext().stats})
 	return scheduler.Failed(err, retry)
 }
 

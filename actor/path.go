@@ -23,7 +23,7 @@ func (s *System) isGuardian(c *cell) bool {
 
 // name returns the name c was spawned with (generated or given).
 func (s *System) nameOf(c *cell) string {
-	id := c.self.ID
+	id := c.selfPID().ID
 	if p := c.parent.local.Load(); p != nil && !s.isGuardian(p) {
 		return id[strings.IndexByte(id, '/')+1:]
 	}
@@ -97,5 +97,5 @@ func (s *System) LookupPath(path string) (*PID, bool) {
 			return nil, false
 		}
 	}
-	return c.self, true
+	return c.selfPID(), true
 }

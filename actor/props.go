@@ -152,23 +152,30 @@ func WithKind(name string) PropsOption { return propsOption(func(p *Props) { p.k
 // block (I/O, cgo), so they never starve the shared workers.
 func WithBlocking() PropsOption { return propsOption(func(p *Props) { p.blocking = true }) }
 
-// chains are an actor's middleware chains. Their innermost functions are
-// bound to the actor's cell, so they use the Context they are handed only
-// through the Context interface: a middleware may wrap it.
+// chains are an actor's middleware chains. The receive and send chains are
+// built on first use; their innermost functions are bound to the actor's
+// cell, so they use the Context they are handed only through the Context
+// interface: a middleware may wrap it.
 type chains struct {
-	recv ReceiveFunc // nil without receive middleware
-	send SendFunc    // nil without send middleware
+	recv ReceiveFunc // nil without receive middleware, or before first use
+	send SendFunc    // nil without send middleware, or before first use
+	inv  *invokeMW   // nil without invoke middleware
 }
 
 // chains returns c's middleware chains, building them on first use (on the
 // actor's goroutine, inside the invocation, so a panicking middleware is a
 // supervised failure).
 func (c *cell) chains() *chains {
-	if ch := c.mwc; ch != nil {
+	// Called only for props with receive or send middleware: one of the
+	// chains is set once they are built.
+	ch := c.mw
+	if ch != nil && (ch.recv != nil || ch.send != nil) {
 		return ch
 	}
+	if ch == nil {
+		ch = &chains{}
+	}
 	p := c.props
-	ch := &chains{}
 	if len(p.receiveMW) > 0 {
 		var recv ReceiveFunc = c.receive
 		for i := len(p.receiveMW) - 1; i >= 0; i-- {
@@ -183,7 +190,7 @@ func (c *cell) chains() *chains {
 		}
 		ch.send = send
 	}
-	c.mwc = ch
+	c.mw = ch
 	return ch
 }
 

@@ -232,14 +232,13 @@ func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Wor
 	}
 	var onDrop func(envelope)
 	if q != nil {
-		onDrop = func(e envelope) { s.deadLetter(c.self, e.msg, e.sender, ErrMailboxFull) }
+		onDrop = func(e envelope) { s.deadLetter(c.selfPID(), e.msg, e.sender, ErrMailboxFull) }
 	}
 	c.mb.Init(q, onDrop)
 	c.pid.Address, c.pid.ID = s.Address(), id
-	c.self = &c.pid
-	c.self.local.Store(c)
+	c.pid.local.Store(c)
 	if parent != nil {
-		c.parent = parent.self
+		c.parent = parent.selfPID()
 	}
 	c.actor = props.producer()
 	if pk := props.km.Load(); pk != nil && pk.sys == s {
@@ -313,12 +312,12 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 		c.actor = ReceiveFunc(func(Context) {})
 		c.mb.PostSystem(w, envelope{msg: stopSys})
 		if s.stopped.Load() {
-			return c.self, ErrSystemStopped
+			return c.selfPID(), ErrSystemStopped
 		}
-		return c.self, fmt.Errorf("%w: %s", ErrParentStopping, parent.self)
+		return c.selfPID(), fmt.Errorf("%w: %s", ErrParentStopping, parent.selfPID())
 	}
 	c.mb.PostSystem(w, envelope{msg: startSys})
-	return c.self, nil
+	return c.selfPID(), nil
 }
 
 // resolve finds the process of a PID and caches it in the PID.
@@ -407,11 +406,11 @@ func (s *System) shutdown(ctx context.Context) error {
 	s.stopped.Store(true)
 	userDone := make(chan struct{})
 	s.userGuardian.ext().onStopped = func() { close(userDone) }
-	s.sendSystem(nil, s.userGuardian.self, stopSys)
+	s.sendSystem(nil, s.userGuardian.selfPID(), stopSys)
 	if err := s.await(ctx, userDone); err != nil {
 		errs = append(errs, fmt.Errorf("actor: stopping user actors: %w", err))
 	} else {
-		s.sendSystem(nil, s.rootGuardian.self, stopSys)
+		s.sendSystem(nil, s.rootGuardian.selfPID(), stopSys)
 		if err := s.await(ctx, s.guardiansDone); err != nil {
 			errs = append(errs, fmt.Errorf("actor: stopping system actors: %w", err))
 		}

@@ -36,8 +36,24 @@ type ActivationLedger struct {
 
 type ledgerShard struct {
 	mu     sync.Mutex
-	leases map[Identity]Lease
+	leases map[Identity]ledgerEntry
 	_      [40]byte // keep shards on separate cache lines
+}
+
+// ledgerEntry is a lease as the ledger stores it, one per identity: without
+// the identity (the map key) and the epoch (the token's), which Lease
+// repeats.
+type ledgerEntry struct {
+	leaseID uint64
+	owner   string
+	hash    uint64
+	token   FencingToken
+	status  LeaseStatus
+}
+
+func (e ledgerEntry) lease(id Identity) Lease {
+	return Lease{LeaseID: e.leaseID, Identity: id, Owner: e.owner, TopologyHash: e.hash,
+		Epoch: e.token.Epoch, Token: e.token, Status: e.status}
 }
 
 // NewActivationLedger returns an empty ledger at view (hash 0, epoch 0).
@@ -45,7 +61,7 @@ type ledgerShard struct {
 func NewActivationLedger() *ActivationLedger {
 	l := &ActivationLedger{}
 	for i := range l.shards {
-		l.shards[i].leases = make(map[Identity]Lease)
+		l.shards[i].leases = make(map[Identity]ledgerEntry)
 	}
 	return l
 }
@@ -101,21 +117,14 @@ func (l *ActivationLedger) Acquire(id Identity, owner string, topologyHash uint6
 	s := l.shard(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if cur, ok := s.leases[id]; ok && cur.Status.Holds() {
-		return Lease{}, &LeaseHeldError{Holder: cur}
+	if cur, ok := s.leases[id]; ok && cur.status.Holds() {
+		return Lease{}, &LeaseHeldError{Holder: cur.lease(id)}
 	}
 	seq := l.seq.Add(1)
-	lease := Lease{
-		LeaseID:      seq,
-		Identity:     id,
-		Owner:        owner,
-		TopologyHash: l.hash,
-		Epoch:        l.epoch,
-		Token:        FencingToken{Epoch: l.epoch, Seq: seq},
-		Status:       LeaseStatus{State: LeaseActive},
-	}
-	s.leases[id] = lease
-	return lease, nil
+	e := ledgerEntry{leaseID: seq, owner: owner, hash: l.hash,
+		token: FencingToken{Epoch: l.epoch, Seq: seq}, status: LeaseStatus{State: LeaseActive}}
+	s.leases[id] = e
+	return e.lease(id), nil
 }
 
 // Release removes the lease leaseID of id, whatever its state, and returns
@@ -130,17 +139,17 @@ func (l *ActivationLedger) Release(id Identity, leaseID uint64) (Lease, error) {
 		return Lease{}, err
 	}
 	delete(s.leases, id)
-	cur.Status = LeaseStatus{State: LeaseReleased}
-	return cur, nil
+	cur.status = LeaseStatus{State: LeaseReleased}
+	return cur.lease(id), nil
 }
 
-func current(s *ledgerShard, id Identity, leaseID uint64) (Lease, error) {
+func current(s *ledgerShard, id Identity, leaseID uint64) (ledgerEntry, error) {
 	cur, ok := s.leases[id]
 	if !ok {
-		return Lease{}, fmt.Errorf("%w: %s", ErrLeaseNotFound, id)
+		return ledgerEntry{}, fmt.Errorf("%w: %s", ErrLeaseNotFound, id)
 	}
-	if cur.LeaseID != leaseID {
-		return Lease{}, fmt.Errorf("%w: %s: lease %d, current %d", ErrStaleLease, id, leaseID, cur.LeaseID)
+	if cur.leaseID != leaseID {
+		return ledgerEntry{}, fmt.Errorf("%w: %s: lease %d, current %d", ErrStaleLease, id, leaseID, cur.leaseID)
 	}
 	return cur, nil
 }
@@ -155,12 +164,12 @@ func (l *ActivationLedger) MarkReleasing(id Identity, leaseID uint64, deadline t
 	if err != nil {
 		return Lease{}, err
 	}
-	if !cur.Status.Holds() {
-		return Lease{}, fmt.Errorf("%w: %s: lease %d is %s", ErrStaleLease, id, leaseID, cur.Status.State)
+	if !cur.status.Holds() {
+		return Lease{}, fmt.Errorf("%w: %s: lease %d is %s", ErrStaleLease, id, leaseID, cur.status.State)
 	}
-	cur.Status = LeaseStatus{State: LeaseReleasing, Deadline: deadline}
+	cur.status = LeaseStatus{State: LeaseReleasing, Deadline: deadline}
 	s.leases[id] = cur
-	return cur, nil
+	return cur.lease(id), nil
 }
 
 // BeginShutdown starts a graceful shutdown: every later Acquire fails with
@@ -218,12 +227,12 @@ func (l *ActivationLedger) Revoke(id Identity) (Lease, error) {
 	if !ok {
 		return Lease{}, fmt.Errorf("%w: %s", ErrLeaseNotFound, id)
 	}
-	if !cur.Status.Holds() {
-		return Lease{}, fmt.Errorf("%w: %s: lease %d is %s", ErrStaleLease, id, cur.LeaseID, cur.Status.State)
+	if !cur.status.Holds() {
+		return Lease{}, fmt.Errorf("%w: %s: lease %d is %s", ErrStaleLease, id, cur.leaseID, cur.status.State)
 	}
-	cur.Status = LeaseStatus{State: LeaseRevoked}
+	cur.status = LeaseStatus{State: LeaseRevoked}
 	s.leases[id] = cur
-	return cur, nil
+	return cur.lease(id), nil
 }
 
 func (l *ActivationLedger) transition(next func(Lease) (LeaseStatus, bool)) []Lease {
@@ -231,11 +240,11 @@ func (l *ActivationLedger) transition(next func(Lease) (LeaseStatus, bool)) []Le
 	for i := range l.shards {
 		s := &l.shards[i]
 		s.mu.Lock()
-		for id, cur := range s.leases {
-			if st, ok := next(cur); ok {
-				cur.Status = st
-				s.leases[id] = cur
-				out = append(out, cur)
+		for id, e := range s.leases {
+			if st, ok := next(e.lease(id)); ok {
+				e.status = st
+				s.leases[id] = e
+				out = append(out, e.lease(id))
 			}
 		}
 		s.mu.Unlock()
@@ -250,7 +259,10 @@ func (l *ActivationLedger) Lookup(id Identity) (Lease, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.leases[id]
-	return cur, ok
+	if !ok {
+		return Lease{}, false
+	}
+	return cur.lease(id), true
 }
 
 // CheckToken returns nil when token is the token of id's lease and that
@@ -278,7 +290,7 @@ func (l *ActivationLedger) Held() int {
 		s := &l.shards[i]
 		s.mu.Lock()
 		for _, cur := range s.leases {
-			if cur.Status.Holds() {
+			if cur.status.Holds() {
 				n++
 			}
 		}
@@ -305,8 +317,8 @@ func (l *ActivationLedger) Leases() []Lease {
 	for i := range l.shards {
 		s := &l.shards[i]
 		s.mu.Lock()
-		for _, cur := range s.leases {
-			out = append(out, cur)
+		for id, cur := range s.leases {
+			out = append(out, cur.lease(id))
 		}
 		s.mu.Unlock()
 	}

@@ -75,7 +75,9 @@ type Cluster struct {
 	lookupMu   sync.Mutex
 
 	placement *actor.PID
-	grains    sync.Map // grain PID ID → *activation
+	pa        *placementActor
+	active    atomic.Int64
+	byKind    map[string]*atomic.Int64 // activations by kind name; keys fixed at install
 
 	blockMu sync.Mutex
 	blocked map[string]struct{} // member keys left out of owner selection
@@ -141,9 +143,13 @@ func newCluster(ctx context.Context, host actor.Host, cfg Config) (*Cluster, err
 	for i, k := range cfg.Kinds {
 		k.idle = cfg.idleFor(k)
 		k.props = k.props.With(actor.WithReceiveMiddleware(func(next actor.ReceiveFunc) actor.ReceiveFunc {
-			return func(ctx actor.Context) { c.grainReceive(next, ctx) }
+			return c.newGrainMiddleware(next)
 		}))
 		kinds[i], names[i] = k, k.name
+	}
+	byKind := make(map[string]*atomic.Int64, len(kinds))
+	for _, k := range kinds {
+		byKind[k.name] = new(atomic.Int64)
 	}
 	c = &Cluster{
 		sys:      sys,
@@ -154,6 +160,7 @@ func newCluster(ctx context.Context, host actor.Host, cfg Config) (*Cluster, err
 		strategy: lcfg.Hash.Strategy(),
 		rnd:      newLockedRand(cfg.Rand),
 		kinds:    kinds,
+		byKind:   byKind,
 		blocked:  map[string]struct{}{},
 		stop:     make(chan struct{}),
 	}
@@ -177,6 +184,7 @@ func newCluster(ctx context.Context, host actor.Host, cfg Config) (*Cluster, err
 	}
 	c.membership.Store(&membershipBox{m})
 	pa := newPlacementActor(c, m.Self())
+	c.pa = pa
 	pid, err := host.SpawnSystem(actor.PropsFromProducer(func() actor.Actor { return pa },
 		actor.WithSupervisor(grainSupervisor{pa: pa})), placementName)
 	if err != nil {
@@ -284,22 +292,28 @@ func (c *Cluster) publishLookupEvents() {
 
 // ActiveCount returns the number of activations this member hosts (the
 // virtual-actor gauge, B4.3).
-func (c *Cluster) ActiveCount() int {
-	n := 0
-	c.grains.Range(func(_, _ any) bool { n++; return true })
-	return n
-}
+func (c *Cluster) ActiveCount() int { return int(c.active.Load()) }
 
 // ActiveCountByKind returns the number of activations this member hosts,
 // by kind name (kinds without activations are absent). It is a snapshot
 // taken without stopping the runtime, as ActiveCount is.
 func (c *Cluster) ActiveCountByKind() map[string]int {
 	n := map[string]int{}
-	c.grains.Range(func(_, v any) bool {
-		n[v.(*activation).kind.name]++
-		return true
-	})
+	for name, cnt := range c.byKind {
+		if v := cnt.Load(); v > 0 {
+			n[name] = int(v)
+		}
+	}
 	return n
+}
+
+// activeChanged counts d activations of kind k more (spawned) or fewer
+// (terminated).
+func (c *Cluster) activeChanged(k *Kind, d int64) {
+	c.active.Add(d)
+	if cnt := c.byKind[k.name]; cnt != nil {
+		cnt.Add(d)
+	}
 }
 
 // Lease returns this incarnation's membership lease as its provider reports

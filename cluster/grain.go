@@ -1,17 +1,47 @@
 package cluster
 
-import "github.com/fraktor-go/fraktor/actor"
+import (
+	"github.com/fraktor-go/fraktor/actor"
+)
 
-// grainReceive is the receive middleware of every grain: it marks the
-// activation active for passivation (L4) and reports to the placement actor
-// when the Started handler has returned (a panic there is an activation
-// failure, V2.2).
-func (c *Cluster) grainReceive(next actor.ReceiveFunc, ctx actor.Context) {
-	var a *activation
-	if v, ok := c.grains.Load(ctx.Self().ID); ok {
-		a = v.(*activation)
-		a.touched.Store(true)
+// grainMiddleware is the receive middleware of every grain, one per grain
+// (the runtime builds an actor's chain at its first message). It finds the
+// grain's activation once, at that first message, and hands the grain's
+// Receive a grainContext that carries it, so IdentityOf, FencingTokenOf and
+// Passivate need no lookup. On every message it marks the activation active
+// for passivation (L4); after the Started handler returned it reports to
+// the placement actor (a panic there is an activation failure, V2.2).
+type grainMiddleware struct {
+	next actor.ReceiveFunc
+	ctx  grainContext
+}
+
+// grainContext is the Context a grain's Receive gets: the one its
+// middleware was given, with the grain's activation.
+type grainContext struct {
+	actor.Context
+	a *activation
+	c *Cluster
+}
+
+func (c *Cluster) newGrainMiddleware(next actor.ReceiveFunc) actor.ReceiveFunc {
+	g := &grainMiddleware{next: next, ctx: grainContext{c: c}}
+	return g.receive
+}
+
+func (g *grainMiddleware) receive(ctx actor.Context) {
+	a := g.ctx.a
+	if a == nil {
+		if a = g.ctx.c.pa.activationOf(ctx.Self()); a == nil {
+			// Not an activation the placement actor knows (it was
+			// forgotten already): run the grain without one.
+			g.next(ctx)
+			return
+		}
+		g.ctx.a = a
 	}
+	a.touch()
+	c := g.ctx.c
 	if c.pastFence(ctx.Message()) {
 		// The member's lease is not guaranteed past the stop budget: the
 		// grain handles nothing more (the placement actor stops it at its
@@ -22,15 +52,14 @@ func (c *Cluster) grainReceive(next actor.ReceiveFunc, ctx actor.Context) {
 		}
 		return
 	}
-	next(ctx)
-	if _, ok := ctx.Message().(*actor.Stopped); ok && a != nil {
+	g.ctx.Context = ctx
+	g.next(&g.ctx)
+	switch ctx.Message().(type) {
+	case *actor.Stopped:
 		at := c.now()
 		a.stoppedAt.Store(&at)
-	}
-	if _, ok := ctx.Message().(*actor.Started); ok {
-		if a != nil {
-			a.startedOK.Store(true)
-		}
+	case *actor.Started:
+		a.marks.Or(markStarted)
 		c.root.Send(c.placement, &grainReady{pid: ctx.Self()})
 	}
 }
@@ -46,17 +75,12 @@ func (c *Cluster) pastFence(msg any) bool {
 	return at != 0 && c.now().UnixNano() >= at
 }
 
-// activationOf returns the activation behind a grain's context.
+// activationOf returns the activation behind a grain's context, or nil.
 func activationOf(ctx actor.Context) *activation {
-	c := Get(ctx.System())
-	if c == nil {
-		return nil
+	if g, ok := ctx.(*grainContext); ok {
+		return g.a
 	}
-	v, ok := c.grains.Load(ctx.Self().ID)
-	if !ok {
-		return nil
-	}
-	return v.(*activation)
+	return nil
 }
 
 // standaloneGrain is the Context a grain spawned from Kind.StandaloneProps
@@ -79,8 +103,9 @@ func (k Kind) StandaloneProps(id Identity, token FencingToken) *actor.Props {
 }
 
 // IdentityOf returns the Identity of the grain whose Context ctx is, and
-// false when ctx is not a grain's (an ordinary actor, or a grain that has
-// stopped).
+// false when ctx is not a grain's: an ordinary actor's, or a Context the
+// grain's Receive was not given (the kind's own receive middleware sees
+// the Context before the grain's is made).
 func IdentityOf(ctx actor.Context) (Identity, bool) {
 	if s, ok := ctx.(*standaloneGrain); ok {
 		return s.id, true
@@ -94,30 +119,27 @@ func IdentityOf(ctx actor.Context) (Identity, bool) {
 // FencingTokenOf returns the fencing token of this activation: storage that
 // keeps the greatest token it has seen per identity and refuses writes with
 // a smaller one never accepts a write from a stale activation. The zero
-// token (false) when ctx is not a grain's.
+// token (false) when ctx is not a grain's (as for IdentityOf).
 func FencingTokenOf(ctx actor.Context) (FencingToken, bool) {
 	if s, ok := ctx.(*standaloneGrain); ok {
 		return s.token, true
 	}
 	if a := activationOf(ctx); a != nil {
-		return a.lease.Token, true
+		return a.token, true
 	}
 	return FencingToken{}, false
 }
 
 // Passivate stops the grain whose Context ctx is after the messages already
 // queued (it receives actor.Stopping); the next request activates it again
-// with a new fencing token. It does nothing for an ordinary actor.
+// with a new fencing token. It does nothing for an ordinary actor (or a
+// Context that is not a grain's, as for IdentityOf).
 func Passivate(ctx actor.Context) {
 	if s, ok := ctx.(*standaloneGrain); ok {
 		s.Poison(s.Self())
 		return
 	}
-	c := Get(ctx.System())
-	if c == nil {
-		return
-	}
-	if _, ok := c.grains.Load(ctx.Self().ID); ok {
-		c.root.Send(c.placement, &passivateMsg{pid: ctx.Self()})
+	if g, ok := ctx.(*grainContext); ok {
+		g.c.root.Send(g.c.placement, &passivateMsg{pid: ctx.Self()})
 	}
 }

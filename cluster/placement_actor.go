@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/fraktor-go/fraktor/actor"
@@ -43,8 +44,12 @@ type placementActor struct {
 	core *placementCore
 	m    Membership
 
+	// mu guards the writes to core.byPID, which a grain reads (under mu)
+	// at its first message to find its activation; the placement actor
+	// reads it without mu. activate holds mu from the spawn until the
+	// activation knows its PID, so the grain never looks too early.
+	mu          sync.Mutex
 	waiting     map[*activation][]*actor.PID // requesters waiting for Started
-	ready       map[*activation]bool
 	cancelTick  func() bool
 	shutdown    chan struct{} // closed when the last grain stopped
 	leaving     bool          // Shutdown began: ticks only stop overdue grains
@@ -57,8 +62,15 @@ func newPlacementActor(c *Cluster, self Member) *placementActor {
 		core:    newPlacementCore(self, c.kinds, c.strategy, c.cfg.StopBudget, c.cfg.WaitOut),
 		m:       c.membership.Load().m,
 		waiting: map[*activation][]*actor.PID{},
-		ready:   map[*activation]bool{},
 	}
+}
+
+// activationOf returns the activation of the grain pid, or nil. Any
+// goroutine.
+func (p *placementActor) activationOf(pid *actor.PID) *activation {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.core.byPID[pid.ID]
 }
 
 func (p *placementActor) Receive(ctx actor.Context) {
@@ -293,14 +305,19 @@ func (p *placementActor) activate(ctx actor.Context, req *clusterpb.ActivationRe
 		return
 	}
 	if existing {
-		if p.ready[a] {
+		if a.ready {
 			ctx.Respond(p.okResponse(a))
 		} else {
 			p.waiting[a] = append(p.waiting[a], ctx.Sender())
 		}
 		return
 	}
+	p.mu.Lock()
 	pid, err := ctx.SpawnNamed(a.kind.props, id.String())
+	if err == nil {
+		p.core.started(a, pid)
+	}
+	p.mu.Unlock()
 	if err != nil {
 		p.core.failed(a)
 		p.c.metrics.activationFailed(id.Kind)
@@ -308,8 +325,7 @@ func (p *placementActor) activate(ctx actor.Context, req *clusterpb.ActivationRe
 		ctx.Respond(&clusterpb.ActivationResponse{Status: clusterpb.ActivationStatus_ACTIVATION_STATUS_FAILED, Error: err.Error()})
 		return
 	}
-	p.core.started(a, pid)
-	p.c.grains.Store(pid.ID, a)
+	p.c.activeChanged(a.kind, 1)
 	ctx.Watch(pid)
 	p.waiting[a] = append(p.waiting[a], ctx.Sender())
 }
@@ -318,7 +334,7 @@ func (p *placementActor) okResponse(a *activation) *clusterpb.ActivationResponse
 	return &clusterpb.ActivationResponse{
 		Status:     clusterpb.ActivationStatus_ACTIVATION_STATUS_OK,
 		PidAddress: a.pid.Address, PidId: a.pid.ID,
-		TokenEpoch: a.lease.Token.Epoch, TokenSeq: a.lease.Token.Seq,
+		TokenEpoch: a.token.Epoch, TokenSeq: a.token.Seq,
 		Epoch: p.core.view.Epoch, TopologyHash: p.core.view.Hash,
 	}
 }
@@ -346,7 +362,7 @@ func (p *placementActor) onReady(ctx actor.Context, pid *actor.PID, now time.Tim
 	if a == nil {
 		return
 	}
-	p.ready[a] = true
+	a.ready = true
 	resp := p.okResponse(a)
 	for _, w := range p.waiting[a] {
 		if w != nil {
@@ -356,7 +372,7 @@ func (p *placementActor) onReady(ctx actor.Context, pid *actor.PID, now time.Tim
 	delete(p.waiting, a)
 	p.c.metrics.activated(a.id.Kind)
 	// At is when the lease was granted: the grain may have run from then on.
-	p.c.sys.EventStream().Publish(&ActivationStarted{Identity: a.id, Member: p.core.selfKey, PID: pid, Token: a.lease.Token, At: a.started})
+	p.c.sys.EventStream().Publish(&ActivationStarted{Identity: a.id, Member: p.core.selfKey, PID: pid, Token: a.token, At: time.Unix(0, a.granted)})
 	if a.state == actStopping {
 		p.stopGrain(ctx, a, a.reason == stopFence)
 	}
@@ -364,7 +380,7 @@ func (p *placementActor) onReady(ctx actor.Context, pid *actor.PID, now time.Tim
 
 func (p *placementActor) onFailed(ctx actor.Context, pid *actor.PID, err error, now time.Time) {
 	a := p.core.byPID[pid.ID]
-	if a == nil || p.ready[a] {
+	if a == nil || a.ready {
 		return
 	}
 	resp := &clusterpb.ActivationResponse{Status: clusterpb.ActivationStatus_ACTIVATION_STATUS_FAILED, Error: err.Error()}
@@ -381,13 +397,14 @@ func (p *placementActor) onFailed(ctx actor.Context, pid *actor.PID, err error, 
 }
 
 func (p *placementActor) onTerminated(ctx actor.Context, pid *actor.PID, now time.Time) {
+	p.mu.Lock()
 	a := p.core.terminated(pid)
+	p.mu.Unlock()
 	if a == nil {
 		return
 	}
-	p.c.grains.Delete(pid.ID)
-	wasReady := p.ready[a]
-	delete(p.ready, a)
+	p.c.activeChanged(a.kind, -1)
+	wasReady := a.ready
 	if ws := p.waiting[a]; len(ws) > 0 {
 		resp := &clusterpb.ActivationResponse{Status: clusterpb.ActivationStatus_ACTIVATION_STATUS_BUSY, Error: "activation stopped before it started"}
 		for _, w := range ws {
@@ -406,9 +423,9 @@ func (p *placementActor) onTerminated(ctx actor.Context, pid *actor.PID, now tim
 		if s := a.stoppedAt.Load(); s != nil {
 			at = *s
 		}
-		p.c.sys.EventStream().Publish(&ActivationTerminated{Identity: a.id, Member: p.core.selfKey, PID: pid, Token: a.lease.Token, At: at})
+		p.c.sys.EventStream().Publish(&ActivationTerminated{Identity: a.id, Member: p.core.selfKey, PID: pid, Token: a.token, At: at})
 		msg := &clusterpb.ActivationTerminated{Kind: a.id.Kind, Id: a.id.ID, MemberKey: p.core.selfKey,
-			PidAddress: pid.Address, PidId: pid.ID, TokenEpoch: a.lease.Token.Epoch, TokenSeq: a.lease.Token.Seq}
+			PidAddress: pid.Address, PidId: pid.ID, TokenEpoch: a.token.Epoch, TokenSeq: a.token.Seq}
 		for _, m := range p.core.view.Members {
 			if m.Key() != p.core.selfKey {
 				ctx.Send(actor.NewPID(m.Address, placementName), msg)
@@ -440,8 +457,8 @@ type grainSupervisor struct{ pa *placementActor }
 var defaultGrainStrategy = actor.DefaultStrategy()
 
 func (s grainSupervisor) HandleFailure(sup actor.Supervisor, f actor.Failure) {
-	if v, ok := s.pa.c.grains.Load(f.Child.ID); ok {
-		if a := v.(*activation); !a.startedOK.Load() && !s.pa.ready[a] {
+	if a := s.pa.core.byPID[f.Child.ID]; a != nil {
+		if !a.startedOK() && !a.ready {
 			err := fmt.Errorf("%w: %s: %v", ErrActivationFailed, a.id, f.Err)
 			s.pa.c.root.Send(s.pa.c.placement, &grainFailed{pid: f.Child, err: err})
 			sup.StopChildren(f.Child)

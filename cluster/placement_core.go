@@ -45,7 +45,7 @@ import (
 type placementCore struct {
 	self     Member
 	selfKey  string
-	kinds    map[string]Kind
+	kinds    map[string]*Kind
 	strategy HashStrategy
 	stop     time.Duration // S
 	waitOut  time.Duration // W
@@ -103,31 +103,56 @@ const (
 	stopRequested
 )
 
-// activation is one local grain activation.
+// activation is one local grain activation. One exists per activated
+// grain, so it keeps only what the placement needs: the lease's ID and
+// token (the ledger holds the rest), a pointer to the shared kind, and
+// flags. touched and startedOK are written by the grain; the other fields
+// belong to the placement actor.
 type activation struct {
 	id       Identity
 	pid      *actor.PID
-	lease    Lease
-	kind     *Kind
+	kind     *Kind // shared by every activation of the kind
+	leaseID  uint64
+	token    FencingToken
+	deadline time.Time     // stop deadline while stopping
+	last     time.Time     // last time seen active by a tick
+	marks    atomic.Uint32 // markTouched, markStarted: set by the grain
 	state    actState
 	reason   stopReason
-	deadline time.Time // stop deadline while stopping
-	started  time.Time
-	last     time.Time   // last time seen active by a tick
-	touched  atomic.Bool // set by the grain on every message
-	forced   bool        // stopped forcibly after its stop deadline
-	// stoppedAt is set by the grain when it handled Stopped, its last
-	// message: when the activation really ended.
+	forced   bool // stopped forcibly after its stop deadline
+	ready    bool // the grain reported its Started handler returned
+	// granted is when the lease was granted (Unix nanoseconds); stoppedAt
+	// is set by the grain when it handled Stopped, its last message.
+	granted   int64
 	stoppedAt atomic.Pointer[time.Time]
-	// startedOK is set by the grain once its Started handler returned.
-	startedOK atomic.Bool
 }
+
+// Marks a grain sets on its activation.
+const (
+	markTouched uint32 = 1 << iota // a message since the last tick
+	markStarted                    // the Started handler returned
+)
+
+// touch marks the activation active since the last tick (L4). It writes
+// only when the mark is not set yet, so a busy grain does not keep writing
+// the shared word.
+func (a *activation) touch() {
+	if a.marks.Load()&markTouched == 0 {
+		a.marks.Or(markTouched)
+	}
+}
+
+// untouch clears the activity mark and reports whether it was set.
+func (a *activation) untouch() bool { return a.marks.And(^markTouched)&markTouched != 0 }
+
+// startedOK reports whether the grain's Started handler returned.
+func (a *activation) startedOK() bool { return a.marks.Load()&markStarted != 0 }
 
 func newPlacementCore(self Member, kinds []Kind, strategy HashStrategy, stopBudget, waitOut time.Duration) *placementCore {
 	c := &placementCore{
 		self:     self,
 		selfKey:  self.Key(),
-		kinds:    make(map[string]Kind, len(kinds)),
+		kinds:    make(map[string]*Kind, len(kinds)),
 		strategy: strategy,
 		stop:     stopBudget,
 		waitOut:  waitOut,
@@ -139,8 +164,9 @@ func newPlacementCore(self Member, kinds []Kind, strategy HashStrategy, stopBudg
 		acts:     map[Identity]*activation{},
 		byPID:    map[string]*activation{},
 	}
-	for _, k := range kinds {
-		c.kinds[k.name] = k
+	for i := range kinds {
+		k := kinds[i]
+		c.kinds[k.name] = &k
 	}
 	return c
 }
@@ -267,7 +293,7 @@ func (c *placementCore) beginStop(a *activation, why stopReason, now time.Time) 
 	if why == stopHandover {
 		c.handover++
 	}
-	_, _ = c.ledger.MarkReleasing(a.id, a.lease.LeaseID, a.deadline)
+	_, _ = c.ledger.MarkReleasing(a.id, a.leaseID, a.deadline)
 }
 
 // block leaves the member key out of owner selection until a view without it
@@ -514,7 +540,7 @@ func (c *placementCore) activate(id Identity, epoch, hash uint64, now time.Time)
 	if err != nil {
 		return nil, false, &activationRefusal{err: errBusy, retryAfter: c.stop}
 	}
-	a = &activation{id: id, lease: lease, kind: &kind, state: actActive, started: now, last: now}
+	a = &activation{id: id, kind: kind, leaseID: lease.LeaseID, token: lease.Token, state: actActive, last: now, granted: now.UnixNano()}
 	c.acts[id] = a
 	return a, false, nil
 }
@@ -532,7 +558,7 @@ func (c *placementCore) failed(a *activation) {
 	if a.pid != nil {
 		delete(c.byPID, a.pid.ID)
 	}
-	_, _ = c.ledger.Release(a.id, a.lease.LeaseID)
+	_, _ = c.ledger.Release(a.id, a.leaseID)
 }
 
 // terminated forgets the activation whose grain stopped and releases its
@@ -549,7 +575,7 @@ func (c *placementCore) terminated(pid *actor.PID) *activation {
 	if a.state == actStopping && a.reason == stopHandover {
 		c.handover--
 	}
-	_, _ = c.ledger.Release(a.id, a.lease.LeaseID)
+	_, _ = c.ledger.Release(a.id, a.leaseID)
 	return a
 }
 
@@ -576,7 +602,7 @@ func (c *placementCore) tick(now time.Time) (passivate []*activation, fence bool
 		if a.state != actActive || a.kind.idle <= 0 {
 			continue
 		}
-		if a.touched.Swap(false) {
+		if a.untouch() {
 			a.last = now
 			continue
 		}

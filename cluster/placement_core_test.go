@@ -412,7 +412,7 @@ func TestPlacementCoreLedgerRule(t *testing.T) {
 		assert.False(t, held)
 		assert.Zero(t, c.activeCount())
 		a2 := grant(t, c, x, coreT0)
-		assert.True(t, a1.lease.Token.Less(a2.lease.Token))
+		assert.True(t, a1.token.Less(a2.token))
 	})
 	t.Run("tokens grow across passivation and views", func(t *testing.T) {
 		c := newTestCore(mB)
@@ -422,8 +422,8 @@ func TestPlacementCoreLedgerRule(t *testing.T) {
 		next := func(t *testing.T) {
 			t.Helper()
 			a := grant(t, c, x, now)
-			require.True(t, last.Less(a.lease.Token), "token %s after %s", a.lease.Token, last)
-			last = a.lease.Token
+			require.True(t, last.Less(a.token), "token %s after %s", a.token, last)
+			last = a.token
 			require.Same(t, a, c.passivate(a.pid, now))
 			require.Same(t, a, c.terminated(a.pid))
 			now = now.Add(time.Second)
@@ -457,7 +457,7 @@ func TestPlacementCorePassivation(t *testing.T) {
 	require.False(t, fence)
 	require.Empty(t, pass)
 
-	busy.touched.Store(true)
+	busy.touch()
 	pass, _, _ = c.tick(coreT0.Add(time.Minute))
 	require.Equal(t, []*activation{idle}, pass, "touched since the previous tick: not idle")
 	assert.Equal(t, actStopping, idle.state)

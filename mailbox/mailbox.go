@@ -30,10 +30,16 @@ type Mailbox[T any] struct {
 	suspended  atomic.Bool
 	sys        queue.InlineMPSC[T]
 	user       queue.RingMPSC[T]
-	custom     Queue[T]
-	onDrop     func(T)
+	custom     *customQueue[T] // nil for the default queue
 	dispatcher scheduler.Dispatcher
 	runnable   scheduler.Runnable
+}
+
+// customQueue is a user queue other than the default one, and where its
+// drops go: apart, as few mailboxes have one.
+type customQueue[T any] struct {
+	q      Queue[T]
+	onDrop func(T)
 }
 
 // New returns a mailbox whose user queue is custom, or the lock-free
@@ -47,7 +53,9 @@ func New[T any](custom Queue[T], onDrop func(T)) *Mailbox[T] {
 
 // Init prepares a zero Mailbox embedded in a larger struct, as New does.
 func (m *Mailbox[T]) Init(custom Queue[T], onDrop func(T)) {
-	m.custom, m.onDrop = custom, onDrop
+	if custom != nil {
+		m.custom = &customQueue[T]{q: custom, onDrop: onDrop}
+	}
 	m.sys.Init()
 }
 
@@ -69,12 +77,12 @@ func (m *Mailbox[T]) PostUser(w *scheduler.Worker, v T) error {
 	if m.custom == nil {
 		m.user.Push(v)
 	} else {
-		dropped, did, err := m.custom.Push(v)
+		dropped, did, err := m.custom.q.Push(v)
 		if err != nil {
 			return err
 		}
-		if did && m.onDrop != nil {
-			m.onDrop(dropped)
+		if did && m.custom.onDrop != nil {
+			m.custom.onDrop(dropped)
 		}
 	}
 	m.afterPost(w, false)
@@ -132,7 +140,7 @@ func (m *Mailbox[T]) PopSystem() (T, bool) { return m.sys.Pop() }
 // PopUser dequeues a user message. Consumer only.
 func (m *Mailbox[T]) PopUser() (T, bool) {
 	if m.custom != nil {
-		return m.custom.Pop()
+		return m.custom.q.Pop()
 	}
 	return m.user.Pop()
 }
@@ -144,7 +152,7 @@ func (m *Mailbox[T]) HasSystem() bool { return !m.sys.Empty() }
 // only for the default queue; any goroutine for custom queues.
 func (m *Mailbox[T]) UserLen() int {
 	if m.custom != nil {
-		return m.custom.Len()
+		return m.custom.q.Len()
 	}
 	return m.user.Len()
 }
@@ -180,7 +188,7 @@ func (m *Mailbox[T]) pending(sm queue.Mark[T], um queue.RingMark[T]) bool {
 		return false
 	}
 	if m.custom != nil {
-		return !m.custom.Empty()
+		return !m.custom.q.Empty()
 	}
 	return m.user.PublishedAfter(um)
 }

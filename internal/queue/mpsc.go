@@ -80,8 +80,8 @@ type MPSC[T any] struct {
 	tail   atomic.Pointer[segment[T]]
 	first  atomic.Pointer[segment[T]] // the consumer's segment: nothing before it stays reachable
 	head   *segment[T]                // consumer only
-	hidx   int                        // consumer only
-	zeroed int                        // consumer only: slots of head below this are cleared
+	hidx   int32                      // consumer only
+	zeroed int32                      // consumer only: slots of head below this are cleared
 }
 
 // InlineMPSC is an MPSC queue whose first segment, of two slots, lives inside
@@ -153,7 +153,7 @@ func (q *MPSC[T]) Pop() (T, bool) {
 		}
 		q.head = seg
 	}
-	if q.hidx == len(seg.slots) {
+	if int(q.hidx) == len(seg.slots) {
 		next := seg.next.Load()
 		if next == nil {
 			return zero, false
@@ -199,7 +199,7 @@ func (q *MPSC[T]) Empty() bool {
 		q.head = seg
 	}
 	i := q.hidx
-	if i == len(seg.slots) {
+	if int(i) == len(seg.slots) {
 		if seg = seg.next.Load(); seg == nil {
 			return true
 		}
@@ -220,7 +220,7 @@ func (q *MPSC[T]) Len() int {
 		head = q.first.Load()
 	}
 	claimed := tail.base + min(tail.claim.Load(), uint64(len(tail.slots)))
-	return max(int(claimed)-int(head.base)-q.hidx, 0)
+	return max(int(claimed)-int(head.base)-int(q.hidx), 0)
 }
 
 // Mark is a consumer position taken by the consumer while it owns the queue.
@@ -230,7 +230,7 @@ type Mark[T any] struct {
 }
 
 // Mark returns the consumer's current position. Consumer only.
-func (q *MPSC[T]) Mark() Mark[T] { return Mark[T]{seg: q.head, idx: q.hidx} }
+func (q *MPSC[T]) Mark() Mark[T] { return Mark[T]{seg: q.head, idx: int(q.hidx)} }
 
 // PublishedAfter reports whether a value has been published at or beyond m.
 // It reads only atomics and segments that are never reused, so it is safe
@@ -244,7 +244,7 @@ func (q *MPSC[T]) PublishedAfter(m Mark[T]) bool {
 		}
 		i = 0
 	}
-	if i == len(seg.slots) {
+	if int(i) == len(seg.slots) {
 		if seg = seg.next.Load(); seg == nil {
 			return false
 		}

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -97,4 +98,100 @@ func TestRingShrinksToSteadyLoad(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { activation(300) })
 	require.Zero(t, allocs, "the steady stream fits: no regrowth")
 	require.Equal(t, 2048, q.Cap())
+}
+
+// A young queue gives its empty ring back when its consumer goes idle: an
+// actor that received a message and went idle holds no ring. The next push
+// starts a new one, in order.
+func TestRingGivenBackWhenYoungAndIdle(t *testing.T) {
+	var q RingMPSC[int]
+	q.Push(1)
+	v, ok := q.Pop()
+	require.True(t, ok)
+	require.Equal(t, 1, v)
+	m := q.Mark()
+	q.Release()
+	require.Zero(t, q.Cap(), "the empty ring is given back")
+	require.Zero(t, ringsReachable(&q))
+	require.Nil(t, q.tail.Load())
+	require.False(t, q.PublishedAfter(q.Mark()))
+	require.True(t, q.Empty())
+	q.Push(2)
+	q.Push(3)
+	require.True(t, q.PublishedAfter(m), "a push after the drop is seen from a mark before it")
+	require.True(t, q.PublishedAfter(q.Mark()))
+	require.Equal(t, 2, q.Len())
+	for _, want := range []int{2, 3} {
+		v, ok := q.Pop()
+		require.True(t, ok)
+		require.Equal(t, want, v)
+	}
+	require.Equal(t, ringFirst, q.Cap())
+}
+
+// A producer that finds the ring closed by the consumer's drop starts a new
+// first ring (not a bigger one after the dropped ring, which nobody reads).
+func TestRingPushAfterDropOnStaleTail(t *testing.T) {
+	var q RingMPSC[int]
+	q.Push(1)
+	q.Pop()
+	r := q.tail.Load()
+	require.True(t, q.drop(r))
+	// A producer that loaded r before the drop.
+	got := q.advance(r)
+	require.NotSame(t, r, got)
+	require.Equal(t, ringFirst, len(got.slots))
+	require.Same(t, got, q.first.Load())
+	q.Push(7)
+	v, ok := q.Pop()
+	require.True(t, ok)
+	require.Equal(t, 7, v)
+}
+
+// A queue that keeps being activated keeps its ring: past keepAfter
+// activations, going idle allocates nothing.
+func TestRingKeptOnceBusy(t *testing.T) {
+	var q RingMPSC[int]
+	activation := func() {
+		q.Push(1)
+		if _, ok := q.Pop(); !ok {
+			t.Fatal("lost a value")
+		}
+		q.Release()
+	}
+	for range keepAfter {
+		activation()
+	}
+	require.Equal(t, ringFirst, q.Cap())
+	require.Zero(t, testing.AllocsPerRun(1000, activation))
+}
+
+// Producers racing with a consumer that drops its ring at every idle: no
+// value is lost or reordered.
+func TestRingDropRacesProducers(t *testing.T) {
+	const producers, each = 4, 20000
+	var q RingMPSC[[2]int]
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			for i := range each {
+				q.Push([2]int{p, i})
+			}
+		})
+	}
+	next := make([]int, producers)
+	for got := 0; got < producers*each; {
+		v, ok := q.Pop()
+		if !ok {
+			q.busy = 0 // stay young: drop whenever empty
+			q.Release()
+			continue
+		}
+		require.Equal(t, next[v[0]], v[1], "producer %d out of order", v[0])
+		next[v[0]]++
+		got++
+	}
+	wg.Wait()
+	_, ok := q.Pop()
+	require.False(t, ok)
 }

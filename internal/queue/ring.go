@@ -34,6 +34,13 @@ type ringSeg[T any] struct {
 	peak   uint64 // consumer only: the most taken by one of those activations
 }
 
+// keepAfter is the number of activations that took values after which a
+// queue keeps its first-size ring when it goes idle. Until then Release
+// gives the empty ring back, so an actor that received a message or two and
+// went idle holds no ring (most actors of a large population); a busy queue
+// allocates at most keepAfter rings before it keeps one for good.
+const keepAfter = 4
+
 // shrinkAfter is the number of quiet activations in a row (each consuming
 // at most an eighth of the ring) after which Release gives a grown ring
 // back. A longer count keeps a ring that bursts regrow (64 allocates a tenth
@@ -64,10 +71,17 @@ func newRingSeg[T any](n int) *ringSeg[T] {
 //
 // Push may be called from any goroutine. Pop, Empty, Len, Mark must be called
 // by one consumer at a time.
+//
+// A young queue (fewer than keepAfter activations that took values) gives
+// its empty first-size ring back at Release: the consumer closes it, links
+// it to itself, which marks it dropped, and clears the queue's pointers; a
+// producer that finds a dropped ring starts a new first ring, as the first
+// push does.
 type RingMPSC[T any] struct {
 	tail  atomic.Pointer[ringSeg[T]]
 	first atomic.Pointer[ringSeg[T]] // the consumer's ring: nothing before it stays reachable
 	head  *ringSeg[T]                // consumer only
+	busy  uint32                     // consumer only: activations that took values, up to keepAfter
 }
 
 // Push enqueues v. It never blocks and never fails.
@@ -98,18 +112,32 @@ func (q *RingMPSC[T]) Push(v T) {
 	}
 }
 
+// init returns the tail ring, starting a first ring when there is none.
 func (q *RingMPSC[T]) init() *ringSeg[T] {
-	r := newRingSeg[T](ringFirst)
-	if q.tail.CompareAndSwap(nil, r) {
-		q.first.Store(r)
-		return r
+	var fresh *ringSeg[T]
+	for {
+		if r := q.tail.Load(); r != nil {
+			return r
+		}
+		if fresh == nil {
+			fresh = newRingSeg[T](ringFirst)
+		}
+		if q.tail.CompareAndSwap(nil, fresh) {
+			q.first.Store(fresh)
+			return fresh
+		}
 	}
-	return q.tail.Load()
 }
 
 // advance returns the ring after the closed ring r, linking one if needed.
 func (q *RingMPSC[T]) advance(r *ringSeg[T]) *ringSeg[T] {
 	next := r.next.Load()
+	if next == r {
+		// Dropped by the consumer: it is no longer the tail (help the
+		// consumer clear it) and the next push starts a first ring.
+		q.tail.CompareAndSwap(r, nil)
+		return q.init()
+	}
 	if next == nil {
 		// A producer that finds the ring closed before the consumer (shrinking
 		// it) linked the small one links a bigger one instead: harmless.
@@ -228,7 +256,11 @@ func (q *RingMPSC[T]) PublishedAfter(m RingMark[T]) bool {
 		if e&closedBit == 0 || d < e&ticketMask {
 			return false
 		}
-		r, d = r.next.Load(), 0
+		next := r.next.Load()
+		if next == r {
+			return true // dropped since the mark: spurious, harmless
+		}
+		r, d = next, 0
 	}
 	return false
 }
@@ -257,6 +289,14 @@ func (q *RingMPSC[T]) Release() {
 	}
 	took := r.deq - r.relDeq
 	r.relDeq = r.deq
+	if q.busy < keepAfter {
+		if took > 0 {
+			q.busy++
+		}
+		if q.busy < keepAfter && len(r.slots) == ringFirst && q.drop(r) {
+			return
+		}
+	}
 	if len(r.slots) <= ringFirst || r.next.Load() != nil {
 		return
 	}
@@ -286,6 +326,25 @@ func (q *RingMPSC[T]) Release() {
 	q.tail.CompareAndSwap(r, small)
 	q.head = small
 	q.first.Store(small)
+}
+
+// drop gives the consumer's ring r back when it is empty and last: closed
+// (so no producer writes it any more) and linked to itself (so a producer
+// that finds it closed starts a new first ring instead of linking a bigger
+// one after it). It reports whether r was dropped; a ring a producer is
+// pushing to, or one a producer linked a successor to first, stays (Pop
+// moves past a closed, drained ring). Consumer only.
+func (q *RingMPSC[T]) drop(r *ringSeg[T]) bool {
+	if r.next.Load() != nil || !r.enq.CompareAndSwap(r.deq, r.deq|closedBit) {
+		return false
+	}
+	if !r.next.CompareAndSwap(nil, r) {
+		return false
+	}
+	q.tail.CompareAndSwap(r, nil)
+	q.first.CompareAndSwap(r, nil)
+	q.head = nil
+	return true
 }
 
 // Cap returns the number of slots of the ring the consumer reads (0 before
