@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/fraktor-go/fraktor/actor"
 )
@@ -26,14 +27,23 @@ type flight struct {
 }
 
 // join returns the flight for id under way and false, or a new one that the
-// caller now leads and true. queued, when not nil, is queued on the flight.
-func (g *flightGroup) join(id Identity, queued any) (*flight, bool) {
+// caller now leads and true; queued, when not nil, is queued on the flight.
+// When there is no flight but cache (which may be nil) has id's PID, it
+// returns that PID instead: a flight puts its PID in the cache before it
+// ends, under the same lock, so a caller that finds neither flight nor PID
+// cannot overtake what an earlier flight delivers.
+func (g *flightGroup) join(id Identity, queued any, cache *PidCache, now time.Time) (*flight, bool, *actor.PID) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.m == nil {
 		g.m = map[Identity]*flight{}
 	}
 	f := g.m[id]
+	if f == nil && cache != nil {
+		if pid, ok := cache.Get(id, now); ok {
+			return nil, false, pid
+		}
+	}
 	lead := f == nil
 	if lead {
 		f = &flight{done: make(chan struct{})}
@@ -42,13 +52,16 @@ func (g *flightGroup) join(id Identity, queued any) (*flight, bool) {
 	if queued != nil {
 		f.sends = append(f.sends, queued)
 	}
-	return f, lead
+	return f, lead, nil
 }
 
 // resolveOnce makes one activation request for id, shared by every caller
 // that asks while it is under way.
 func (c *Cluster) resolveOnce(ctx context.Context, id Identity) (*actor.PID, error) {
-	f, lead := c.flights.join(id, nil)
+	f, lead, pid := c.flights.join(id, nil, c.cache, c.now())
+	if pid != nil {
+		return pid, nil
+	}
 	if !lead {
 		select {
 		case <-f.done:
@@ -82,8 +95,11 @@ func (c *Cluster) activateOnce(ctx context.Context, id Identity) (*actor.PID, st
 // sendAfterResolve queues msg behind the resolution of id, starting one
 // (with retries, in the background) when none is under way.
 func (c *Cluster) sendAfterResolve(id Identity, msg any) {
-	f, lead := c.flights.join(id, msg)
-	if lead {
+	f, lead, pid := c.flights.join(id, msg, c.cache, c.now())
+	switch {
+	case pid != nil:
+		c.root.Send(pid, msg)
+	case lead:
 		c.leadSends(id, f)
 	}
 }
