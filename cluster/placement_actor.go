@@ -99,7 +99,11 @@ func (p *placementActor) Receive(ctx actor.Context) {
 	case *actor.Terminated:
 		p.onTerminated(ctx, m.Who, now)
 	case *clusterpb.ViewAck:
-		p.core.ack(m.MemberKey, m.Epoch, now)
+		if m.Vouches {
+			p.core.vouched(m.MemberKey, m.Epoch, now)
+		} else {
+			p.core.ack(m.MemberKey, m.Epoch, now)
+		}
 	case *clusterpb.ActivationTerminated:
 		id := Identity{Kind: m.Kind, ID: m.Id}
 		p.c.dropCached(id, m.PidId)
@@ -219,10 +223,11 @@ func (p *placementActor) stopGrain(ctx actor.Context, a *activation, urgent bool
 // sendAck tells every member that this one runs nothing it does not own in
 // its current view, once that holds.
 func (p *placementActor) sendAck(ctx actor.Context) {
-	if !p.core.canAck(p.c.now()) {
+	if !p.core.canAck() {
 		return
 	}
-	ack := &clusterpb.ViewAck{MemberKey: p.core.selfKey, Epoch: p.core.view.Epoch, TopologyHash: p.core.view.Hash}
+	ack := &clusterpb.ViewAck{MemberKey: p.core.selfKey, Epoch: p.core.view.Epoch, TopologyHash: p.core.view.Hash,
+		Vouches: p.core.vouches(p.c.now())}
 	for _, m := range p.core.view.Members {
 		if m.Key() == p.core.selfKey {
 			continue

@@ -59,12 +59,11 @@ type placementCore struct {
 	// it started holds: views before it are unknown, so any of them that
 	// hosts a kind may still run any identity of that kind.
 	unknown []Member
-	// blindUntil is the core's first view + W (zero at a provider's first
-	// view ever, epoch 1): before it the core cannot vouch for departures
-	// it never saw, so it sends no acknowledgement, and, when no other
-	// member hosting a kind was in that first view, grants nothing.
+	// blindUntil is the core's first view + W, zero at a provider's first
+	// view ever (epoch 1) or once another member vouched (see vouches):
+	// before it the core grants nothing and vouches for nothing.
 	blindUntil time.Time
-	alone      bool
+	firstEpoch uint64
 	barrier    uint64 // epoch of the view that started the barrier
 	acked      map[string]uint64
 	goneAt     map[string]time.Time
@@ -223,7 +222,7 @@ func (c *placementCore) installView(t Topology, released []Member, now time.Time
 		}
 	} else {
 		c.unknown, c.barrier = slices.Clone(t.Members), t.Epoch
-		c.alone = !slices.ContainsFunc(t.Members, func(m Member) bool { return m.Key() != c.selfKey && len(m.Kinds) > 0 })
+		c.firstEpoch = t.Epoch
 		if t.Epoch > 1 {
 			// Epoch 1 is a provider's first view ever: nobody can have
 			// left before it.
@@ -443,7 +442,7 @@ func ringMembers(r Ring) []Member {
 // barrierHolds reports whether every earlier owner of id since the barrier
 // last cleared has handed it over (rule 3).
 func (c *placementCore) barrierHolds(id Identity, now time.Time) bool {
-	if c.alone && now.Before(c.blindUntil) {
+	if now.Before(c.blindUntil) {
 		return false
 	}
 	for _, m := range c.unknown {
@@ -476,8 +475,18 @@ func (c *placementCore) barrierHolds(id Identity, now time.Time) bool {
 // canAck reports whether this member may acknowledge its current view: it
 // has a view, is not fenced, and every activation the view moved away has
 // terminated.
-func (c *placementCore) canAck(now time.Time) bool {
-	if !c.hasView || c.fenced || c.handover > 0 || now.Before(c.blindUntil) {
+func (c *placementCore) canAck() bool {
+	return c.hasView && !c.fenced && c.handover == 0
+}
+
+// vouches reports whether this member's acknowledgement also vouches for
+// departures: it has been in the cluster for W (or was vouched for itself)
+// and waits out no member that left its view without a released marker. A
+// member that joins needs one such acknowledgement (or W of its own) before
+// it grants anything: members that left before it came, and may still be
+// stopping their grains (fencing up to P late), are unknown to it.
+func (c *placementCore) vouches(now time.Time) bool {
+	if !c.canAck() || now.Before(c.blindUntil) {
 		return false
 	}
 	for k, at := range c.goneAt {
@@ -486,6 +495,16 @@ func (c *placementCore) canAck(now time.Time) bool {
 		}
 	}
 	return true
+}
+
+// vouched records an acknowledgement of epoch from member key that vouches
+// for departures (see vouches): at or after this core's first view, it ends
+// the core's blind period.
+func (c *placementCore) vouched(key string, epoch uint64, now time.Time) {
+	c.ack(key, epoch, now)
+	if c.known(key) && epoch >= c.firstEpoch {
+		c.blindUntil = time.Time{}
+	}
 }
 
 // activationRefusal is a refused activation request.

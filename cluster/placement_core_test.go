@@ -85,12 +85,13 @@ func moving(t testing.TB, kind string, a, b Topology, from, to Member) Identity 
 }
 
 // joinView installs c's first view and the acknowledgements of every other
-// member, as a member that joined a settled cluster sees it.
+// member, as a member that joined a settled cluster sees it (they have been
+// there long enough to vouch for departures).
 func joinView(t *testing.T, c *placementCore, tp Topology, now time.Time) {
 	t.Helper()
 	mustInstall(t, c, tp, now)
 	for _, m := range tp.Members {
-		c.ack(m.Key(), tp.Epoch, now)
+		c.vouched(m.Key(), tp.Epoch, now)
 	}
 	require.Empty(t, c.unknown)
 }
@@ -188,7 +189,7 @@ func TestPlacementCoreTickFences(t *testing.T) {
 		assert.Equal(t, stopFence, a.reason)
 		assert.Equal(t, deadline, a.deadline)
 	}
-	assert.False(t, c.canAck(deadline), "a fenced core does not acknowledge")
+	assert.False(t, c.canAck(), "a fenced core does not acknowledge")
 
 	// Renewed or not, a fenced core refuses.
 	c.setLease(heldLease(deadline.Add(time.Hour)))
@@ -347,7 +348,7 @@ func TestPlacementCoreMovedActivations(t *testing.T) {
 	c := newTestCore(mB)
 	joinView(t, c, t1, coreT0)
 	ax, ay, az := grant(t, c, x, coreT0), grant(t, c, y, coreT0), grant(t, c, z, coreT0)
-	require.True(t, c.canAck(coreT0))
+	require.True(t, c.canAck())
 
 	tv := coreT0.Add(time.Second)
 	ch := mustInstall(t, c, t2, tv)
@@ -365,11 +366,11 @@ func TestPlacementCoreMovedActivations(t *testing.T) {
 	}
 	assert.Equal(t, actActive, az.state, "an activation that stays is not touched")
 
-	assert.False(t, c.canAck(tv))
+	assert.False(t, c.canAck())
 	require.Same(t, ax, c.terminated(ax.pid))
-	assert.False(t, c.canAck(tv), "y has not terminated yet")
+	assert.False(t, c.canAck(), "y has not terminated yet")
 	require.Same(t, ay, c.terminated(ay.pid))
-	assert.True(t, c.canAck(tv))
+	assert.True(t, c.canAck())
 	assert.Nil(t, c.terminated(ay.pid), "a PID seen once")
 	assert.Equal(t, 1, c.activeCount())
 }
@@ -524,7 +525,7 @@ func TestPlacementCoreBlock(t *testing.T) {
 	o, err := c.ring.Owner(dOwned)
 	require.NoError(t, err)
 	assert.NotEqual(t, mD.Key(), o.Key(), "a blocked member owns nothing")
-	assert.True(t, c.canAck(coreT0))
+	assert.True(t, c.canAck())
 	assert.Empty(t, c.block(mD.Key(), coreT0), "blocking twice moves nothing")
 
 	// A view without the blocked member forgets the block.
@@ -563,9 +564,9 @@ func TestPlacementCoreStoppingActivationMovedAwayHoldsAck(t *testing.T) {
 			tc.stop(c, a, coreT0)
 			require.Equal(t, actStopping, a.state)
 			mustInstall(t, c, t2, coreT0.Add(time.Minute))
-			assert.False(t, c.canAck(coreT0.Add(time.Minute)), "x still runs and d does not own it yet")
+			assert.False(t, c.canAck(), "x still runs and d does not own it yet")
 			c.terminated(a.pid)
-			assert.True(t, c.canAck(coreT0.Add(time.Minute)))
+			assert.True(t, c.canAck())
 		})
 	}
 }
@@ -588,7 +589,7 @@ func TestPlacementCoreFirstViewWaitsForEarlierOwners(t *testing.T) {
 	c.ack(mA.Key(), 2, coreT0)
 	_, _, r = c.activate(x, t2c.Epoch, t2c.Hash, coreT0)
 	refusedWith(t, r, errBusy) // c hosts user too and has not acked
-	c.ack(mC.Key(), 2, coreT0)
+	c.vouched(mC.Key(), 2, coreT0)
 	_, _, r = c.activate(x, t2c.Epoch, t2c.Hash, coreT0)
 	require.Nil(t, r, "a member that hosts no kind never blocks: %v", r)
 	assert.Empty(t, c.history)
@@ -638,13 +639,14 @@ func TestPlacementCoreWaitOutRestartsOnReturn(t *testing.T) {
 	require.Nil(t, r)
 }
 
-// A member that joins cannot see members that left just before it: alone
-// in its first view (no other member hosting a kind), it grants nothing for
-// W, except in a provider's first view ever (epoch 1), before which nobody
-// existed. (The chaos test found an activation started by a restarted
-// member while the grain still ran on a member that had left the view
-// before the restart: seed 7824330833246463690.)
-func TestPlacementCoreFirstViewAloneWaitsOut(t *testing.T) {
+// A member that joins cannot see members that left just before it: it
+// grants nothing until it has been in the cluster for W or a member that
+// has vouched for the departures (see vouches), except in a provider's first
+// view ever (epoch 1), before which nobody existed. (The chaos test found an
+// activation started by a restarted member while the grain still ran on a
+// member that had left the view before the restart: seed
+// 7824330833246463690.)
+func TestPlacementCoreFirstViewWaitsOutOrIsVouched(t *testing.T) {
 	t.Run("alone after a departure", func(t *testing.T) {
 		c := newTestCore(mB)
 		tp := NewTopology(7, []Member{mB})
@@ -652,9 +654,9 @@ func TestPlacementCoreFirstViewAloneWaitsOut(t *testing.T) {
 		id := ownedBy(t, "user", mB, tp)
 		_, _, r := c.activate(id, tp.Epoch, tp.Hash, coreT0.Add(coreW-1))
 		refusedWith(t, r, errBusy)
-		assert.False(t, c.canAck(coreT0.Add(coreW-1)), "it cannot vouch for departures it never saw")
+		assert.False(t, c.vouches(coreT0.Add(coreW-1)), "it cannot vouch for departures it never saw")
 		grant(t, c, id, coreT0.Add(coreW))
-		assert.True(t, c.canAck(coreT0.Add(coreW)))
+		assert.True(t, c.vouches(coreT0.Add(coreW)))
 	})
 	t.Run("the first view ever", func(t *testing.T) {
 		c := newTestCore(mB)
@@ -662,13 +664,32 @@ func TestPlacementCoreFirstViewAloneWaitsOut(t *testing.T) {
 		mustInstall(t, c, tp, coreT0)
 		grant(t, c, ownedBy(t, "user", mB, tp), coreT0)
 	})
+	t.Run("vouched by a member that was there", func(t *testing.T) {
+		c := newTestCore(mC)
+		tp := NewTopology(9, []Member{mB, mC})
+		mustInstall(t, c, tp, coreT0)
+		assert.True(t, c.canAck(), "it acknowledges handovers at once")
+		assert.False(t, c.vouches(coreT0), "but vouches for nothing yet")
+		id := ownedBy(t, "user", mC, tp)
+		c.ack(mB.Key(), tp.Epoch, coreT0) // b handed over, but does not vouch
+		_, _, r := c.activate(id, tp.Epoch, tp.Hash, coreT0)
+		refusedWith(t, r, errBusy)
+		c.vouched(mB.Key(), tp.Epoch-1, coreT0) // an older epoch does not vouch
+		_, _, r = c.activate(id, tp.Epoch, tp.Hash, coreT0)
+		refusedWith(t, r, errBusy)
+		c.vouched(mB.Key(), tp.Epoch, coreT0)
+		grant(t, c, id, coreT0)
+		assert.True(t, c.vouches(coreT0), "vouched for, it vouches in turn")
+	})
 }
 
-// An acknowledgement vouches for departures too: a member that saw another
-// leave without a released marker does not acknowledge until it waited it
-// out, so a member that joins afterwards and waits for its acknowledgement
-// never grants what the departed member may still run.
-func TestPlacementCoreAckWaitsOutDepartures(t *testing.T) {
+// A member vouches for departures only once it waited out every member
+// that left its view without a released marker, so a member that joins
+// afterwards never grants what the departed member may still run. (Two
+// members that joined together and acknowledged each other at once
+// activated grains of a member that had just left and fenced late: chaos
+// seed 8988535749850220840.)
+func TestPlacementCoreVouchingWaitsOutDepartures(t *testing.T) {
 	t1 := NewTopology(1, []Member{mA, mB})
 	t2 := NewTopology(2, []Member{mB}) // a left (no released marker)
 	t3 := NewTopology(3, []Member{mB, mC})
@@ -677,44 +698,24 @@ func TestPlacementCoreAckWaitsOutDepartures(t *testing.T) {
 	joinView(t, b, t1, coreT0)
 	left := coreT0.Add(time.Second)
 	mustInstall(t, b, t2, left)
-	assert.False(t, b.canAck(left.Add(coreW-1)), "a is still waited out")
-	assert.True(t, b.canAck(left.Add(coreW)))
+	assert.True(t, b.canAck())
+	assert.False(t, b.vouches(left.Add(coreW-1)), "a is still waited out")
+	assert.True(t, b.vouches(left.Add(coreW)))
 
 	// c joins at epoch 3, after a left: it knows nothing of a.
 	c := newTestCore(mC)
 	mustInstall(t, c, t3, left)
 	x := findID(t, "user", func(id Identity) bool { return ownerKey(t1, id) == mA.Key() && ownerKey(t3, id) == mC.Key() })
+	mustInstall(t, b, t3, left)
+	c.ack(mB.Key(), t3.Epoch, left) // b's acknowledgement, not vouching yet
 	_, _, r := c.activate(x, t3.Epoch, t3.Hash, left)
 	refusedWith(t, r, errBusy)
-	mustInstall(t, b, t3, left)
-	if b.canAck(left) {
-		c.ack(mB.Key(), t3.Epoch, left) // not reached: b still waits a out
-	}
-	_, _, r = c.activate(x, t3.Epoch, t3.Hash, left)
-	refusedWith(t, r, errBusy)
-	require.True(t, b.canAck(left.Add(coreW)))
-	c.ack(mB.Key(), t3.Epoch, left.Add(coreW))
+	require.True(t, b.vouches(left.Add(coreW)))
+	c.vouched(mB.Key(), t3.Epoch, left.Add(coreW))
 	grant(t, c, x, left.Add(coreW))
 	// With a released marker there is nothing to wait out.
 	d := newTestCore(mB)
 	joinView(t, d, t1, coreT0)
 	mustInstall(t, d, t2, left, mA)
-	assert.True(t, d.canAck(left))
-}
-
-// A member that joined cannot vouch for departures before it came: it does
-// not acknowledge until it has been in the cluster for W (the chaos test's
-// seed 8988535749850220840 saw two members that joined together activate
-// grains of a member that had left the view just before, fencing late,
-// because each acknowledged the other at once).
-func TestPlacementCoreNewMemberAcksAfterW(t *testing.T) {
-	c := newTestCore(mC)
-	tp := NewTopology(9, []Member{mB, mC})
-	mustInstall(t, c, tp, coreT0)
-	assert.False(t, c.canAck(coreT0.Add(coreW-1)))
-	assert.True(t, c.canAck(coreT0.Add(coreW)))
-	// Not alone: it may grant once the others acknowledged.
-	id := ownedBy(t, "user", mC, tp)
-	c.ack(mB.Key(), tp.Epoch, coreT0)
-	grant(t, c, id, coreT0)
+	assert.True(t, d.vouches(left))
 }

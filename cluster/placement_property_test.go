@@ -68,7 +68,7 @@ func runSingleActivationProperty(t *testing.T, seed uint64) {
 				next[ci]++
 			}
 		case 2: // a core acknowledges its view to the others
-			if c.canAck(now) {
+			if c.canAck() {
 				for _, o := range cores {
 					if o != c {
 						o.ack(c.selfKey, c.view.Epoch, now)

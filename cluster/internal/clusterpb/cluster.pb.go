@@ -287,10 +287,14 @@ func (x *ActivationResponse) GetRetryAfterNanos() int64 {
 // ViewAck tells the other members that member_key runs no activation it does
 // not own in the view (epoch, topology_hash) or any later one.
 type ViewAck struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	MemberKey     string                 `protobuf:"bytes,1,opt,name=member_key,json=memberKey,proto3" json:"member_key,omitempty"`
-	Epoch         uint64                 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	TopologyHash  uint64                 `protobuf:"varint,3,opt,name=topology_hash,json=topologyHash,proto3" json:"topology_hash,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	MemberKey    string                 `protobuf:"bytes,1,opt,name=member_key,json=memberKey,proto3" json:"member_key,omitempty"`
+	Epoch        uint64                 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	TopologyHash uint64                 `protobuf:"varint,3,opt,name=topology_hash,json=topologyHash,proto3" json:"topology_hash,omitempty"`
+	// vouches: the sender has been in the cluster for the wait-out W and waits
+	// out no member that left: a member that joined may grant once it has one
+	// such acknowledgement.
+	Vouches       bool `protobuf:"varint,4,opt,name=vouches,proto3" json:"vouches,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -344,6 +348,13 @@ func (x *ViewAck) GetTopologyHash() uint64 {
 		return x.TopologyHash
 	}
 	return 0
+}
+
+func (x *ViewAck) GetVouches() bool {
+	if x != nil {
+		return x.Vouches
+	}
+	return false
 }
 
 // ActivationTerminated tells every member that an activation ended, so their
@@ -524,12 +535,13 @@ const file_cluster_internal_clusterpb_cluster_proto_rawDesc = "" +
 	"\x05epoch\x18\x06 \x01(\x04R\x05epoch\x12#\n" +
 	"\rtopology_hash\x18\a \x01(\x04R\ftopologyHash\x12\x14\n" +
 	"\x05error\x18\b \x01(\tR\x05error\x12*\n" +
-	"\x11retry_after_nanos\x18\t \x01(\x03R\x0fretryAfterNanos\"c\n" +
+	"\x11retry_after_nanos\x18\t \x01(\x03R\x0fretryAfterNanos\"}\n" +
 	"\aViewAck\x12\x1d\n" +
 	"\n" +
 	"member_key\x18\x01 \x01(\tR\tmemberKey\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12#\n" +
-	"\rtopology_hash\x18\x03 \x01(\x04R\ftopologyHash\"\xcf\x01\n" +
+	"\rtopology_hash\x18\x03 \x01(\x04R\ftopologyHash\x12\x18\n" +
+	"\avouches\x18\x04 \x01(\bR\avouches\"\xcf\x01\n" +
 	"\x14ActivationTerminated\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1d\n" +
