@@ -3,7 +3,6 @@ package cluster
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -66,28 +65,34 @@ type memberRef struct {
 func refOf(m Member) memberRef { return memberRef{id: m.ID, incarnation: m.Incarnation} }
 
 // ownerSlot is one owner incarnation, shared by every record it owns, so
-// that a view change examines each owner once rather than once per record.
+// that a view change examines each owner once rather than once per record,
+// and a member that leaves costs only its own records.
 type ownerSlot struct {
-	member Member
-	key    string // member.Key()
-	// Set by UpdateTopology for the view it installs.
-	present bool    // in the view
-	lane    uint64  // rendezvous member lane, when the ring is rendezvous
-	weight  float64 // effective weight in the view
+	member  Member
+	key     string  // member.Key()
+	present bool    // in the view, as of the latest UpdateTopology
+	weight  float64 // effective weight in the current view
+	lane    uint64  // rendezvous member lane under the lookup's lane seed, when hasLane
+	hasLane bool
+	recs    []*activationRecord // the records it owns; activationRecord.slotPos indexes it
 }
 
 // activationRecord is what the lookup knows about one activation.
 type activationRecord struct {
+	id       Identity
 	pid      *actor.PID
 	slot     *ownerSlot
 	lease    Lease // zero unless owner is this member
 	lastSeen time.Time
-	idLane   uint64 // xxRound(identityHash) under the ring's seed, when hasLane
+	idLane   uint64 // xxRound(identityHash) under the lookup's lane seed, when hasLane
 	hasLane  bool
 	// stale: the ring of the latest view picks another owner than slot (a
 	// VirtualActorMoved was recorded). A record that is not stale is owned
 	// by slot according to the current ring.
-	stale bool
+	stale   bool
+	slotPos int    // index in slot.recs
+	kindPos int    // index in the kindRecords of id.Kind
+	seen    uint64 // the UpdateTopology (updateSeq) that last examined it
 }
 
 // PartitionIdentityLookup is the partition identity lookup of seed 000: a
@@ -114,9 +119,19 @@ type PartitionIdentityLookup struct {
 	blocked map[memberRef]struct{}
 	records map[Identity]*activationRecord
 	owners  map[memberRef]*ownerSlot // owners of the records, by incarnation
+	byKind  map[string]*kindRecords  // the records of each kind, column-wise
+	stale   map[*activationRecord]struct{}
 	events  []VirtualActorEvent
 
-	ownerChecks int // full owner computations made by UpdateTopology (tests)
+	// Record and slot lanes are rendezvous lanes under laneSeed (set by the
+	// first rendezvous ring); laneless counts records without a lane.
+	laneSeed  uint64
+	seedSet   bool
+	laneless  int
+	updateSeq uint64
+
+	ownerChecks  int // full owner computations made by UpdateTopology (tests)
+	recordVisits int // records UpdateTopology examined one by one (tests)
 }
 
 var _ IdentityLookup = (*PartitionIdentityLookup)(nil)
@@ -139,6 +154,8 @@ func NewPartitionIdentityLookup(cfg LookupConfig, opts ...LookupOption) (*Partit
 		blocked:  make(map[memberRef]struct{}),
 		records:  make(map[Identity]*activationRecord),
 		owners:   make(map[memberRef]*ownerSlot),
+		byKind:   make(map[string]*kindRecords),
+		stale:    make(map[*activationRecord]struct{}),
 	}
 	for _, o := range opts {
 		o(p)
@@ -218,12 +235,14 @@ func (p *PartitionIdentityLookup) resolve(id Identity, now time.Time) (*actor.PI
 	if rec := p.records[id]; rec != nil {
 		if sameMember(rec.slot.member, owner) {
 			rec.lastSeen = now
-			rec.stale = false
+			if rec.stale || !rec.hasLane {
+				p.ownerConfirmed(rec)
+			}
 			p.cache.Put(id, rec.pid, rec.slot.key, now)
 			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorHit, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: rec.lease})
 			return rec.pid, nil
 		}
-		p.forget(id, rec)
+		p.forget(rec)
 		kind = VirtualActorReactivated
 	}
 	rec, err := p.activateOn(id, owner)
@@ -231,10 +250,7 @@ func (p *PartitionIdentityLookup) resolve(id Identity, now time.Time) (*actor.PI
 		return nil, &ActivationFailedError{Key: id, Err: err}
 	}
 	rec.lastSeen = now
-	if rr, ok := p.ring.(*rendezvousRing); ok {
-		rec.idLane, rec.hasLane = xxRound(identityHash(rr.seed, id)), true
-	}
-	p.records[id] = rec
+	p.track(rec)
 	p.cache.Put(id, rec.pid, rec.slot.key, now)
 	p.events = append(p.events, VirtualActorEvent{Kind: kind, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: rec.lease})
 	return rec.pid, nil
@@ -262,7 +278,7 @@ func (p *PartitionIdentityLookup) activateOn(id Identity, owner Member) (*activa
 		}
 		return nil, err
 	}
-	return &activationRecord{pid: pid, slot: p.slotFor(owner), lease: req.Lease}, nil
+	return &activationRecord{id: id, pid: pid, slot: p.slotFor(owner), lease: req.Lease}, nil
 }
 
 // slotFor returns the owner slot of m's incarnation, creating it.
@@ -271,19 +287,19 @@ func (p *PartitionIdentityLookup) slotFor(m Member) *ownerSlot {
 	if s := p.owners[ref]; s != nil {
 		return s
 	}
-	s := &ownerSlot{member: m, key: m.Key(), present: true}
+	s := &ownerSlot{member: m, key: m.Key(), present: true, weight: float64(m.EffectiveWeight())}
 	p.owners[ref] = s
 	return s
 }
 
 // forget drops a record and releases its local lease. A lease that the
 // runtime already released or replaced is left alone.
-func (p *PartitionIdentityLookup) forget(id Identity, rec *activationRecord) Lease {
-	delete(p.records, id)
+func (p *PartitionIdentityLookup) forget(rec *activationRecord) Lease {
+	p.untrack(rec)
 	if rec.lease.LeaseID == 0 {
 		return Lease{}
 	}
-	released, err := p.ledger.Release(id, rec.lease.LeaseID)
+	released, err := p.ledger.Release(rec.id, rec.lease.LeaseID)
 	if err != nil {
 		return rec.lease
 	}
@@ -297,7 +313,7 @@ func sameMember(a, b Member) bool { return a.ID == b.ID && a.Incarnation == b.In
 // terminated or a send to the PID dead-lettered.
 func (p *PartitionIdentityLookup) RemovePID(id Identity) {
 	if rec := p.records[id]; rec != nil {
-		p.forget(id, rec)
+		p.forget(rec)
 	}
 	p.cache.Remove(id)
 }
@@ -333,37 +349,30 @@ func (p *PartitionIdentityLookup) UpdateTopology(t Topology) error {
 	p.topo = t
 	p.rebuild()
 	delta := p.ringDelta(prev, p.ring)
+	rr := p.laneRing()
+	p.updateSeq++
+	start := len(p.events)
 	for ref, s := range p.owners {
 		i, ok := present[ref]
 		s.present = ok
-		if ok && delta != nil {
-			s.lane = memberLane(delta.seed, memberHash(delta.seed, s.member.ID))
+		if ok {
 			s.weight = float64(t.Members[i].EffectiveWeight())
-		}
-	}
-	start := len(p.events)
-	for id, rec := range p.records {
-		if !rec.slot.present {
-			lease := p.forget(id, rec)
-			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorInvalidated, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: lease})
 			continue
 		}
-		if !rec.stale && rec.hasLane && delta.keeps(id.Kind, rec) {
-			continue
+		for n := len(s.recs); n > 0; n = len(s.recs) {
+			rec := s.recs[n-1]
+			p.recordVisits++
+			lease := p.forget(rec)
+			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorInvalidated, Identity: rec.id, PID: rec.pid, Owner: s.key, Lease: lease})
 		}
-		p.ownerChecks++
-		if owner, err := p.ring.Owner(id); err != nil || !sameMember(owner, rec.slot.member) {
-			rec.stale = true
-			p.cache.RemoveWithReason(id, CacheOwnerMoved)
-			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorMoved, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: rec.lease})
-		} else {
-			rec.stale = false
-		}
+		delete(p.owners, ref)
 	}
-	for ref, s := range p.owners {
-		if !s.present {
-			delete(p.owners, ref) // its records were invalidated above
+	if delta == nil || rr == nil || p.laneless > 0 {
+		for _, rec := range p.records {
+			p.checkOwner(rec)
 		}
+	} else {
+		p.checkChanged(delta)
 	}
 	sortEvents(p.events[start:])
 	p.cache.InvalidateAbsent(t.Members)
@@ -388,20 +397,24 @@ func sameMembers(a, b []Member) bool {
 // V3.5). The ring is not changed; the view that removes m arrives through
 // UpdateTopology.
 func (p *PartitionIdentityLookup) OnMemberLeft(m Member) {
-	p.invalidateOwner(m.Key())
+	p.invalidateOwner(m)
 	p.cache.InvalidateMember(m.Key())
 }
 
-func (p *PartitionIdentityLookup) invalidateOwner(key string) []Identity {
+// invalidateOwner drops the records of m's incarnation (Member.Key equality
+// is incarnation equality) and returns their identities, sorted.
+func (p *PartitionIdentityLookup) invalidateOwner(m Member) []Identity {
+	s := p.owners[refOf(m)]
+	if s == nil || len(s.recs) == 0 {
+		return nil
+	}
 	start := len(p.events)
-	var ids []Identity
-	for id, rec := range p.records {
-		if rec.slot.key != key {
-			continue
-		}
-		lease := p.forget(id, rec)
-		ids = append(ids, id)
-		p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorInvalidated, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: lease})
+	ids := make([]Identity, 0, len(s.recs))
+	for n := len(s.recs); n > 0; n = len(s.recs) {
+		rec := s.recs[n-1]
+		lease := p.forget(rec)
+		ids = append(ids, rec.id)
+		p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorInvalidated, Identity: rec.id, PID: rec.pid, Owner: s.key, Lease: lease})
 	}
 	sortEvents(p.events[start:])
 	slices.SortFunc(ids, compareIdentities)
@@ -415,9 +428,8 @@ func (p *PartitionIdentityLookup) invalidateOwner(key string) []Identity {
 // leases and the invalidated identities, for a BlockListApplied event.
 func (p *PartitionIdentityLookup) BlockMember(m Member) (revoked []Lease, invalidated []Identity) {
 	revoked = p.ledger.RevokeMember(m.ID)
-	key := m.Key()
-	invalidated = p.invalidateOwner(key)
-	p.cache.InvalidateMember(key)
+	invalidated = p.invalidateOwner(m)
+	p.cache.InvalidateMember(m.Key())
 	if _, already := p.blocked[refOf(m)]; !already {
 		p.blocked[refOf(m)] = struct{}{}
 		if p.ring != nil {
@@ -436,7 +448,7 @@ func (p *PartitionIdentityLookup) PassivateIdle(now time.Time, idleTTL time.Dura
 		if now.Sub(rec.lastSeen) < idleTTL {
 			continue
 		}
-		lease := p.forget(id, rec)
+		lease := p.forget(rec)
 		p.cache.RemoveWithReason(id, CachePassivated)
 		p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorPassivated, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: lease})
 	}
@@ -457,109 +469,4 @@ func (p *PartitionIdentityLookup) DrainCacheEvents() []PidCacheEvent { return p.
 
 func sortEvents(es []VirtualActorEvent) {
 	slices.SortFunc(es, func(a, b VirtualActorEvent) int { return compareIdentities(a.Identity, b.Identity) })
-}
-
-// ringChange is what differs between two rendezvous rings of the same seed
-// and mode, per kind. Rendezvous picks the highest score, so when the old
-// ring picked an owner that is still a candidate with the same weight, the
-// new ring picks it too unless a candidate that joined scores at least as
-// high; removing other candidates cannot change the pick. keeps applies
-// that test, so UpdateTopology computes an owner in full only for the few
-// records a joining candidate may take (and for records already moved).
-type ringChange struct {
-	seed     uint64
-	weighted bool
-	kinds    map[string]*kindChange // kinds whose candidates changed
-}
-
-type kindChange struct {
-	full    bool                  // the kind appeared or disappeared: compute every owner
-	added   []rendezvousCandidate // candidates of the new ring only
-	removed []*ownerSlot          // owners still in the view that are candidates no more
-}
-
-// ringDelta compares the ring before and after a view change. It returns
-// nil (compute every owner) unless both are rendezvous rings with the same
-// seed and mode and, when weighted, every member kept as a candidate kept
-// its weight.
-func (p *PartitionIdentityLookup) ringDelta(before, after Ring) *ringChange {
-	o, ok := before.(*rendezvousRing)
-	if !ok {
-		return nil
-	}
-	n, ok := after.(*rendezvousRing)
-	if !ok || o.seed != n.seed || o.weighted != n.weighted {
-		return nil
-	}
-	d := &ringChange{seed: n.seed, weighted: n.weighted, kinds: make(map[string]*kindChange)}
-	for kind := range o.kinds {
-		if n.kinds[kind] == nil {
-			d.kinds[kind] = &kindChange{full: true}
-		}
-	}
-	for kind, nk := range n.kinds {
-		ok := o.kinds[kind]
-		if ok == nil {
-			d.kinds[kind] = &kindChange{full: true}
-			continue
-		}
-		old := make(map[memberRef]float64, len(ok.cands))
-		for _, c := range ok.cands {
-			old[refOf(o.topo.Members[c.index])] = c.weight
-		}
-		kc := &kindChange{}
-		for _, c := range nk.cands {
-			ref := refOf(n.topo.Members[c.index])
-			w, had := old[ref]
-			if !had {
-				kc.added = append(kc.added, c)
-				continue
-			}
-			delete(old, ref)
-			if n.weighted && w != c.weight {
-				return nil
-			}
-		}
-		for ref := range old {
-			if s := p.owners[ref]; s != nil {
-				kc.removed = append(kc.removed, s)
-			}
-		}
-		if len(kc.added) > 0 || len(kc.removed) > 0 {
-			d.kinds[kind] = kc
-		}
-	}
-	return d
-}
-
-// keeps reports that the new ring certainly picks rec's owner, which the
-// old ring picked (rec is not stale) and which is in the view. False means
-// "compute the owner".
-func (d *ringChange) keeps(kind string, rec *activationRecord) bool {
-	if d == nil {
-		return false
-	}
-	kc := d.kinds[kind]
-	if kc == nil {
-		return true
-	}
-	if kc.full || slices.Contains(kc.removed, rec.slot) {
-		return false
-	}
-	own := scoreFinish(rec.slot.lane ^ rec.idLane)
-	if !d.weighted {
-		for _, c := range kc.added {
-			if scoreFinish(c.lane^rec.idLane) >= own {
-				return false
-			}
-		}
-		return true
-	}
-	ownW := -rec.slot.weight / math.Log(unitInterval(own))
-	for _, c := range kc.added {
-		if -c.weight/math.Log(unitInterval(scoreFinish(c.lane^rec.idLane))) >= ownW {
-			return false
-		}
-	}
-	return true
 }
