@@ -121,6 +121,7 @@ type PartitionIdentityLookup struct {
 	owners  map[memberRef]*ownerSlot // owners of the records, by incarnation
 	byKind  map[string]*kindRecords  // the records of each kind, column-wise
 	stale   map[*activationRecord]struct{}
+	present map[memberRef]int // UpdateTopology's index of the view, kept for its buckets
 	events  []VirtualActorEvent
 
 	// Record and slot lanes are rendezvous lanes under laneSeed (set by the
@@ -156,6 +157,7 @@ func NewPartitionIdentityLookup(cfg LookupConfig, opts ...LookupOption) (*Partit
 		owners:   make(map[memberRef]*ownerSlot),
 		byKind:   make(map[string]*kindRecords),
 		stale:    make(map[*activationRecord]struct{}),
+		present:  make(map[memberRef]int),
 	}
 	for _, o := range opts {
 		o(p)
@@ -326,6 +328,14 @@ func (p *PartitionIdentityLookup) RemovePID(id Identity) {
 // owner changed drops the cached PID (CacheOwnerMoved) and records
 // VirtualActorMoved. A view with a lower epoch than the current one is
 // refused with ErrStaleView and changes nothing.
+//
+// Its cost follows the change, not the number of records: a member that
+// left costs its own records (found through its owner slot); with
+// rendezvous rings of the same seed, a joining candidate costs one score
+// comparison per record of its kinds (against the owner score cached in
+// kindRecords) and work only for the records it takes; records already
+// moved are rechecked. Other changes (another ring type or seed, a weight
+// change in a weighted ring) compute every owner.
 func (p *PartitionIdentityLookup) UpdateTopology(t Topology) error {
 	if p.ring != nil && t.Hash == p.topo.Hash && sameMembers(t.Members, p.topo.Members) {
 		return nil
@@ -336,7 +346,8 @@ func (p *PartitionIdentityLookup) UpdateTopology(t Topology) error {
 	if err := p.ledger.SetView(t.Hash, t.Epoch); err != nil {
 		return err
 	}
-	present := make(map[memberRef]int, len(t.Members))
+	present := p.present
+	clear(present)
 	for i, m := range t.Members {
 		present[refOf(m)] = i
 	}
@@ -352,6 +363,11 @@ func (p *PartitionIdentityLookup) UpdateTopology(t Topology) error {
 	rr := p.laneRing()
 	p.updateSeq++
 	start := len(p.events)
+	// Room for the events of a leave and a join (each moves about
+	// records/members records), so that they are not copied as they grow.
+	room := len(p.stale) + 2*len(p.records)/max(1, len(t.Members)) + 16
+	p.events = slices.Grow(p.events, room)
+	p.cache.reserveEvents(room)
 	for ref, s := range p.owners {
 		i, ok := present[ref]
 		s.present = ok
@@ -375,7 +391,10 @@ func (p *PartitionIdentityLookup) UpdateTopology(t Topology) error {
 		p.checkChanged(delta)
 	}
 	sortEvents(p.events[start:])
-	p.cache.InvalidateAbsent(t.Members)
+	p.cache.invalidateAbsent(func(ref memberRef) bool {
+		_, ok := present[ref]
+		return ok
+	})
 	return nil
 }
 
@@ -467,6 +486,22 @@ func (p *PartitionIdentityLookup) DrainEvents() []VirtualActorEvent {
 // DrainCacheEvents returns and forgets the pending PidCache events.
 func (p *PartitionIdentityLookup) DrainCacheEvents() []PidCacheEvent { return p.cache.DrainEvents() }
 
+// sortEvents sorts es by identity. It sorts positions and moves each
+// event once: an event is large, and a view change may record hundreds.
 func sortEvents(es []VirtualActorEvent) {
-	slices.SortFunc(es, func(a, b VirtualActorEvent) int { return compareIdentities(a.Identity, b.Identity) })
+	byID := func(a, b VirtualActorEvent) int { return compareIdentities(a.Identity, b.Identity) }
+	if len(es) < 16 || slices.IsSortedFunc(es, byID) {
+		slices.SortFunc(es, byID)
+		return
+	}
+	order := make([]int32, len(es))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return compareIdentities(es[a].Identity, es[b].Identity) })
+	sorted := make([]VirtualActorEvent, len(es))
+	for i, j := range order {
+		sorted[i] = es[j]
+	}
+	copy(es, sorted)
 }

@@ -1,6 +1,9 @@
 package cluster
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // kindRecords holds the records of one kind column-wise, with each record's
 // identity lane and its owner's score, so that a join tests a record
@@ -128,6 +131,13 @@ func (p *PartitionIdentityLookup) checkOwner(rec *activationRecord) {
 		p.ownerConfirmed(rec)
 		return
 	}
+	p.moved(rec)
+}
+
+// moved records that the new ring picks another owner than rec.slot: rec
+// becomes stale, its cached PID is dropped and VirtualActorMoved recorded.
+func (p *PartitionIdentityLookup) moved(rec *activationRecord) {
+	rec.seen = p.updateSeq
 	if !rec.stale {
 		rec.stale = true
 		p.stale[rec] = struct{}{}
@@ -169,16 +179,18 @@ func (p *PartitionIdentityLookup) checkChanged(d *ringChange) {
 	}
 }
 
-// checkJoin checks the records of kr that a candidate of added scores at
-// least as high for as their owner (ties included: the full computation
-// settles them).
+// checkJoin handles the records of kr that a candidate of added scores at
+// least as high for as their owner. A higher score settles it: the new
+// ring's pick scores at least the joiner's, so it is not the owner, and the
+// record moved. An equal score (a 64-bit or rounding tie) is settled by the
+// full computation, which applies the ring's tie rule.
 func (p *PartitionIdentityLookup) checkJoin(kr *kindRecords, added []rendezvousCandidate, weighted bool) {
 	best := kr.best[:len(kr.lanes)]
 	if !weighted {
 		for i, lane := range kr.lanes {
 			for _, c := range added {
-				if scoreFinish(c.lane^lane) >= best[i] {
-					p.checkOwner(kr.recs[i])
+				if s := scoreFinish(c.lane ^ lane); s >= best[i] {
+					p.joinTaken(kr.recs[i], s > best[i])
 					break
 				}
 			}
@@ -188,11 +200,24 @@ func (p *PartitionIdentityLookup) checkJoin(kr *kindRecords, added []rendezvousC
 	bestW := kr.bestW[:len(kr.lanes)]
 	for i, lane := range kr.lanes {
 		for _, c := range added {
-			if -c.weight/math.Log(unitInterval(scoreFinish(c.lane^lane))) >= bestW[i] {
-				p.checkOwner(kr.recs[i])
+			if w := -c.weight / math.Log(unitInterval(scoreFinish(c.lane^lane))); w >= bestW[i] {
+				p.joinTaken(kr.recs[i], w > bestW[i])
 				break
 			}
 		}
+	}
+}
+
+// joinTaken handles a record that a joining candidate scores at least as
+// high for as its owner: surely when the score is higher.
+func (p *PartitionIdentityLookup) joinTaken(rec *activationRecord, surely bool) {
+	if !surely {
+		p.checkOwner(rec)
+		return
+	}
+	if rec.seen != p.updateSeq {
+		p.recordVisits++
+		p.moved(rec)
 	}
 }
 
@@ -235,37 +260,82 @@ func (p *PartitionIdentityLookup) ringDelta(before, after Ring) *ringChange {
 			d.kinds[kind] = &kindChange{full: true}
 		}
 	}
+	sorted := slices.IsSortedFunc(o.topo.Members, compareMembers) && slices.IsSortedFunc(n.topo.Members, compareMembers)
 	for kind, nk := range n.kinds {
 		ok := o.kinds[kind]
 		if ok == nil {
 			d.kinds[kind] = &kindChange{full: true}
 			continue
 		}
-		old := make(map[memberRef]float64, len(ok.cands))
-		for _, c := range ok.cands {
-			old[refOf(o.topo.Members[c.index])] = c.weight
-		}
-		kc := &kindChange{}
-		for _, c := range nk.cands {
-			ref := refOf(n.topo.Members[c.index])
-			w, had := old[ref]
-			if !had {
-				kc.added = append(kc.added, c)
-				continue
-			}
-			delete(old, ref)
-			if n.weighted && w != c.weight {
-				return nil
-			}
-		}
-		for ref := range old {
-			if s := p.owners[ref]; s != nil {
-				kc.removed = append(kc.removed, s)
-			}
+		kc, same := p.candidateChange(o, n, ok.cands, nk.cands, sorted)
+		if !same {
+			return nil
 		}
 		if len(kc.added) > 0 || len(kc.removed) > 0 {
 			d.kinds[kind] = kc
 		}
 	}
 	return d
+}
+
+// candidateChange compares the candidates of one kind in ring o (was) and
+// n (now): those of n only, and the owner slots of those of o only. same
+// is false when a weighted ring changed the weight of a kept candidate.
+// Candidates are in view order, so with both views sorted one merge walk
+// pairs them; otherwise they are paired by a map.
+func (p *PartitionIdentityLookup) candidateChange(o, n *rendezvousRing, was, now []rendezvousCandidate, sorted bool) (kc *kindChange, same bool) {
+	kc = &kindChange{}
+	gone := func(c rendezvousCandidate) {
+		if s := p.owners[refOf(o.topo.Members[c.index])]; s != nil {
+			kc.removed = append(kc.removed, s)
+		}
+	}
+	if sorted {
+		i, j := 0, 0
+		for i < len(was) || j < len(now) {
+			cmp := 0
+			switch {
+			case i == len(was):
+				cmp = 1
+			case j == len(now):
+				cmp = -1
+			default:
+				cmp = compareMembers(o.topo.Members[was[i].index], n.topo.Members[now[j].index])
+			}
+			switch {
+			case cmp < 0:
+				gone(was[i])
+				i++
+			case cmp > 0:
+				kc.added = append(kc.added, now[j])
+				j++
+			default:
+				if n.weighted && was[i].weight != now[j].weight {
+					return nil, false
+				}
+				i, j = i+1, j+1
+			}
+		}
+		return kc, true
+	}
+	old := make(map[memberRef]rendezvousCandidate, len(was))
+	for _, c := range was {
+		old[refOf(o.topo.Members[c.index])] = c
+	}
+	for _, c := range now {
+		ref := refOf(n.topo.Members[c.index])
+		w, had := old[ref]
+		if !had {
+			kc.added = append(kc.added, c)
+			continue
+		}
+		delete(old, ref)
+		if n.weighted && w.weight != c.weight {
+			return nil, false
+		}
+	}
+	for _, c := range old {
+		gone(c)
+	}
+	return kc, true
 }

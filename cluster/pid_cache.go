@@ -445,10 +445,16 @@ func (c *PidCache) InvalidateAbsent(present []Member) int {
 		sorted = slices.Clone(present)
 		slices.SortFunc(sorted, compareMembers)
 	}
+	return c.invalidateAbsent(func(ref memberRef) bool { return containsRef(sorted, ref) })
+}
+
+// invalidateAbsent drops the entries of every owner member for which
+// present is false (CacheMemberAbsent); present is called with memMu held.
+func (c *PidCache) invalidateAbsent(present func(memberRef) bool) int {
 	var gone []string
 	c.memMu.Lock()
 	for key, m := range c.members {
-		if !m.parsed || !containsRef(sorted, m.ref) {
+		if !m.parsed || !present(m.ref) {
 			gone = append(gone, key)
 		}
 	}
@@ -549,6 +555,14 @@ func (c *PidCache) emit(slot *cacheSlot, reason CacheDropReason) {
 		return
 	}
 	c.events = append(c.events, PidCacheEvent{Identity: slot.id, PID: slot.pid, Member: slot.member, Reason: reason})
+}
+
+// reserveEvents makes room for n more events (within EventCapacity), so
+// that a batch of drops does not copy the events as they grow.
+func (c *PidCache) reserveEvents(n int) {
+	c.evMu.Lock()
+	defer c.evMu.Unlock()
+	c.events = slices.Grow(c.events, min(n, c.evCap-len(c.events)))
 }
 
 // DrainEvents returns the pending events in the order they happened and
