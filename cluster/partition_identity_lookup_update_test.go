@@ -198,3 +198,63 @@ func checkRecordIndex(t *testing.T, p *PartitionIdentityLookup) {
 	require.Equal(t, stale, len(p.stale))
 	require.Zero(t, p.laneless)
 }
+
+// A view change examines only the records it may affect: a leave the
+// leaver's records, a join the records whose cached owner score the joiner
+// reaches (the others are passed over by comparing two scores, without
+// touching the record).
+func TestLookupUpdateTopologyVisitsOnlyAffectedRecords(t *testing.T) {
+	p, err := NewPartitionIdentityLookup(DefaultLookupConfig())
+	require.NoError(t, err)
+	ms := testMembers(17, "k")
+	require.NoError(t, p.UpdateTopology(NewTopology(1, ms[:16])))
+	ids := testIdentities(4000, "k")
+	owned := map[string]int{}
+	for _, id := range ids {
+		_, err := p.Get(id, t0)
+		require.NoError(t, err)
+	}
+	for _, e := range p.DrainEvents() {
+		owned[e.Owner]++
+	}
+
+	p.recordVisits = 0
+	require.NoError(t, p.UpdateTopology(NewTopology(2, ms[1:16]))) // ms[0] leaves
+	invalidated := 0
+	for _, e := range p.DrainEvents() {
+		require.Equal(t, VirtualActorInvalidated, e.Kind)
+		invalidated++
+	}
+	require.Equal(t, owned[ms[0].Key()], invalidated)
+	require.Equal(t, invalidated, p.recordVisits, "a leave visits the leaver's records only")
+	require.Equal(t, len(ids)-invalidated, p.Len())
+
+	p.recordVisits, p.ownerChecks = 0, 0
+	require.NoError(t, p.UpdateTopology(NewTopology(3, ms[1:]))) // ms[16] joins
+	moved := len(p.DrainEvents())
+	require.Positive(t, moved)
+	require.Equal(t, moved, p.recordVisits, "a join visits only the records it takes")
+	require.Zero(t, p.ownerChecks)
+
+	// A leave and a join in one view (the benchmark's update).
+	for _, id := range ids {
+		_, err := p.Get(id, t0)
+		require.NoError(t, err)
+	}
+	p.DrainEvents()
+	p.recordVisits, p.ownerChecks = 0, 0
+	require.NoError(t, p.UpdateTopology(NewTopology(4, ms[:16]))) // ms[16] leaves, ms[0] joins
+	invalidated, moved = 0, 0
+	for _, e := range p.DrainEvents() {
+		switch e.Kind {
+		case VirtualActorInvalidated:
+			invalidated++
+		case VirtualActorMoved:
+			moved++
+		}
+	}
+	require.Positive(t, invalidated)
+	require.Positive(t, moved)
+	require.Equal(t, invalidated+moved, p.recordVisits)
+	require.Zero(t, p.ownerChecks)
+}
