@@ -57,9 +57,10 @@ func BenchmarkRingRebuild10kx128(b *testing.B) {
 }
 
 // The same through the lookup: 10k activation records, alternating views
-// (one member leaves, another joins: rebuild, owner checks of the records a
-// joining member may take, moved/invalidated bookkeeping, PidCache scan for
-// absent owners). updates/s is the seed 002 figure (target 10k/s).
+// (one member leaves, another joins: rebuild, the joiner's score against
+// every record's cached owner score, moved/invalidated bookkeeping for the
+// records the change affects, PidCache drops of the absent owner's
+// entries). updates/s is the seed 002 figure (target 10k/s).
 func BenchmarkLookupUpdateTopology10kx128(b *testing.B) {
 	ms := testMembers(129, "k")
 	views := []Topology{NewTopology(1, ms[:128]), NewTopology(2, ms[1:])}
