@@ -70,7 +70,6 @@ func refOf(m Member) memberRef { return memberRef{id: m.ID, incarnation: m.Incar
 type ownerSlot struct {
 	member  Member
 	key     string  // member.Key()
-	present bool    // in the view, as of the latest UpdateTopology
 	weight  float64 // effective weight in the current view
 	lane    uint64  // rendezvous member lane under the lookup's lane seed, when hasLane
 	hasLane bool
@@ -289,7 +288,7 @@ func (p *PartitionIdentityLookup) slotFor(m Member) *ownerSlot {
 	if s := p.owners[ref]; s != nil {
 		return s
 	}
-	s := &ownerSlot{member: m, key: m.Key(), present: true, weight: float64(m.EffectiveWeight())}
+	s := &ownerSlot{member: m, key: m.Key(), weight: float64(m.EffectiveWeight())}
 	p.owners[ref] = s
 	return s
 }
@@ -369,9 +368,7 @@ func (p *PartitionIdentityLookup) UpdateTopology(t Topology) error {
 	p.events = slices.Grow(p.events, room)
 	p.cache.reserveEvents(room)
 	for ref, s := range p.owners {
-		i, ok := present[ref]
-		s.present = ok
-		if ok {
+		if i, ok := present[ref]; ok {
 			s.weight = float64(t.Members[i].EffectiveWeight())
 			continue
 		}
