@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fraktor-go/fraktor/actor"
@@ -113,15 +114,16 @@ type PartitionIdentityLookup struct {
 	ledger   *ActivationLedger
 	cache    *PidCache
 
-	topo    Topology // as given by the provider
-	ring    Ring     // built from topo minus blocked members; nil before the first view
-	blocked map[memberRef]struct{}
-	records map[Identity]*activationRecord
-	owners  map[memberRef]*ownerSlot // owners of the records, by incarnation
-	byKind  map[string]*kindRecords  // the records of each kind, column-wise
-	stale   map[*activationRecord]struct{}
-	present map[memberRef]int // UpdateTopology's index of the view, kept for its buckets
-	events  []VirtualActorEvent
+	topo     Topology // as given by the provider
+	ring     Ring     // built from topo minus blocked members; nil before the first view
+	blocked  map[memberRef]struct{}
+	records  map[Identity]*activationRecord
+	owners   map[memberRef]*ownerSlot // owners of the records, by incarnation
+	byKind   map[string]*kindRecords  // the records of each kind, column-wise
+	stale    map[*activationRecord]struct{}
+	present  map[memberRef]int // UpdateTopology's index of the view, kept for its buckets
+	sortKeys []eventKey        // sortEvents' buffer
+	events   []VirtualActorEvent
 
 	// Record and slot lanes are rendezvous lanes under laneSeed (set by the
 	// first rendezvous ring); laneless counts records without a lane.
@@ -387,7 +389,7 @@ func (p *PartitionIdentityLookup) UpdateTopology(t Topology) error {
 	} else {
 		p.checkChanged(delta)
 	}
-	sortEvents(p.events[start:])
+	p.sortEvents(p.events[start:])
 	p.cache.invalidateAbsent(func(ref memberRef) bool {
 		_, ok := present[ref]
 		return ok
@@ -432,7 +434,7 @@ func (p *PartitionIdentityLookup) invalidateOwner(m Member) []Identity {
 		ids = append(ids, rec.id)
 		p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorInvalidated, Identity: rec.id, PID: rec.pid, Owner: s.key, Lease: lease})
 	}
-	sortEvents(p.events[start:])
+	p.sortEvents(p.events[start:])
 	slices.SortFunc(ids, compareIdentities)
 	return ids
 }
@@ -468,7 +470,7 @@ func (p *PartitionIdentityLookup) PassivateIdle(now time.Time, idleTTL time.Dura
 		p.cache.RemoveWithReason(id, CachePassivated)
 		p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorPassivated, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: lease})
 	}
-	sortEvents(p.events[start:])
+	p.sortEvents(p.events[start:])
 }
 
 // DrainEvents returns the pending activation events, oldest first (events
@@ -483,22 +485,70 @@ func (p *PartitionIdentityLookup) DrainEvents() []VirtualActorEvent {
 // DrainCacheEvents returns and forgets the pending PidCache events.
 func (p *PartitionIdentityLookup) DrainCacheEvents() []PidCacheEvent { return p.cache.DrainEvents() }
 
-// sortEvents sorts es by identity. It sorts positions and moves each
-// event once: an event is large, and a view change may record hundreds.
-func sortEvents(es []VirtualActorEvent) {
+// sortEvents sorts es by identity. It sorts small keys (with the first
+// eight bytes of the ID as a number, which orders most pairs without a
+// string comparison) in a buffer it keeps, then moves each event once, in
+// place: an event is large, and a view change may record hundreds.
+func (p *PartitionIdentityLookup) sortEvents(es []VirtualActorEvent) {
 	byID := func(a, b VirtualActorEvent) int { return compareIdentities(a.Identity, b.Identity) }
 	if len(es) < 16 || slices.IsSortedFunc(es, byID) {
 		slices.SortFunc(es, byID)
 		return
 	}
-	order := make([]int32, len(es))
-	for i := range order {
-		order[i] = int32(i)
+	keys := p.sortKeys[:0]
+	for i := range es {
+		keys = append(keys, eventKey{id: es[i].Identity, prefix: idPrefix(es[i].Identity.ID), at: int32(i)})
 	}
-	slices.SortFunc(order, func(a, b int32) int { return compareIdentities(es[a].Identity, es[b].Identity) })
-	sorted := make([]VirtualActorEvent, len(es))
-	for i, j := range order {
-		sorted[i] = es[j]
+	slices.SortFunc(keys, func(a, b eventKey) int {
+		if a.id.Kind != b.id.Kind {
+			return strings.Compare(a.id.Kind, b.id.Kind)
+		}
+		switch {
+		case a.prefix < b.prefix:
+			return -1
+		case a.prefix > b.prefix:
+			return 1
+		}
+		return strings.Compare(a.id.ID, b.id.ID)
+	})
+	// keys[i].at is the event that goes to i: follow each cycle of that
+	// permutation once, marking the places filled with -1.
+	for i := range keys {
+		if keys[i].at < 0 {
+			continue
+		}
+		held := es[i]
+		for j := i; ; {
+			from := int(keys[j].at)
+			keys[j].at = -1
+			if from == i {
+				es[j] = held
+				break
+			}
+			es[j] = es[from]
+			j = from
+		}
 	}
-	copy(es, sorted)
+	clear(keys) // no references to identities kept
+	p.sortKeys = keys[:0]
+}
+
+type eventKey struct {
+	id     Identity
+	prefix uint64 // idPrefix(id.ID)
+	at     int32  // position in the unsorted events
+}
+
+// idPrefix is the first eight bytes of s as a big-endian number, padded
+// with zeros: idPrefix(a) < idPrefix(b) implies a < b, and a < b implies
+// idPrefix(a) <= idPrefix(b).
+func idPrefix(s string) uint64 {
+	var p uint64
+	for i := range 8 {
+		p <<= 8
+		if i < len(s) {
+			p |= uint64(s[i])
+		}
+	}
+	return p
 }

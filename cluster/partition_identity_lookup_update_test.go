@@ -258,3 +258,31 @@ func TestLookupUpdateTopologyVisitsOnlyAffectedRecords(t *testing.T) {
 	require.Equal(t, invalidated+moved, p.recordVisits)
 	require.Zero(t, p.ownerChecks)
 }
+
+// sortEvents orders events by identity like compareIdentities, whatever
+// the kinds and however long the IDs (shared eight-byte prefixes, IDs that
+// are prefixes of others, bytes above 0x7f), and keeps each event whole.
+func TestLookupSortEvents(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	alphabet := []string{"a", "b", "ab", "\x00", "\xff", "id-0000", "id-00001", "x"}
+	p := &PartitionIdentityLookup{}
+	for round := range 200 {
+		seen := map[Identity]bool{}
+		var es []VirtualActorEvent
+		for len(es) < 1+rng.IntN(300) {
+			id := Identity{Kind: []string{"k", "kk", "a"}[rng.IntN(3)]}
+			for range rng.IntN(4) {
+				id.ID += alphabet[rng.IntN(len(alphabet))]
+			}
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			es = append(es, VirtualActorEvent{Kind: VirtualActorMoved, Identity: id, Owner: fmt.Sprint(len(es)), Lease: Lease{LeaseID: uint64(len(es))}})
+		}
+		want := slices.Clone(es)
+		slices.SortFunc(want, func(a, b VirtualActorEvent) int { return compareIdentities(a.Identity, b.Identity) })
+		p.sortEvents(es)
+		require.Equal(t, want, es, "round %d", round)
+	}
+}
