@@ -57,9 +57,10 @@ func BenchmarkRingRebuild10kx128(b *testing.B) {
 }
 
 // The same through the lookup: 10k activation records, alternating views
-// (one member leaves, another joins: rebuild, owner checks of the records a
-// joining member may take, moved/invalidated bookkeeping, PidCache scan for
-// absent owners). updates/s is the seed 002 figure (target 10k/s).
+// (one member leaves, another joins: rebuild, the joiner's score against
+// every record's cached owner score, moved/invalidated bookkeeping for the
+// records the change affects, PidCache drops of the absent owner's
+// entries). updates/s is the seed 002 figure (target 10k/s).
 func BenchmarkLookupUpdateTopology10kx128(b *testing.B) {
 	ms := testMembers(129, "k")
 	views := []Topology{NewTopology(1, ms[:128]), NewTopology(2, ms[1:])}
@@ -215,4 +216,45 @@ func BenchmarkLookupGetHit(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// PidCache Put: replacing a cached entry (a lookup hit refreshes it) and
+// inserting into a full cache (CLOCK eviction), owners spread over 128
+// members.
+func BenchmarkPidCachePut(b *testing.B) {
+	members := make([]string, 128)
+	pids := make([]*actor.PID, 128)
+	for i := range members {
+		members[i] = fmt.Sprintf("m-%03d#1", i)
+		pids[i] = actor.NewPID(fmt.Sprintf("10.0.0.%d:4000", i), "p")
+	}
+	b.Run("replace", func(b *testing.B) {
+		c, err := NewPidCache(PidCacheConfig{Capacity: 4096, TTL: time.Hour})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids := testIdentities(4096, "k")
+		for i, id := range ids {
+			c.Put(id, pids[i&127], members[i&127], t0)
+		}
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			c.Put(ids[i&4095], pids[i&127], members[i&127], t0)
+		}
+	})
+	b.Run("insert-evict", func(b *testing.B) {
+		c, err := NewPidCache(PidCacheConfig{Capacity: 4096, TTL: time.Hour})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids := testIdentities(1<<16, "k")
+		for i, id := range ids[:4096] {
+			c.Put(id, pids[i&127], members[i&127], t0)
+		}
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			j := (i + 4096) & (1<<16 - 1)
+			c.Put(ids[j], pids[j&127], members[j&127], t0)
+		}
+	})
 }

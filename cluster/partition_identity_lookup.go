@@ -3,8 +3,8 @@ package cluster
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fraktor-go/fraktor/actor"
@@ -66,28 +66,33 @@ type memberRef struct {
 func refOf(m Member) memberRef { return memberRef{id: m.ID, incarnation: m.Incarnation} }
 
 // ownerSlot is one owner incarnation, shared by every record it owns, so
-// that a view change examines each owner once rather than once per record.
+// that a view change examines each owner once rather than once per record,
+// and a member that leaves costs only its own records.
 type ownerSlot struct {
-	member Member
-	key    string // member.Key()
-	// Set by UpdateTopology for the view it installs.
-	present bool    // in the view
-	lane    uint64  // rendezvous member lane, when the ring is rendezvous
-	weight  float64 // effective weight in the view
+	member  Member
+	key     string  // member.Key()
+	weight  float64 // effective weight in the current view
+	lane    uint64  // rendezvous member lane under the lookup's lane seed, when hasLane
+	hasLane bool
+	recs    []*activationRecord // the records it owns; activationRecord.slotPos indexes it
 }
 
 // activationRecord is what the lookup knows about one activation.
 type activationRecord struct {
+	id       Identity
 	pid      *actor.PID
 	slot     *ownerSlot
 	lease    Lease // zero unless owner is this member
 	lastSeen time.Time
-	idLane   uint64 // xxRound(identityHash) under the ring's seed, when hasLane
+	idLane   uint64 // xxRound(identityHash) under the lookup's lane seed, when hasLane
 	hasLane  bool
 	// stale: the ring of the latest view picks another owner than slot (a
 	// VirtualActorMoved was recorded). A record that is not stale is owned
 	// by slot according to the current ring.
-	stale bool
+	stale   bool
+	slotPos int    // index in slot.recs
+	kindPos int    // index in the kindRecords of id.Kind
+	seen    uint64 // the UpdateTopology (updateSeq) that last examined it
 }
 
 // PartitionIdentityLookup is the partition identity lookup of seed 000: a
@@ -109,14 +114,26 @@ type PartitionIdentityLookup struct {
 	ledger   *ActivationLedger
 	cache    *PidCache
 
-	topo    Topology // as given by the provider
-	ring    Ring     // built from topo minus blocked members; nil before the first view
-	blocked map[memberRef]struct{}
-	records map[Identity]*activationRecord
-	owners  map[memberRef]*ownerSlot // owners of the records, by incarnation
-	events  []VirtualActorEvent
+	topo     Topology // as given by the provider
+	ring     Ring     // built from topo minus blocked members; nil before the first view
+	blocked  map[memberRef]struct{}
+	records  map[Identity]*activationRecord
+	owners   map[memberRef]*ownerSlot // owners of the records, by incarnation
+	byKind   map[string]*kindRecords  // the records of each kind, column-wise
+	stale    map[*activationRecord]struct{}
+	present  map[memberRef]int // UpdateTopology's index of the view, kept for its buckets
+	sortKeys []eventKey        // sortEvents' buffer
+	events   []VirtualActorEvent
 
-	ownerChecks int // full owner computations made by UpdateTopology (tests)
+	// Record and slot lanes are rendezvous lanes under laneSeed (set by the
+	// first rendezvous ring); laneless counts records without a lane.
+	laneSeed  uint64
+	seedSet   bool
+	laneless  int
+	updateSeq uint64
+
+	ownerChecks  int // full owner computations made by UpdateTopology (tests)
+	recordVisits int // records UpdateTopology examined one by one (tests)
 }
 
 var _ IdentityLookup = (*PartitionIdentityLookup)(nil)
@@ -139,6 +156,9 @@ func NewPartitionIdentityLookup(cfg LookupConfig, opts ...LookupOption) (*Partit
 		blocked:  make(map[memberRef]struct{}),
 		records:  make(map[Identity]*activationRecord),
 		owners:   make(map[memberRef]*ownerSlot),
+		byKind:   make(map[string]*kindRecords),
+		stale:    make(map[*activationRecord]struct{}),
+		present:  make(map[memberRef]int),
 	}
 	for _, o := range opts {
 		o(p)
@@ -218,12 +238,14 @@ func (p *PartitionIdentityLookup) resolve(id Identity, now time.Time) (*actor.PI
 	if rec := p.records[id]; rec != nil {
 		if sameMember(rec.slot.member, owner) {
 			rec.lastSeen = now
-			rec.stale = false
+			if rec.stale || !rec.hasLane {
+				p.ownerConfirmed(rec)
+			}
 			p.cache.Put(id, rec.pid, rec.slot.key, now)
 			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorHit, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: rec.lease})
 			return rec.pid, nil
 		}
-		p.forget(id, rec)
+		p.forget(rec)
 		kind = VirtualActorReactivated
 	}
 	rec, err := p.activateOn(id, owner)
@@ -231,10 +253,7 @@ func (p *PartitionIdentityLookup) resolve(id Identity, now time.Time) (*actor.PI
 		return nil, &ActivationFailedError{Key: id, Err: err}
 	}
 	rec.lastSeen = now
-	if rr, ok := p.ring.(*rendezvousRing); ok {
-		rec.idLane, rec.hasLane = xxRound(identityHash(rr.seed, id)), true
-	}
-	p.records[id] = rec
+	p.track(rec)
 	p.cache.Put(id, rec.pid, rec.slot.key, now)
 	p.events = append(p.events, VirtualActorEvent{Kind: kind, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: rec.lease})
 	return rec.pid, nil
@@ -262,7 +281,7 @@ func (p *PartitionIdentityLookup) activateOn(id Identity, owner Member) (*activa
 		}
 		return nil, err
 	}
-	return &activationRecord{pid: pid, slot: p.slotFor(owner), lease: req.Lease}, nil
+	return &activationRecord{id: id, pid: pid, slot: p.slotFor(owner), lease: req.Lease}, nil
 }
 
 // slotFor returns the owner slot of m's incarnation, creating it.
@@ -271,19 +290,19 @@ func (p *PartitionIdentityLookup) slotFor(m Member) *ownerSlot {
 	if s := p.owners[ref]; s != nil {
 		return s
 	}
-	s := &ownerSlot{member: m, key: m.Key(), present: true}
+	s := &ownerSlot{member: m, key: m.Key(), weight: float64(m.EffectiveWeight())}
 	p.owners[ref] = s
 	return s
 }
 
 // forget drops a record and releases its local lease. A lease that the
 // runtime already released or replaced is left alone.
-func (p *PartitionIdentityLookup) forget(id Identity, rec *activationRecord) Lease {
-	delete(p.records, id)
+func (p *PartitionIdentityLookup) forget(rec *activationRecord) Lease {
+	p.untrack(rec)
 	if rec.lease.LeaseID == 0 {
 		return Lease{}
 	}
-	released, err := p.ledger.Release(id, rec.lease.LeaseID)
+	released, err := p.ledger.Release(rec.id, rec.lease.LeaseID)
 	if err != nil {
 		return rec.lease
 	}
@@ -297,7 +316,7 @@ func sameMember(a, b Member) bool { return a.ID == b.ID && a.Incarnation == b.In
 // terminated or a send to the PID dead-lettered.
 func (p *PartitionIdentityLookup) RemovePID(id Identity) {
 	if rec := p.records[id]; rec != nil {
-		p.forget(id, rec)
+		p.forget(rec)
 	}
 	p.cache.Remove(id)
 }
@@ -310,6 +329,14 @@ func (p *PartitionIdentityLookup) RemovePID(id Identity) {
 // owner changed drops the cached PID (CacheOwnerMoved) and records
 // VirtualActorMoved. A view with a lower epoch than the current one is
 // refused with ErrStaleView and changes nothing.
+//
+// Its cost follows the change, not the number of records: a member that
+// left costs its own records (found through its owner slot); with
+// rendezvous rings of the same seed, a joining candidate costs one score
+// comparison per record of its kinds (against the owner score cached in
+// kindRecords) and work only for the records it takes; records already
+// moved are rechecked. Other changes (another ring type or seed, a weight
+// change in a weighted ring) compute every owner.
 func (p *PartitionIdentityLookup) UpdateTopology(t Topology) error {
 	if p.ring != nil && t.Hash == p.topo.Hash && sameMembers(t.Members, p.topo.Members) {
 		return nil
@@ -320,7 +347,8 @@ func (p *PartitionIdentityLookup) UpdateTopology(t Topology) error {
 	if err := p.ledger.SetView(t.Hash, t.Epoch); err != nil {
 		return err
 	}
-	present := make(map[memberRef]int, len(t.Members))
+	present := p.present
+	clear(present)
 	for i, m := range t.Members {
 		present[refOf(m)] = i
 	}
@@ -333,40 +361,39 @@ func (p *PartitionIdentityLookup) UpdateTopology(t Topology) error {
 	p.topo = t
 	p.rebuild()
 	delta := p.ringDelta(prev, p.ring)
-	for ref, s := range p.owners {
-		i, ok := present[ref]
-		s.present = ok
-		if ok && delta != nil {
-			s.lane = memberLane(delta.seed, memberHash(delta.seed, s.member.ID))
-			s.weight = float64(t.Members[i].EffectiveWeight())
-		}
-	}
+	rr := p.laneRing()
+	p.updateSeq++
 	start := len(p.events)
-	for id, rec := range p.records {
-		if !rec.slot.present {
-			lease := p.forget(id, rec)
-			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorInvalidated, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: lease})
-			continue
-		}
-		if !rec.stale && rec.hasLane && delta.keeps(id.Kind, rec) {
-			continue
-		}
-		p.ownerChecks++
-		if owner, err := p.ring.Owner(id); err != nil || !sameMember(owner, rec.slot.member) {
-			rec.stale = true
-			p.cache.RemoveWithReason(id, CacheOwnerMoved)
-			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorMoved, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: rec.lease})
-		} else {
-			rec.stale = false
-		}
-	}
+	// Room for the events of a leave and a join (each moves about
+	// records/members records), so that they are not copied as they grow.
+	room := len(p.stale) + 2*len(p.records)/max(1, len(t.Members)) + 16
+	p.events = slices.Grow(p.events, room)
+	p.cache.reserveEvents(room)
 	for ref, s := range p.owners {
-		if !s.present {
-			delete(p.owners, ref) // its records were invalidated above
+		if i, ok := present[ref]; ok {
+			s.weight = float64(t.Members[i].EffectiveWeight())
+			continue
 		}
+		for n := len(s.recs); n > 0; n = len(s.recs) {
+			rec := s.recs[n-1]
+			p.recordVisits++
+			lease := p.forget(rec)
+			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorInvalidated, Identity: rec.id, PID: rec.pid, Owner: s.key, Lease: lease})
+		}
+		delete(p.owners, ref)
 	}
-	sortEvents(p.events[start:])
-	p.cache.InvalidateAbsent(t.Members)
+	if delta == nil || rr == nil || p.laneless > 0 {
+		for _, rec := range p.records {
+			p.checkOwner(rec)
+		}
+	} else {
+		p.checkChanged(delta)
+	}
+	p.sortEvents(p.events[start:])
+	p.cache.invalidateAbsent(func(ref memberRef) bool {
+		_, ok := present[ref]
+		return ok
+	})
 	return nil
 }
 
@@ -388,22 +415,26 @@ func sameMembers(a, b []Member) bool {
 // V3.5). The ring is not changed; the view that removes m arrives through
 // UpdateTopology.
 func (p *PartitionIdentityLookup) OnMemberLeft(m Member) {
-	p.invalidateOwner(m.Key())
+	p.invalidateOwner(m)
 	p.cache.InvalidateMember(m.Key())
 }
 
-func (p *PartitionIdentityLookup) invalidateOwner(key string) []Identity {
-	start := len(p.events)
-	var ids []Identity
-	for id, rec := range p.records {
-		if rec.slot.key != key {
-			continue
-		}
-		lease := p.forget(id, rec)
-		ids = append(ids, id)
-		p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorInvalidated, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: lease})
+// invalidateOwner drops the records of m's incarnation (Member.Key equality
+// is incarnation equality) and returns their identities, sorted.
+func (p *PartitionIdentityLookup) invalidateOwner(m Member) []Identity {
+	s := p.owners[refOf(m)]
+	if s == nil || len(s.recs) == 0 {
+		return nil
 	}
-	sortEvents(p.events[start:])
+	start := len(p.events)
+	ids := make([]Identity, 0, len(s.recs))
+	for n := len(s.recs); n > 0; n = len(s.recs) {
+		rec := s.recs[n-1]
+		lease := p.forget(rec)
+		ids = append(ids, rec.id)
+		p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorInvalidated, Identity: rec.id, PID: rec.pid, Owner: s.key, Lease: lease})
+	}
+	p.sortEvents(p.events[start:])
 	slices.SortFunc(ids, compareIdentities)
 	return ids
 }
@@ -415,9 +446,8 @@ func (p *PartitionIdentityLookup) invalidateOwner(key string) []Identity {
 // leases and the invalidated identities, for a BlockListApplied event.
 func (p *PartitionIdentityLookup) BlockMember(m Member) (revoked []Lease, invalidated []Identity) {
 	revoked = p.ledger.RevokeMember(m.ID)
-	key := m.Key()
-	invalidated = p.invalidateOwner(key)
-	p.cache.InvalidateMember(key)
+	invalidated = p.invalidateOwner(m)
+	p.cache.InvalidateMember(m.Key())
 	if _, already := p.blocked[refOf(m)]; !already {
 		p.blocked[refOf(m)] = struct{}{}
 		if p.ring != nil {
@@ -436,11 +466,11 @@ func (p *PartitionIdentityLookup) PassivateIdle(now time.Time, idleTTL time.Dura
 		if now.Sub(rec.lastSeen) < idleTTL {
 			continue
 		}
-		lease := p.forget(id, rec)
+		lease := p.forget(rec)
 		p.cache.RemoveWithReason(id, CachePassivated)
 		p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorPassivated, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: lease})
 	}
-	sortEvents(p.events[start:])
+	p.sortEvents(p.events[start:])
 }
 
 // DrainEvents returns the pending activation events, oldest first (events
@@ -455,111 +485,70 @@ func (p *PartitionIdentityLookup) DrainEvents() []VirtualActorEvent {
 // DrainCacheEvents returns and forgets the pending PidCache events.
 func (p *PartitionIdentityLookup) DrainCacheEvents() []PidCacheEvent { return p.cache.DrainEvents() }
 
-func sortEvents(es []VirtualActorEvent) {
-	slices.SortFunc(es, func(a, b VirtualActorEvent) int { return compareIdentities(a.Identity, b.Identity) })
-}
-
-// ringChange is what differs between two rendezvous rings of the same seed
-// and mode, per kind. Rendezvous picks the highest score, so when the old
-// ring picked an owner that is still a candidate with the same weight, the
-// new ring picks it too unless a candidate that joined scores at least as
-// high; removing other candidates cannot change the pick. keeps applies
-// that test, so UpdateTopology computes an owner in full only for the few
-// records a joining candidate may take (and for records already moved).
-type ringChange struct {
-	seed     uint64
-	weighted bool
-	kinds    map[string]*kindChange // kinds whose candidates changed
-}
-
-type kindChange struct {
-	full    bool                  // the kind appeared or disappeared: compute every owner
-	added   []rendezvousCandidate // candidates of the new ring only
-	removed []*ownerSlot          // owners still in the view that are candidates no more
-}
-
-// ringDelta compares the ring before and after a view change. It returns
-// nil (compute every owner) unless both are rendezvous rings with the same
-// seed and mode and, when weighted, every member kept as a candidate kept
-// its weight.
-func (p *PartitionIdentityLookup) ringDelta(before, after Ring) *ringChange {
-	o, ok := before.(*rendezvousRing)
-	if !ok {
-		return nil
+// sortEvents sorts es by identity. It sorts small keys (with the first
+// eight bytes of the ID as a number, which orders most pairs without a
+// string comparison) in a buffer it keeps, then moves each event once, in
+// place: an event is large, and a view change may record hundreds.
+func (p *PartitionIdentityLookup) sortEvents(es []VirtualActorEvent) {
+	byID := func(a, b VirtualActorEvent) int { return compareIdentities(a.Identity, b.Identity) }
+	if len(es) < 16 || slices.IsSortedFunc(es, byID) {
+		slices.SortFunc(es, byID)
+		return
 	}
-	n, ok := after.(*rendezvousRing)
-	if !ok || o.seed != n.seed || o.weighted != n.weighted {
-		return nil
+	keys := p.sortKeys[:0]
+	for i := range es {
+		keys = append(keys, eventKey{id: es[i].Identity, prefix: idPrefix(es[i].Identity.ID), at: int32(i)})
 	}
-	d := &ringChange{seed: n.seed, weighted: n.weighted, kinds: make(map[string]*kindChange)}
-	for kind := range o.kinds {
-		if n.kinds[kind] == nil {
-			d.kinds[kind] = &kindChange{full: true}
+	slices.SortFunc(keys, func(a, b eventKey) int {
+		if a.id.Kind != b.id.Kind {
+			return strings.Compare(a.id.Kind, b.id.Kind)
 		}
-	}
-	for kind, nk := range n.kinds {
-		ok := o.kinds[kind]
-		if ok == nil {
-			d.kinds[kind] = &kindChange{full: true}
+		switch {
+		case a.prefix < b.prefix:
+			return -1
+		case a.prefix > b.prefix:
+			return 1
+		}
+		return strings.Compare(a.id.ID, b.id.ID)
+	})
+	// keys[i].at is the event that goes to i: follow each cycle of that
+	// permutation once, marking the places filled with -1.
+	for i := range keys {
+		if keys[i].at < 0 {
 			continue
 		}
-		old := make(map[memberRef]float64, len(ok.cands))
-		for _, c := range ok.cands {
-			old[refOf(o.topo.Members[c.index])] = c.weight
-		}
-		kc := &kindChange{}
-		for _, c := range nk.cands {
-			ref := refOf(n.topo.Members[c.index])
-			w, had := old[ref]
-			if !had {
-				kc.added = append(kc.added, c)
-				continue
+		held := es[i]
+		for j := i; ; {
+			from := int(keys[j].at)
+			keys[j].at = -1
+			if from == i {
+				es[j] = held
+				break
 			}
-			delete(old, ref)
-			if n.weighted && w != c.weight {
-				return nil
-			}
-		}
-		for ref := range old {
-			if s := p.owners[ref]; s != nil {
-				kc.removed = append(kc.removed, s)
-			}
-		}
-		if len(kc.added) > 0 || len(kc.removed) > 0 {
-			d.kinds[kind] = kc
+			es[j] = es[from]
+			j = from
 		}
 	}
-	return d
+	clear(keys) // no references to identities kept
+	p.sortKeys = keys[:0]
 }
 
-// keeps reports that the new ring certainly picks rec's owner, which the
-// old ring picked (rec is not stale) and which is in the view. False means
-// "compute the owner".
-func (d *ringChange) keeps(kind string, rec *activationRecord) bool {
-	if d == nil {
-		return false
-	}
-	kc := d.kinds[kind]
-	if kc == nil {
-		return true
-	}
-	if kc.full || slices.Contains(kc.removed, rec.slot) {
-		return false
-	}
-	own := scoreFinish(rec.slot.lane ^ rec.idLane)
-	if !d.weighted {
-		for _, c := range kc.added {
-			if scoreFinish(c.lane^rec.idLane) >= own {
-				return false
-			}
-		}
-		return true
-	}
-	ownW := -rec.slot.weight / math.Log(unitInterval(own))
-	for _, c := range kc.added {
-		if -c.weight/math.Log(unitInterval(scoreFinish(c.lane^rec.idLane))) >= ownW {
-			return false
+type eventKey struct {
+	id     Identity
+	prefix uint64 // idPrefix(id.ID)
+	at     int32  // position in the unsorted events
+}
+
+// idPrefix is the first eight bytes of s as a big-endian number, padded
+// with zeros: idPrefix(a) < idPrefix(b) implies a < b, and a < b implies
+// idPrefix(a) <= idPrefix(b).
+func idPrefix(s string) uint64 {
+	var p uint64
+	for i := range 8 {
+		p <<= 8
+		if i < len(s) {
+			p |= uint64(s[i])
 		}
 	}
-	return true
+	return p
 }

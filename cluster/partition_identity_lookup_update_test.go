@@ -9,9 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// UpdateTopology computes an owner in full only for the records that a
-// joining member may take: one join into 16 members with 4,000 records
-// checks about 4000/17 of them, not all 4,000.
+// UpdateTopology examines only the records that a joining member may
+// take: one join into 16 members with 4,000 records examines about 4000/17
+// of them, not all 4,000, and computes no owner in full (the joiner's higher
+// score settles each move; only an exact tie would need the ring).
 func TestLookupUpdateTopologyChecksOnlyCandidates(t *testing.T) {
 	p, err := NewPartitionIdentityLookup(DefaultLookupConfig())
 	require.NoError(t, err)
@@ -22,7 +23,7 @@ func TestLookupUpdateTopologyChecksOnlyCandidates(t *testing.T) {
 		require.NoError(t, err)
 	}
 	p.DrainEvents()
-	p.ownerChecks = 0
+	p.ownerChecks, p.recordVisits = 0, 0
 	require.NoError(t, p.UpdateTopology(NewTopology(2, ms)))
 	moved := 0
 	for _, e := range p.DrainEvents() {
@@ -30,8 +31,8 @@ func TestLookupUpdateTopologyChecksOnlyCandidates(t *testing.T) {
 		moved++
 	}
 	require.Positive(t, moved)
-	require.GreaterOrEqual(t, p.ownerChecks, moved)
-	require.Less(t, p.ownerChecks, 2*moved+50, "owner computations for one join (moved %d of 4000)", moved)
+	require.Equal(t, moved, p.recordVisits, "records examined for one join (moved %d of 4000)", moved)
+	require.Zero(t, p.ownerChecks)
 
 	// Once the moved records are resolved again, a leave moves nothing that
 	// the leaver did not own: no owner is computed.
@@ -106,6 +107,9 @@ func checkUpdateSequence(t *testing.T, weighted bool, seed uint64) {
 			}
 		}
 		next := NewTopology(epoch, view())
+		if rng.IntN(4) == 0 { // a view given out of order pairs candidates by map
+			rng.Shuffle(len(next.Members), func(i, j int) { next.Members[i], next.Members[j] = next.Members[j], next.Members[i] })
+		}
 		if next.Hash == p.Topology().Hash && sameMembers(next.Members, p.Topology().Members) {
 			continue // the same view changes nothing (B2.2)
 		}
@@ -125,10 +129,160 @@ func checkUpdateSequence(t *testing.T, weighted bool, seed uint64) {
 		}
 		slices.SortFunc(want, compareIdentities)
 		require.Equal(t, want, moved, "epoch %d", epoch)
+		checkRecordIndex(t, p)
 		for _, id := range ids[:rng.IntN(len(ids))] { // resolve again: new and reactivated records
 			_, _ = p.Get(id, t0)
 		}
 		p.DrainEvents()
 		p.DrainCacheEvents()
+		checkRecordIndex(t, p)
+	}
+}
+
+// checkRecordIndex checks that the owner and kind indexes hold exactly the
+// records, with the lanes and owner scores of the current ring for those
+// that are not stale.
+func checkRecordIndex(t *testing.T, p *PartitionIdentityLookup) {
+	t.Helper()
+	bySlot, byKind, stale := 0, 0, 0
+	for _, s := range p.owners {
+		for i, rec := range s.recs {
+			if rec.slot != s || rec.slotPos != i || p.records[rec.id] != rec {
+				t.Fatalf("owner index of %s: slot %s pos %d/%d", rec.id, rec.slot.key, rec.slotPos, i)
+			}
+		}
+		bySlot += len(s.recs)
+	}
+	rr := p.ring.(*rendezvousRing)
+	memberLanes := map[string]uint64{}
+	for kind, kr := range p.byKind {
+		if len(kr.recs) == 0 || len(kr.lanes) != len(kr.recs) || len(kr.best) != len(kr.recs) || len(kr.bestW) != len(kr.recs) {
+			t.Fatalf("kind %s: columns of %d/%d/%d/%d", kind, len(kr.recs), len(kr.lanes), len(kr.best), len(kr.bestW))
+		}
+		for i, rec := range kr.recs {
+			if rec.id.Kind != kind || rec.kindPos != i || p.records[rec.id] != rec {
+				t.Fatalf("kind index of %s: kind %s pos %d/%d", rec.id, kind, rec.kindPos, i)
+			}
+			if rec.stale {
+				continue
+			}
+			lane, ok := memberLanes[rec.slot.member.ID]
+			if !ok {
+				lane = memberLane(rr.seed, memberHash(rr.seed, rec.slot.member.ID))
+				memberLanes[rec.slot.member.ID] = lane
+			}
+			idLane := xxRound(identityHash(rr.seed, rec.id))
+			best := scoreFinish(lane ^ idLane)
+			if !rec.hasLane || kr.lanes[i] != idLane || kr.best[i] != best {
+				t.Fatalf("lane or owner score of %s out of date", rec.id)
+			}
+			if rr.weighted {
+				m, _ := p.topo.Member(rec.slot.member.ID)
+				if kr.bestW[i] != weightedScore(best, m.Weight) {
+					t.Fatalf("weighted owner score of %s out of date", rec.id)
+				}
+			}
+		}
+		byKind += len(kr.recs)
+	}
+	for _, rec := range p.records {
+		if rec.stale {
+			stale++
+			if _, ok := p.stale[rec]; !ok {
+				t.Fatalf("stale %s not in the stale set", rec.id)
+			}
+		}
+	}
+	require.Equal(t, len(p.records), bySlot)
+	require.Equal(t, len(p.records), byKind)
+	require.Equal(t, stale, len(p.stale))
+	require.Zero(t, p.laneless)
+}
+
+// A view change examines only the records it may affect: a leave the
+// leaver's records, a join the records whose cached owner score the joiner
+// reaches (the others are passed over by comparing two scores, without
+// touching the record).
+func TestLookupUpdateTopologyVisitsOnlyAffectedRecords(t *testing.T) {
+	p, err := NewPartitionIdentityLookup(DefaultLookupConfig())
+	require.NoError(t, err)
+	ms := testMembers(17, "k")
+	require.NoError(t, p.UpdateTopology(NewTopology(1, ms[:16])))
+	ids := testIdentities(4000, "k")
+	owned := map[string]int{}
+	for _, id := range ids {
+		_, err := p.Get(id, t0)
+		require.NoError(t, err)
+	}
+	for _, e := range p.DrainEvents() {
+		owned[e.Owner]++
+	}
+
+	p.recordVisits = 0
+	require.NoError(t, p.UpdateTopology(NewTopology(2, ms[1:16]))) // ms[0] leaves
+	invalidated := 0
+	for _, e := range p.DrainEvents() {
+		require.Equal(t, VirtualActorInvalidated, e.Kind)
+		invalidated++
+	}
+	require.Equal(t, owned[ms[0].Key()], invalidated)
+	require.Equal(t, invalidated, p.recordVisits, "a leave visits the leaver's records only")
+	require.Equal(t, len(ids)-invalidated, p.Len())
+
+	p.recordVisits, p.ownerChecks = 0, 0
+	require.NoError(t, p.UpdateTopology(NewTopology(3, ms[1:]))) // ms[16] joins
+	moved := len(p.DrainEvents())
+	require.Positive(t, moved)
+	require.Equal(t, moved, p.recordVisits, "a join visits only the records it takes")
+	require.Zero(t, p.ownerChecks)
+
+	// A leave and a join in one view (the benchmark's update).
+	for _, id := range ids {
+		_, err := p.Get(id, t0)
+		require.NoError(t, err)
+	}
+	p.DrainEvents()
+	p.recordVisits, p.ownerChecks = 0, 0
+	require.NoError(t, p.UpdateTopology(NewTopology(4, ms[:16]))) // ms[16] leaves, ms[0] joins
+	invalidated, moved = 0, 0
+	for _, e := range p.DrainEvents() {
+		switch e.Kind {
+		case VirtualActorInvalidated:
+			invalidated++
+		case VirtualActorMoved:
+			moved++
+		}
+	}
+	require.Positive(t, invalidated)
+	require.Positive(t, moved)
+	require.Equal(t, invalidated+moved, p.recordVisits)
+	require.Zero(t, p.ownerChecks)
+}
+
+// sortEvents orders events by identity like compareIdentities, whatever
+// the kinds and however long the IDs (shared eight-byte prefixes, IDs that
+// are prefixes of others, bytes above 0x7f), and keeps each event whole.
+func TestLookupSortEvents(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	alphabet := []string{"a", "b", "ab", "\x00", "\xff", "id-0000", "id-00001", "x"}
+	p := &PartitionIdentityLookup{}
+	for round := range 200 {
+		seen := map[Identity]bool{}
+		var es []VirtualActorEvent
+		for len(es) < 1+rng.IntN(300) {
+			id := Identity{Kind: []string{"k", "kk", "a"}[rng.IntN(3)]}
+			for range rng.IntN(4) {
+				id.ID += alphabet[rng.IntN(len(alphabet))]
+			}
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			es = append(es, VirtualActorEvent{Kind: VirtualActorMoved, Identity: id, Owner: fmt.Sprint(len(es)), Lease: Lease{LeaseID: uint64(len(es))}})
+		}
+		want := slices.Clone(es)
+		slices.SortFunc(want, func(a, b VirtualActorEvent) int { return compareIdentities(a.Identity, b.Identity) })
+		p.sortEvents(es)
+		require.Equal(t, want, es, "round %d", round)
 	}
 }

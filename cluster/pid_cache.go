@@ -1,6 +1,10 @@
 package cluster
 
 import (
+	"math/bits"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,6 +106,11 @@ func (c PidCacheConfig) Validate() error {
 // never exceeds Capacity (except by one per shard in the corner case where
 // the full cache has no entry at all in the new key's shard).
 //
+// Each shard links the entries of one owner member into a list, and the
+// cache keeps, per owner member, the set of shards holding its entries, so
+// InvalidateMember and InvalidateAbsent touch only the entries they drop
+// (and the shards holding them), however large the cache.
+//
 // Events record every entry that leaves the cache other than by a Put that
 // replaces it; they are advisory (for metrics and tests), so when
 // EventCapacity undrained events are pending, further events are dropped
@@ -117,6 +126,25 @@ type PidCache struct {
 	events    []PidCacheEvent
 	evCap     int
 	evDropped atomic.Uint64
+
+	memMu   sync.Mutex // taken after a shard lock, never before one
+	members map[string]*cachedMember
+
+	invalVisits atomic.Uint64 // entries examined by InvalidateMember and InvalidateAbsent (tests)
+}
+
+// cachedMember is an owner member with entries in the cache.
+type cachedMember struct {
+	ref    memberRef // parsed from the key; valid when parsed
+	parsed bool      // the key has the form of Member.Key
+	shards [4]uint64 // bit i: shard i holds entries of the member
+}
+
+// memberEntries is the list of one member's entries within one shard,
+// linked through cacheSlot.prev and next.
+type memberEntries struct {
+	head int32 // -1 when empty
+	n    int32
 }
 
 type cacheSlot struct {
@@ -125,7 +153,10 @@ type cacheSlot struct {
 	member  string
 	expires time.Time
 	used    bool
-	ref     atomic.Uint32 // CLOCK reference bit, set by Get under the read lock
+	ref     atomic.Uint32  // CLOCK reference bit, set by Get under the read lock
+	owner   *memberEntries // the list of member's entries in the shard, while used
+	prev    int32          // neighbours in owner's list, -1 at the ends
+	next    int32
 }
 
 type cacheShard struct {
@@ -134,14 +165,24 @@ type cacheShard struct {
 	slots []cacheSlot // values, so a Get touches one slot; grown only under the write lock
 	free  []int32
 	hand  int
+	num   int // position in PidCache.shards
+	// members lists the entries of each owner member in this shard. A list
+	// that empties stays (so that an owner whose entries come and go costs
+	// no allocation) until the shard holds more empty lists than sweepEmpty
+	// and than twice the non-empty ones, or its member is invalidated.
+	members map[string]*memberEntries
+	empty   int // lists in members with no entry
 }
+
+// sweepEmpty is the number of empty member lists a shard keeps at least.
+const sweepEmpty = 64
 
 // NewPidCache returns an empty cache, or the Validate error of cfg.
 func NewPidCache(cfg PidCacheConfig) (*PidCache, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	n := 1
+	n := 1 // at most 256 shards: cachedMember.shards has 256 bits
 	for n < 256 && cfg.Capacity/(n*2) >= 64 {
 		n *= 2
 	}
@@ -151,9 +192,10 @@ func NewPidCache(cfg PidCacheConfig) (*PidCache, error) {
 		shards:   make([]cacheShard, n),
 		mask:     uint64(n - 1),
 		evCap:    cfg.EventCapacity,
+		members:  make(map[string]*cachedMember),
 	}
 	for i := range c.shards {
-		c.shards[i] = cacheShard{index: make(map[Identity]int32)}
+		c.shards[i] = cacheShard{index: make(map[Identity]int32), num: i, members: make(map[string]*memberEntries)}
 	}
 	return c, nil
 }
@@ -199,6 +241,10 @@ func (c *PidCache) Put(id Identity, pid *actor.PID, member string, now time.Time
 	expires := now.Add(c.ttl)
 	if i, ok := s.index[id]; ok {
 		slot := &s.slots[i]
+		if slot.member != member {
+			c.unlink(s, i)
+			c.link(s, i, member)
+		}
 		slot.pid, slot.member, slot.expires = pid, member, expires
 		slot.ref.Store(1)
 		return
@@ -214,10 +260,117 @@ func (c *PidCache) Put(id Identity, pid *actor.PID, member string, now time.Time
 		s.slots = append(s.slots, cacheSlot{})
 		i = int32(len(s.slots) - 1)
 	}
+	c.link(s, i, member)
 	slot := &s.slots[i]
 	slot.id, slot.pid, slot.member, slot.expires, slot.used = id, pid, member, expires, true
 	slot.ref.Store(0)
 	s.index[id] = i
+}
+
+// link puts slot i of s at the head of member's list in s; the write lock
+// is held and the slot is in no list. slot.member is not read.
+func (c *PidCache) link(s *cacheShard, i int32, member string) {
+	l := s.members[member]
+	switch {
+	case l == nil:
+		l = &memberEntries{head: -1}
+		s.members[member] = l
+		c.markShard(member, s.num, true)
+	case l.n == 0:
+		s.empty--
+	}
+	slot := &s.slots[i]
+	slot.owner, slot.prev, slot.next = l, -1, l.head
+	if l.head >= 0 {
+		s.slots[l.head].prev = i
+	}
+	l.head = i
+	l.n++
+}
+
+// unlink takes slot i of s out of its member's list; the write lock is
+// held and slot.member still names the member.
+func (c *PidCache) unlink(s *cacheShard, i int32) {
+	slot := &s.slots[i]
+	l := slot.owner
+	if slot.prev >= 0 {
+		s.slots[slot.prev].next = slot.next
+	} else {
+		l.head = slot.next
+	}
+	if slot.next >= 0 {
+		s.slots[slot.next].prev = slot.prev
+	}
+	slot.owner, slot.prev, slot.next = nil, -1, -1
+	if l.n--; l.n == 0 {
+		if s.empty++; s.empty > sweepEmpty && s.empty > 2*(len(s.members)-s.empty) {
+			c.sweep(s)
+		}
+	}
+}
+
+// sweep forgets the empty member lists of s; the write lock is held.
+func (c *PidCache) sweep(s *cacheShard) {
+	for member, l := range s.members {
+		if l.n == 0 {
+			delete(s.members, member)
+			c.markShard(member, s.num, false)
+		}
+	}
+	s.empty = 0
+}
+
+// drop forgets member's list in s, which has no entry left; the write lock
+// is held.
+func (c *PidCache) drop(s *cacheShard, member string) {
+	if l := s.members[member]; l != nil && l.n == 0 {
+		delete(s.members, member)
+		s.empty--
+		c.markShard(member, s.num, false)
+	}
+}
+
+// markShard records that shard num holds entries of member (on) or no
+// longer does. Called with that shard's write lock held.
+func (c *PidCache) markShard(member string, num int, on bool) {
+	c.memMu.Lock()
+	defer c.memMu.Unlock()
+	m := c.members[member]
+	w, bit := num/64, uint64(1)<<(num%64)
+	if on {
+		if m == nil {
+			m = &cachedMember{}
+			m.ref, m.parsed = parseMemberKey(member)
+			c.members[member] = m
+		}
+		m.shards[w] |= bit
+		return
+	}
+	if m == nil {
+		return
+	}
+	m.shards[w] &^= bit
+	if m.shards == [4]uint64{} {
+		delete(c.members, member)
+	}
+}
+
+// parseMemberKey inverts Member.Key ("<ID>#<incarnation>" in decimal). A
+// key of another form matches no member.
+func parseMemberKey(key string) (memberRef, bool) {
+	i := strings.LastIndexByte(key, '#')
+	if i < 0 {
+		return memberRef{}, false
+	}
+	digits := key[i+1:]
+	if digits == "" || (len(digits) > 1 && digits[0] == '0') {
+		return memberRef{}, false
+	}
+	n, err := strconv.ParseUint(digits, 10, 64)
+	if err != nil {
+		return memberRef{}, false
+	}
+	return memberRef{id: key[:i], incarnation: n}, true
 }
 
 // evict runs the CLOCK hand over the shard's slots until it finds an entry
@@ -242,6 +395,7 @@ func (c *PidCache) evict(s *cacheShard, now time.Time) int32 {
 		}
 		c.emit(slot, reason)
 		delete(s.index, slot.id)
+		c.unlink(s, i)
 		return i
 	}
 }
@@ -251,6 +405,7 @@ func (c *PidCache) remove(s *cacheShard, i int32, reason CacheDropReason) {
 	slot := &s.slots[i]
 	c.emit(slot, reason)
 	delete(s.index, slot.id)
+	c.unlink(s, i)
 	slot.id, slot.pid, slot.member, slot.expires, slot.used = Identity{}, nil, "", time.Time{}, false
 	slot.ref.Store(0)
 	s.free = append(s.free, i)
@@ -276,22 +431,90 @@ func (c *PidCache) RemoveWithReason(id Identity, reason CacheDropReason) bool {
 
 // InvalidateMember drops every entry owned by the member with key
 // memberKey (Member.Key) and returns how many it dropped (L3, V3.5). It
-// scans the whole cache.
+// touches only that member's entries.
 func (c *PidCache) InvalidateMember(memberKey string) int {
-	return c.removeIf(CacheMemberLeft, func(member string) bool { return member == memberKey })
+	return c.invalidate(memberKey, CacheMemberLeft)
 }
 
 // InvalidateAbsent drops every entry whose owner is not among present (by
-// Member.Key) and returns how many it dropped (L3). It scans the whole cache.
+// Member.Key) and returns how many it dropped (L3). It looks at each owner
+// member with entries once and touches only the entries it drops.
 func (c *PidCache) InvalidateAbsent(present []Member) int {
-	keep := make(map[string]struct{}, len(present))
-	for _, m := range present {
-		keep[m.Key()] = struct{}{}
+	sorted := present
+	if !slices.IsSortedFunc(sorted, compareMembers) {
+		sorted = slices.Clone(present)
+		slices.SortFunc(sorted, compareMembers)
 	}
-	return c.removeIf(CacheMemberAbsent, func(member string) bool {
-		_, ok := keep[member]
-		return !ok
+	return c.invalidateAbsent(func(ref memberRef) bool { return containsRef(sorted, ref) })
+}
+
+// invalidateAbsent drops the entries of every owner member for which
+// present is false (CacheMemberAbsent); present is called with memMu held.
+func (c *PidCache) invalidateAbsent(present func(memberRef) bool) int {
+	var gone []string
+	c.memMu.Lock()
+	for key, m := range c.members {
+		if !m.parsed || !present(m.ref) {
+			gone = append(gone, key)
+		}
+	}
+	c.memMu.Unlock()
+	n := 0
+	for _, key := range gone {
+		n += c.invalidate(key, CacheMemberAbsent)
+	}
+	return n
+}
+
+// containsRef reports whether members, sorted by compareMembers, hold the
+// incarnation ref.
+func containsRef(members []Member, ref memberRef) bool {
+	_, ok := slices.BinarySearchFunc(members, ref, func(m Member, r memberRef) int {
+		if c := strings.Compare(m.ID, r.id); c != 0 {
+			return c
+		}
+		switch {
+		case m.Incarnation < r.incarnation:
+			return -1
+		case m.Incarnation > r.incarnation:
+			return 1
+		}
+		return 0
 	})
+	return ok
+}
+
+// invalidate drops the entries of member with reason. An entry Put for the
+// member while it runs, into a shard it has already passed, stays (as if
+// the Put came after it).
+func (c *PidCache) invalidate(member string, reason CacheDropReason) int {
+	var shards [4]uint64
+	c.memMu.Lock()
+	if m := c.members[member]; m != nil {
+		shards = m.shards
+	}
+	c.memMu.Unlock()
+	n := 0
+	for w, set := range shards {
+		for set != 0 {
+			b := bits.TrailingZeros64(set)
+			set &= set - 1
+			s := &c.shards[w*64+b]
+			s.mu.Lock()
+			if l := s.members[member]; l != nil {
+				for i := l.head; i >= 0; {
+					next := s.slots[i].next
+					c.invalVisits.Add(1)
+					c.remove(s, i, reason)
+					n++
+					i = next
+				}
+				c.drop(s, member)
+			}
+			s.mu.Unlock()
+		}
+	}
+	return n
 }
 
 // PurgeExpired drops every entry expired at now (reason CacheExpired) and
@@ -304,22 +527,6 @@ func (c *PidCache) PurgeExpired(now time.Time) int {
 		for _, i := range s.index {
 			if !now.Before(s.slots[i].expires) {
 				c.remove(s, i, CacheExpired)
-				n++
-			}
-		}
-		s.mu.Unlock()
-	}
-	return n
-}
-
-func (c *PidCache) removeIf(reason CacheDropReason, drop func(member string) bool) int {
-	n := 0
-	for si := range c.shards {
-		s := &c.shards[si]
-		s.mu.Lock()
-		for _, i := range s.index {
-			if drop(s.slots[i].member) {
-				c.remove(s, i, reason)
 				n++
 			}
 		}
@@ -348,6 +555,14 @@ func (c *PidCache) emit(slot *cacheSlot, reason CacheDropReason) {
 		return
 	}
 	c.events = append(c.events, PidCacheEvent{Identity: slot.id, PID: slot.pid, Member: slot.member, Reason: reason})
+}
+
+// reserveEvents makes room for n more events (within EventCapacity), so
+// that a batch of drops does not copy the events as they grow.
+func (c *PidCache) reserveEvents(n int) {
+	c.evMu.Lock()
+	defer c.evMu.Unlock()
+	c.events = slices.Grow(c.events, min(n, c.evCap-len(c.events)))
 }
 
 // DrainEvents returns the pending events in the order they happened and

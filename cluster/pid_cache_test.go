@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -190,4 +191,70 @@ func TestPidCacheGetDoesNotAllocate(t *testing.T) {
 	id := NewIdentity("k", "x")
 	c.Put(id, actor.NewPID("n", "x"), "n#1", t0)
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { c.Get(id, t0) }))
+}
+
+// InvalidateMember and InvalidateAbsent examine only the entries of the
+// members they drop, not the whole cache: with 4,096 entries over 64
+// members, dropping one member touches its 64 entries.
+func TestPidCacheInvalidationTouchesOnlyDroppedMembers(t *testing.T) {
+	c := newTestCache(t, 8192, time.Hour)
+	ms := testMembers(64, "k")
+	ids := testIdentities(4096, "k")
+	for i, id := range ids {
+		m := ms[i%64]
+		c.Put(id, actor.NewPID(m.Address, id.ID), m.Key(), t0)
+	}
+
+	c.invalVisits.Store(0)
+	require.Equal(t, 64, c.InvalidateMember(ms[5].Key()))
+	assert.Equal(t, uint64(64), c.invalVisits.Load())
+	require.Zero(t, c.InvalidateMember(ms[5].Key()))
+	assert.Equal(t, uint64(64), c.invalVisits.Load(), "a member with no entries costs no scan")
+
+	c.invalVisits.Store(0)
+	restarted := ms[7]
+	restarted.Incarnation++
+	present := append(slices.Clone(ms[:7]), restarted)
+	present = append(present, ms[9:]...) // ms[8] left, ms[7] restarted
+	require.Equal(t, 128, c.InvalidateAbsent(present))
+	assert.Equal(t, uint64(128), c.invalVisits.Load())
+	for _, e := range c.DrainEvents() {
+		if e.Reason == CacheMemberAbsent {
+			assert.Contains(t, []string{ms[7].Key(), ms[8].Key()}, e.Member)
+		}
+	}
+	assert.Equal(t, 4096-3*64, c.Len())
+
+	// A slot reused by eviction or replaced for another owner moves to that
+	// owner's entries.
+	c.Put(ids[0], actor.NewPID("x", "0"), ms[8].Key(), t0)
+	require.Equal(t, 1, c.InvalidateAbsent(present))
+	_, ok := c.Get(ids[0], t0)
+	assert.False(t, ok)
+	require.Equal(t, 63, c.InvalidateMember(ms[0].Key()))
+}
+
+// Owner members whose entries all left are forgotten: the per-member index
+// does not grow with the number of distinct owners seen.
+func TestPidCacheForgetsEmptyOwners(t *testing.T) {
+	c := newTestCache(t, 64, time.Hour)
+	id := NewIdentity("k", "x")
+	for i := range 10000 {
+		c.Put(id, actor.NewPID("n", "x"), fmt.Sprintf("m-%d#1", i), t0)
+		if i%2 == 0 {
+			c.Remove(id)
+		}
+	}
+	c.memMu.Lock()
+	owners := len(c.members)
+	c.memMu.Unlock()
+	assert.LessOrEqual(t, owners, 2*sweepEmpty+2)
+	c.InvalidateAbsent(nil)
+	assert.Zero(t, c.Len())
+	c.memMu.Lock()
+	assert.Empty(t, c.members)
+	c.memMu.Unlock()
+	for i := range c.shards {
+		assert.Empty(t, c.shards[i].members)
+	}
 }
