@@ -213,8 +213,20 @@ func (c *Cluster) join(ctx context.Context) (Membership, error) {
 // Status returns the runtime's readiness (B1.5).
 func (c *Cluster) Status() Status { return Status(c.status.Load()) }
 
+// setStatus moves the status to s. Leaving only moves on to Stopped, and
+// Stopped is final: a view or a tick the placement actor handles after
+// Shutdown began changes nothing.
 func (c *Cluster) setStatus(s Status) {
-	old := Status(c.status.Swap(int32(s)))
+	var old Status
+	for {
+		old = Status(c.status.Load())
+		if old == StatusStopped || (old == StatusLeaving && s != StatusStopped) {
+			return
+		}
+		if c.status.CompareAndSwap(int32(old), int32(s)) {
+			break
+		}
+	}
 	if old != s {
 		c.log.Debug("cluster: status", "from", old, "to", s)
 		c.sys.EventStream().Publish(&ClusterStatusChanged{From: old, To: s, Member: c.Self().Key(), At: c.now()})

@@ -192,7 +192,7 @@ func (p *placementActor) install(ctx actor.Context, t Topology, released []Membe
 		p.handOver(ctx, a, now)
 	}
 	p.sendAck(ctx)
-	if !p.core.fenced && p.core.leaseOK(now) {
+	if !p.core.fenced && !p.leaving && p.core.leaseOK(now) {
 		p.c.setStatus(StatusReady)
 	}
 }
