@@ -125,32 +125,30 @@ const (
 // package's goleak.VerifyTestMain checks that nothing is left. Methods are
 // called from the test goroutine; Node and Observer are safe anywhere.
 type TestCluster struct {
-	t       testing.TB
-	opts    clusterOptions
-	clock   scheduler.Clock
-	manual  *scheduler.ManualClock
-	reg     *cluster.MemoryRegistry
-	net     *faultNet
-	memNet  *remote.MemoryNetwork
-	obs     *Observer
-	tuneAll []func(*cluster.Config)
+	t      testing.TB
+	opts   clusterOptions
+	clock  scheduler.Clock
+	manual *scheduler.ManualClock
+	reg    *cluster.MemoryRegistry
+	net    *faultNet
+	memNet *remote.MemoryNetwork
+	obs    *Observer
 
 	mu      sync.Mutex
 	members []*member
 }
 
 type member struct {
-	slot    int
-	addr    string
-	sys     *actor.System
-	c       *cluster.Cluster
-	coord   *scheduler.Coordinator
-	pz      *pauser
-	reg     *memberRegistry
-	state   MemberState
-	resume  func() bool // the pending end of a Pause
-	regCut  bool        // PartitionRegistry holds a cut
-	stopped chan struct{}
+	slot   int
+	addr   string
+	sys    *actor.System
+	c      *cluster.Cluster
+	coord  *scheduler.Coordinator
+	pz     *pauser
+	reg    *memberRegistry
+	state  MemberState
+	resume func() bool // the pending end of a Pause
+	regCut bool        // PartitionRegistry holds a cut
 }
 
 // NewCluster starts a test cluster (Nodes(3) by default) and waits until

@@ -98,9 +98,3 @@ func (r *memberRegistry) kill() {
 		r.reg.Partition(k)
 	}
 }
-
-func (r *memberRegistry) isCut() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.cuts > 0 || r.dead
-}

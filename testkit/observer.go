@@ -67,12 +67,11 @@ func (o Overlap) String() string {
 type Observer struct {
 	now func() time.Time
 
-	mu      sync.Mutex
-	acts    []*Activation
-	open    map[string]*Activation // by PID key
-	acks    []Ack
-	subs    []*actor.Subscription
-	dropped func() uint64
+	mu   sync.Mutex
+	acts []*Activation
+	open map[string]*Activation // by PID and token
+	acks []Ack
+	subs []*actor.Subscription
 }
 
 func newObserver(now func() time.Time) *Observer {

@@ -56,12 +56,6 @@ func (g *killGate) kill(t *testing.T, sys *actor.System) {
 	_ = remote.Get(sys).Node().Close(ctx)
 }
 
-// span is one activation as the members' events report it.
-type span struct {
-	member string
-	open   bool
-}
-
 // With the real Consul agent: 3 members, 1,000 grains, one member killed
 // abruptly; every grain is reachable again and no identity is ever active
 // on two members at once (from ActivationStarted/ActivationTerminated,

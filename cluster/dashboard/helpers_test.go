@@ -100,6 +100,31 @@ func awaitMembers(t testing.TB, n int, nodes ...node) {
 			}
 		}
 		nd.sys.EventStream().Unsubscribe(sub)
+		awaitReady(t, nd)
+	}
+}
+
+// awaitReady waits until the member's placement actor has installed a view
+// under a valid lease (StatusReady): seeing the members comes first.
+func awaitReady(t testing.TB, nd node) {
+	t.Helper()
+	ready := make(chan struct{}, 1)
+	sub := actor.Subscribe(nd.sys.EventStream(), func(ev *cluster.ClusterStatusChanged) {
+		if ev.To == cluster.StatusReady {
+			select {
+			case ready <- struct{}{}:
+			default:
+			}
+		}
+	})
+	defer nd.sys.EventStream().Unsubscribe(sub)
+	if nd.c.Status() == cluster.StatusReady {
+		return
+	}
+	select {
+	case <-ready:
+	case <-time.After(wait):
+		t.Fatalf("member %s never became ready (status %s)", nd.c.Self().ID, nd.c.Status())
 	}
 }
 
