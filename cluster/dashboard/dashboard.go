@@ -81,7 +81,7 @@ func New(cfg Config) *Dashboard {
 // Attach adds a member of this process: the page shows its status, lease and
 // activations, its request rate and latency when src is not nil (the reader
 // of its MeterProvider; see View for useful latency buckets), and the events
-// of its event stream. A member stays listed after it stops, with its final
+// of its event stream from now on (starting with the view it has). A member stays listed after it stops, with its final
 // status. Attaching after Close does nothing.
 func (d *Dashboard) Attach(c *cluster.Cluster, src MetricsSource) {
 	m := &member{name: c.Self().ID, c: c, src: src}
@@ -92,6 +92,12 @@ func (d *Dashboard) Attach(c *cluster.Cluster, src MetricsSource) {
 	}
 	m.sub = d.subscribe(m)
 	d.members = append(d.members, m)
+	// The events before Attach are not replayed: the view the member has
+	// now starts its record, so the page shows where it stands at once.
+	if t, ok := c.Topology(); ok {
+		d.events.add(m.name, "topology", c.System().Clock().Now(), "view %d: %d members (when attached)",
+			t.Epoch, len(t.Members))
+	}
 }
 
 // Close ends the event subscriptions. The handler keeps serving the last
