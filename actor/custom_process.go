@@ -1,0 +1,55 @@
+package actor
+
+import (
+	"errors"
+	"fmt"
+)
+
+// RegisterProcess registers p, a Process of the caller's own (a router, a
+// collector of answers), under id in the system's registry and returns its
+// PID: the PID carries p from birth, and any other PID with the system's
+// Address and id (one rebuilt from the wire, NewPID) resolves to p. The ID
+// space is shared with actors: a taken id fails with ErrNameExists, and an
+// actor spawned later under a registered id fails the same way. It fails
+// with ErrSystemStopped once Shutdown has begun.
+//
+// The caller owns the registration and ends it with UnregisterProcess; p
+// must be safe for concurrent use and must not block (see Process).
+func (s *System) RegisterProcess(id string, p Process) (*PID, error) {
+	if p == nil {
+		return nil, errors.New("actor: nil process")
+	}
+	if s.stopped.Load() {
+		return nil, ErrSystemStopped
+	}
+	if !s.registry.add(id, p) {
+		return nil, fmt.Errorf("%w: %q", ErrNameExists, id)
+	}
+	pid := &PID{Address: s.Address(), ID: id}
+	pid.cache(p)
+	return pid, nil
+}
+
+// UnregisterProcess ends a registration made by RegisterProcess: pid's ID no
+// longer resolves. PIDs that resolved it before keep the process they
+// cached, so the process itself must turn away what reaches it afterwards
+// (DeadLetter). Only the owner of the registration may call it.
+func (s *System) UnregisterProcess(pid *PID) {
+	if pid != nil {
+		s.registry.remove(pid.ID)
+	}
+}
+
+// DeadLetter records msg, meant for pid, as undeliverable, as the runtime
+// does for its own dead letters: counted, published as *DeadLetterEvent,
+// logged at most once per interval, and, when sender is a local future,
+// that future fails at once with reason (ErrDeadLetter when reason is nil).
+// A custom Process calls it for a message it cannot deliver.
+func (s *System) DeadLetter(pid *PID, msg any, sender *PID, reason error) {
+	host{s}.DeadLetter(pid, msg, sender, reason)
+}
+
+// SendSystem delivers a system message to pid. A custom Process uses it to
+// pass on what it receives (Stop) and to tell its watchers that it has
+// ended (a *TerminatedSystem whose Who is its own PID).
+func (s *System) SendSystem(pid *PID, m SystemMessage) { s.sendSystem(nil, pid, m) }

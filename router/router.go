@@ -1,0 +1,344 @@
+package router
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/fraktor-go/fraktor/actor"
+)
+
+// Spawner is where a router is started: an actor's Context (the router's
+// actor becomes its child) or the system's RootContext (a top-level
+// router). Both implement it.
+type Spawner interface {
+	SpawnNamed(props *actor.Props, name string) (*actor.PID, error)
+	Stop(pid *actor.PID)
+	System() *actor.System
+}
+
+// Option configures SpawnPool and SpawnGroup.
+type Option interface{ apply(*options) }
+
+type options struct {
+	name string
+	sup  actor.SupervisorStrategy
+}
+
+type optionFunc func(*options)
+
+func (f optionFunc) apply(o *options) { f(o) }
+
+// WithName names the router: its PID's ID is the name (under the
+// spawner's prefix, like a child actor's), and its actor is
+// "<name>$manager". Without it the name is "router$<n>".
+func WithName(name string) Option { return optionFunc(func(o *options) { o.name = name }) }
+
+// WithSupervisor sets the strategy with which a pool supervises its
+// routees; actor.DefaultStrategy() when not given. A routee the strategy
+// restarts stays a routee; one it stops leaves the pool.
+func WithSupervisor(s actor.SupervisorStrategy) Option {
+	return optionFunc(func(o *options) { o.sup = s })
+}
+
+// managerSuffix ends the ID of a router's actor; the router's own ID is
+// the same without it.
+const managerSuffix = "$manager"
+
+var routerSeq atomic.Uint64
+
+// SpawnPool starts a pool router of size routees spawned from props. The
+// routees are children of the router's actor, supervised by the
+// WithSupervisor strategy; a routee that stops (and is not restarted)
+// leaves the pool; stopping the router stops them. Resize changes the
+// size at runtime. The returned PID is the router: what is sent to it is
+// routed by strategy, management messages (AddRoutee, RemoveRoutee,
+// Resize, GetRoutees) and PoisonPill go to its actor, and Stop and Watch
+// apply to the router as to an actor. Messages sent before the routees
+// exist are held and routed, in order, as soon as they do.
+func SpawnPool(sp Spawner, props *actor.Props, size int, strategy Strategy, opts ...Option) (*actor.PID, error) {
+	if props == nil {
+		return nil, fmt.Errorf("%w: nil routee props", ErrInvalidConfig)
+	}
+	if size < 0 {
+		return nil, fmt.Errorf("%w: pool size must be ≥ 0, got %d", ErrInvalidConfig, size)
+	}
+	return spawn(sp, strategy, &manager{props: props, size: size}, nil, opts)
+}
+
+// SpawnGroup starts a group router over routees, PIDs the caller owns
+// (local or remote). The router watches them: a routee that ends leaves
+// the group. AddRoutee and RemoveRoutee change the group; stopping the
+// router does not stop the routees. See SpawnPool for what the returned
+// PID does.
+func SpawnGroup(sp Spawner, strategy Strategy, routees []*actor.PID, opts ...Option) (*actor.PID, error) {
+	var pids []*actor.PID
+	for _, p := range routees {
+		if p != nil && indexOf(pids, p) < 0 {
+			pids = append(pids, p)
+		}
+	}
+	return spawn(sp, strategy, &manager{pids: pids}, pids, opts)
+}
+
+func spawn(sp Spawner, strategy Strategy, m *manager, group []*actor.PID, opts []Option) (*actor.PID, error) {
+	if sp == nil {
+		return nil, fmt.Errorf("%w: nil spawner", ErrInvalidConfig)
+	}
+	if strategy == nil {
+		return nil, fmt.Errorf("%w: nil strategy", ErrInvalidConfig)
+	}
+	if sg, ok := strategy.(scatterGatherStrategy); ok && sg.timeout <= 0 {
+		return nil, fmt.Errorf("%w: scatter-gather timeout must be > 0, got %v", ErrInvalidConfig, sg.timeout)
+	}
+	o := options{sup: actor.DefaultStrategy()}
+	for _, opt := range opts {
+		opt.apply(&o)
+	}
+	if o.name == "" {
+		o.name = "router$" + strconv.FormatUint(routerSeq.Add(1), 36)
+	}
+	sys := sp.System()
+	r := &router{sys: sys, root: sys.Root(), routing: strategy.newRouting()}
+	if m.props != nil {
+		r.routees.Store(pendingSet)
+	} else {
+		r.routees.Store(newRouteeSet(group))
+	}
+	m.r = r
+	mgr, err := sp.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return m },
+		actor.WithSupervisor(o.sup), actor.WithKind("router")), o.name+managerSuffix)
+	if err != nil {
+		if mgr != nil {
+			sp.Stop(mgr)
+		}
+		return nil, fmt.Errorf("router: spawning %q: %w", o.name, err)
+	}
+	r.mgr = mgr
+	id := strings.TrimSuffix(mgr.ID, managerSuffix)
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("router: spawning %q: %w", o.name, ErrStopped)
+	}
+	pid, err := sys.RegisterProcess(id, r)
+	if err == nil {
+		r.self.Store(pid)
+	}
+	r.mu.Unlock()
+	if err != nil {
+		sp.Stop(mgr)
+		return nil, fmt.Errorf("router: registering %q: %w", id, err)
+	}
+	return pid, nil
+}
+
+// pendingSet marks a pool whose routees are not spawned yet; closedSet a
+// stopped router. Both are compared by pointer.
+var (
+	pendingSet = &routeeSet{}
+	closedSet  = &routeeSet{}
+)
+
+// router is the Process behind a router's PID. Routing happens in
+// SendUser, on the sender's goroutine: one atomic load of the routee
+// snapshot, the strategy's choice, and a post straight into the routee's
+// mailbox. The router's actor (manager) owns every change.
+type router struct {
+	sys     *actor.System
+	root    *actor.RootContext
+	routing routing
+	routees atomic.Pointer[routeeSet]
+	self    atomic.Pointer[actor.PID]
+	mgr     *actor.PID
+
+	mu       sync.Mutex // guards what follows; never taken on the routing path
+	closed   bool
+	early    []early // messages held while a pool starts (routees == pendingSet)
+	watchers []*actor.PID
+	gathers  map[*gather]struct{}
+}
+
+type early struct {
+	msg    any
+	sender *actor.PID
+}
+
+var _ actor.Process = (*router)(nil)
+
+// SendUser implements actor.Process: it routes msg.
+func (r *router) SendUser(_ *actor.PID, msg any, sender *actor.PID) {
+	set := r.routees.Load()
+	switch m := msg.(type) {
+	case management, *actor.PoisonPill:
+		r.root.SendWithSender(r.mgr, msg, sender)
+		return
+	case *BroadcastMessage:
+		if set == pendingSet && r.hold(msg, sender) {
+			return
+		}
+		r.broadcast(r.routees.Load(), m.Message, sender)
+		return
+	}
+	if set == pendingSet {
+		if r.hold(msg, sender) {
+			return
+		}
+		set = r.routees.Load()
+	}
+	if set == closedSet {
+		r.refuse(msg, sender, reasonStopped)
+		return
+	}
+	r.routing.route(r, set, msg, sender)
+}
+
+func (r *router) route(set *routeeSet, msg any, sender *actor.PID) {
+	if set == closedSet {
+		r.refuse(msg, sender, reasonStopped)
+		return
+	}
+	if b, ok := msg.(*BroadcastMessage); ok {
+		r.broadcast(set, b.Message, sender)
+		return
+	}
+	r.routing.route(r, set, msg, sender)
+}
+
+// hold keeps msg until the pool's routees exist; false when they exist
+// by now (route it).
+func (r *router) hold(msg any, sender *actor.PID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.routees.Load() != pendingSet {
+		return false
+	}
+	r.early = append(r.early, early{msg, sender})
+	return true
+}
+
+// publish makes set the routees. The first publish of a pool routes the
+// held messages first, under the lock, so that no message overtakes one
+// sent before it.
+func (r *router) publish(set *routeeSet) {
+	if r.routees.Load() != pendingSet {
+		r.routees.Store(set)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.early {
+		r.route(set, e.msg, e.sender)
+	}
+	r.early = nil
+	r.routees.Store(set)
+}
+
+// SendSystem implements actor.Process: Watch and Unwatch are the router's
+// own (a watcher's Terminated names the router's PID); other system
+// messages (Stop) go to the router's actor.
+func (r *router) SendSystem(_ *actor.PID, m actor.SystemMessage) {
+	switch m := m.(type) {
+	case *actor.Watch:
+		r.watch(m.Watcher)
+	case *actor.Unwatch:
+		r.mu.Lock()
+		if i := indexOf(r.watchers, m.Watcher); i >= 0 {
+			r.watchers = append(r.watchers[:i], r.watchers[i+1:]...)
+		}
+		r.mu.Unlock()
+	case *actor.TerminatedSystem:
+	default:
+		r.sys.SendSystem(r.mgr, m)
+	}
+}
+
+// StopProcess implements actor.Process: it stops the router.
+func (r *router) StopProcess(*actor.PID) { r.sys.SendSystem(r.mgr, &actor.Stop{}) }
+
+func (r *router) watch(w *actor.PID) {
+	if w == nil {
+		return
+	}
+	r.mu.Lock()
+	if !r.closed {
+		if indexOf(r.watchers, w) < 0 {
+			r.watchers = append(r.watchers, w)
+		}
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	r.sys.SendSystem(w, &actor.TerminatedSystem{Terminated: actor.Terminated{Who: r.self.Load(), Why: actor.TerminatedStopped}})
+}
+
+// close ends the router, from its actor's Stopped: the ID is released,
+// held messages and waiting scatter-gather requests fail, watchers hear
+// of it.
+func (r *router) close() {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.closed = true
+	r.routees.Store(closedSet)
+	held, watchers := r.early, r.watchers
+	r.early, r.watchers = nil, nil
+	gathers := make([]*gather, 0, len(r.gathers))
+	for g := range r.gathers {
+		gathers = append(gathers, g)
+	}
+	self := r.self.Load()
+	r.mu.Unlock()
+	if self != nil {
+		r.sys.UnregisterProcess(self)
+	}
+	for _, e := range held {
+		r.refuse(e.msg, e.sender, reasonStopped)
+	}
+	for _, g := range gathers {
+		g.fail(reasonStopped)
+	}
+	if len(watchers) > 0 {
+		term := &actor.TerminatedSystem{Terminated: actor.Terminated{Who: self, Why: actor.TerminatedStopped}}
+		for _, w := range watchers {
+			r.sys.SendSystem(w, term)
+		}
+	}
+}
+
+func (r *router) deliver(to *actor.PID, msg any, sender *actor.PID) {
+	r.root.SendWithSender(to, msg, sender)
+}
+
+func (r *router) broadcast(set *routeeSet, msg any, sender *actor.PID) {
+	if set == closedSet {
+		r.refuse(msg, sender, reasonStopped)
+		return
+	}
+	if len(set.pids) == 0 {
+		r.refuse(msg, sender, reasonNoRoutees)
+		return
+	}
+	for _, p := range set.pids {
+		r.root.SendWithSender(p, msg, sender)
+	}
+}
+
+// refuse makes msg a dead letter of the router's; a waiting future fails
+// with reason.
+func (r *router) refuse(msg any, sender *actor.PID, reason error) {
+	r.sys.DeadLetter(r.self.Load(), msg, sender, reason)
+}
+
+func indexOf(pids []*actor.PID, p *actor.PID) int {
+	for i, q := range pids {
+		if q.Equal(p) {
+			return i
+		}
+	}
+	return -1
+}
