@@ -2,6 +2,7 @@ package router
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -105,7 +106,7 @@ func spawn(sp Spawner, strategy Strategy, m *manager, group []*actor.PID, opts [
 	if m.props != nil {
 		r.routees.Store(pendingSet)
 	} else {
-		r.routees.Store(newRouteeSet(group))
+		r.routees.Store(newRouteeSet(slices.Clone(group)))
 	}
 	m.r = r
 	mgr, err := sp.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return m },

@@ -102,9 +102,11 @@ func (g *gather) finish() bool {
 	return true
 }
 
-// SendUser implements actor.Process: an answer. A dead letter from a
-// routee that has gone counts it out; when every routee has, the request
-// fails with ErrAllRouteesFailed.
+// SendUser implements actor.Process: an answer. A *DeadLetterResponse
+// (what a remote routee's node sends back when the routee is gone) counts
+// that routee out; when every routee has, the request fails with
+// ErrAllRouteesFailed. (A local routee that is gone sends nothing back;
+// the group drops it when its Terminated arrives.)
 func (g *gather) SendUser(_ *actor.PID, msg any, from *actor.PID) {
 	if _, ok := msg.(*actor.DeadLetterResponse); ok {
 		if g.pending.Add(-1) == 0 {

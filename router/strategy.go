@@ -113,7 +113,7 @@ func (consistentHash) route(r *router, set *routeeSet, msg any, sender *actor.PI
 	var h uint64
 	switch m := msg.(type) {
 	case Hashable:
-		h = xxhash.Sum64String(m.HashKey())
+		h = hashKey(m.HashKey())
 	case HashableBytes:
 		h = xxhash.Sum64(m.HashKeyBytes())
 	default:
@@ -126,6 +126,8 @@ func (consistentHash) route(r *router, set *routeeSet, msg any, sender *actor.PI
 	}
 	r.deliver(set.pids[rendezvous(set.keys, h)], msg, sender)
 }
+
+func hashKey(k string) uint64 { return xxhash.Sum64String(k) }
 
 // rendezvous returns the index of the routee with the highest score for
 // the key hash h.
