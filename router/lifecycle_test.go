@@ -2,6 +2,7 @@ package router_test
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -109,16 +110,17 @@ func TestMessagesSentWhilePoolStartsKeepTheirOrder(t *testing.T) {
 	}
 }
 
-// Many senders route while the pool is resized: every message arrives
-// (race detector on the snapshot and the counter).
+// Many senders route while the pool is resized: every message is either
+// handled or, when it reached a removed routee after its PoisonPill, a
+// counted dead letter; none is lost silently (race detector on the
+// snapshot and the counter).
 func TestConcurrentSendersDuringResize(t *testing.T) {
 	sys := testkit.NewSystem(t)
 	const senders, each = 4, 500
-	var got sync.WaitGroup
-	got.Add(senders * each)
+	var arrived atomic.Int64
 	sink := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
 		if _, ok := c.Message().(string); ok {
-			got.Done()
+			arrived.Add(1)
 		}
 	}))
 	r, err := router.SpawnPool(sys.Root(), echoProps(sink), 2, router.RoundRobin())
@@ -136,11 +138,8 @@ func TestConcurrentSendersDuringResize(t *testing.T) {
 		require.NoError(t, err)
 	}
 	sent.Wait()
-	done := make(chan struct{})
-	go func() { got.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("not every routed message arrived")
-	}
+	testkit.Eventually(t, func() bool {
+		return arrived.Load()+int64(sys.DeadLetters()) == senders*each
+	}, 10*time.Second, "arrived %d + dead letters %d", arrived.Load(), sys.DeadLetters())
+	assert.Greater(t, arrived.Load(), int64(senders*each/2))
 }

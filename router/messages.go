@@ -24,7 +24,9 @@ type (
 	// nothing.
 	AddRoutee struct{ PID *actor.PID }
 	// RemoveRoutee takes PID out of the routees; a pool's own routee is
-	// then poisoned (it handles what was routed to it first).
+	// then poisoned (it handles what was routed to it first). A message
+	// routed concurrently with the removal can reach it after the
+	// PoisonPill: that one is a dead letter.
 	RemoveRoutee struct{ PID *actor.PID }
 	// Resize makes a pool Size routees: it spawns the missing ones, or
 	// removes and poisons the newest ones. A group ignores it (and answers
