@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,21 +17,22 @@ type Future struct {
 	sys    *System
 	done   chan struct{}
 	state  atomic.Uint32
+	set    bool // result and err are written: PipeTo may read them
+	reg    bool
 	result any
 	err    error
 	cancel func() bool
 	mu     sync.Mutex // guards pipes, cancel and set
 	pipes  []*PID
-	set    bool // result and err are written: PipeTo may read them
-	reg    bool
 	ref    procRef
 	pidv   PID
 	target *PID // the request's target (nil: not a request); see FailRequestsTo
+	idbuf  futureID
 }
 
 func (s *System) newFuture(target *PID, timeout time.Duration) *Future {
 	f := &Future{sys: s, done: make(chan struct{}), target: target}
-	id := "future$" + strconv.FormatUint(s.futureSeq.Add(1), 36)
+	id := f.idbuf.format(s.futureSeq.Add(1))
 	f.pidv.Address, f.pidv.ID = s.Address(), id
 	f.pid = &f.pidv
 	f.ref.p = f
@@ -149,8 +149,9 @@ func (f *Future) SendUser(_ *PID, msg any, _ *PID) { f.complete(msg, nil) }
 // *Terminated (that is how StopFuture learns of the stop); others are ignored.
 func (f *Future) SendSystem(_ *PID, m SystemMessage) {
 	if t, ok := m.(*TerminatedSystem); ok {
-		term := t.Terminated
-		f.complete(&term, nil)
+		// The message is shared by every watcher and read-only (finalize),
+		// so the future's result points into it instead of copying it.
+		f.complete(&t.Terminated, nil)
 	}
 }
 
