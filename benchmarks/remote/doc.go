@@ -8,7 +8,7 @@
 // the sink and the echo actor (ServePeer, started by StartPeer), connects
 // to it and runs OneWay or PingPong. The benchmarks in this package's tests
 // re-execute the test binary as the peer (environment variable
-// BENCH_PEER=fraktor|protoactor); cmd/peer is the same peer as a program
+// BENCH_PEER=fraktor|protoactor|raw-tcp); cmd/peer is the same peer as a program
 // for manual runs. docs/benchmarks.md ("Remote") has the figures.
 //
 // A Client is used by one goroutine at a time; its workloads must not run
