@@ -19,6 +19,7 @@ type Future struct {
 	state  atomic.Uint32
 	set    bool // result and err are written: PipeTo may read them
 	reg    bool
+	signal bool // done is a pooled signal, not closed (future_signal.go)
 	result any
 	err    error
 	cancel func() bool
@@ -31,7 +32,12 @@ type Future struct {
 }
 
 func (s *System) newFuture(target *PID, timeout time.Duration) *Future {
-	f := &Future{sys: s, done: make(chan struct{}), target: target}
+	return s.startFuture(&Future{done: make(chan struct{})}, target, timeout)
+}
+
+// startFuture sets up f, whose done channel is set, and registers it.
+func (s *System) startFuture(f *Future, target *PID, timeout time.Duration) *Future {
+	f.sys, f.target = s, target
 	id := f.idbuf.format(s.futureSeq.Add(1))
 	f.pidv.Address, f.pidv.ID = s.Address(), id
 	f.pid = &f.pidv
@@ -129,7 +135,7 @@ func (f *Future) complete(v any, err error) {
 	f.pipes = nil
 	cancel := f.cancel
 	f.mu.Unlock()
-	close(f.done)
+	f.signalDone()
 	if cancel != nil {
 		cancel()
 	}
@@ -193,8 +199,13 @@ type Requester interface {
 // and *TypeMismatchError when the reply is not a T.
 func Request[T any](ctx context.Context, r Requester, pid *PID, msg any) (T, error) {
 	var zero T
-	f := r.RequestFuture(pid, msg, 0)
-	v, err := f.ResultContext(ctx)
+	var v any
+	var err error
+	if pr, ok := r.(signalRequester); ok {
+		v, err = pr.requestSignal(pid, msg).awaitSignal(ctx)
+	} else {
+		v, err = r.RequestFuture(pid, msg, 0).ResultContext(ctx)
+	}
 	if err != nil {
 		return zero, err
 	}

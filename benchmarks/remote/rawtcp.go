@@ -28,6 +28,8 @@ import (
 const (
 	rawModePing   = 'p'
 	rawModeOneWay = 'o'
+	// rawDialLimit bounds a dial to the peer.
+	rawDialLimit = 30 * time.Second
 )
 
 // serveRaw accepts connections on loopback until stop returns, then closes
@@ -126,7 +128,7 @@ type rawClient struct {
 
 func newRawClient(peer PeerInfo) (*rawClient, error) {
 	dial := func(mode byte) (net.Conn, error) {
-		conn, err := net.DialTimeout("tcp", peer.Address, peerLimit)
+		conn, err := net.DialTimeout("tcp", peer.Address, rawDialLimit)
 		if err != nil {
 			return nil, fmt.Errorf("remotebench: raw dial: %w", err)
 		}
