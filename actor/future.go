@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,21 +17,28 @@ type Future struct {
 	sys    *System
 	done   chan struct{}
 	state  atomic.Uint32
+	set    bool // result and err are written: PipeTo may read them
+	reg    bool
+	signal bool // done is a pooled signal, not closed (future_signal.go)
 	result any
 	err    error
 	cancel func() bool
 	mu     sync.Mutex // guards pipes, cancel and set
 	pipes  []*PID
-	set    bool // result and err are written: PipeTo may read them
-	reg    bool
 	ref    procRef
 	pidv   PID
 	target *PID // the request's target (nil: not a request); see FailRequestsTo
+	idbuf  futureID
 }
 
 func (s *System) newFuture(target *PID, timeout time.Duration) *Future {
-	f := &Future{sys: s, done: make(chan struct{}), target: target}
-	id := "future$" + strconv.FormatUint(s.futureSeq.Add(1), 36)
+	return s.startFuture(&Future{done: make(chan struct{})}, target, timeout)
+}
+
+// startFuture sets up f, whose done channel is set, and registers it.
+func (s *System) startFuture(f *Future, target *PID, timeout time.Duration) *Future {
+	f.sys, f.target = s, target
+	id := f.idbuf.format(s.futureSeq.Add(1))
 	f.pidv.Address, f.pidv.ID = s.Address(), id
 	f.pid = &f.pidv
 	f.ref.p = f
@@ -129,7 +135,7 @@ func (f *Future) complete(v any, err error) {
 	f.pipes = nil
 	cancel := f.cancel
 	f.mu.Unlock()
-	close(f.done)
+	f.signalDone()
 	if cancel != nil {
 		cancel()
 	}
@@ -149,8 +155,9 @@ func (f *Future) SendUser(_ *PID, msg any, _ *PID) { f.complete(msg, nil) }
 // *Terminated (that is how StopFuture learns of the stop); others are ignored.
 func (f *Future) SendSystem(_ *PID, m SystemMessage) {
 	if t, ok := m.(*TerminatedSystem); ok {
-		term := t.Terminated
-		f.complete(&term, nil)
+		// The message is shared by every watcher and read-only (finalize),
+		// so the future's result points into it instead of copying it.
+		f.complete(&t.Terminated, nil)
 	}
 }
 
@@ -192,8 +199,13 @@ type Requester interface {
 // and *TypeMismatchError when the reply is not a T.
 func Request[T any](ctx context.Context, r Requester, pid *PID, msg any) (T, error) {
 	var zero T
-	f := r.RequestFuture(pid, msg, 0)
-	v, err := f.ResultContext(ctx)
+	var v any
+	var err error
+	if pr, ok := r.(signalRequester); ok {
+		v, err = pr.requestSignal(pid, msg).awaitSignal(ctx)
+	} else {
+		v, err = r.RequestFuture(pid, msg, 0).ResultContext(ctx)
+	}
 	if err != nil {
 		return zero, err
 	}

@@ -112,6 +112,7 @@ type System struct {
 
 	idSeq, futureSeq, mailboxSeq atomic.Uint64
 	registerFutures              atomic.Bool
+	signals                      sync.Pool // chan struct{} (cap 1): future_signal.go
 	remote                       atomic.Pointer[RemoteHandler]
 	stopped                      atomic.Bool
 	shutdownOnce                 sync.Once

@@ -75,6 +75,25 @@ func BenchmarkRequest(b *testing.B) {
 	)
 }
 
+// Fan-out/fan-in: ns/op is per message (one request and its answer) with
+// FanOutActors actors; p50-ns and p99-ns are the round trips of every
+// message, each queued behind the rest of its round.
+func BenchmarkFanOut(b *testing.B) {
+	benchImpls(b,
+		impl{implFraktor, func(b *testing.B) {
+			sys := fraktorSys(b)
+			benchPingPong(b, func(n int, lat []time.Duration) (int, error) { return fanOutFraktor(sys, FanOutActors, n, lat) })
+		}},
+		impl{implProto, func(b *testing.B) {
+			sys := protoSys(b)
+			benchPingPong(b, func(n int, lat []time.Duration) (int, error) { return fanOutProto(sys, FanOutActors, n, lat) })
+		}},
+		impl{implGo, func(b *testing.B) {
+			benchPingPong(b, func(n int, lat []time.Duration) (int, error) { return fanOutGo(FanOutActors, n, lat) })
+		}},
+	)
+}
+
 // Spawn+stop: ns/op is per actor life.
 
 func BenchmarkSpawnStop(b *testing.B) {

@@ -78,3 +78,28 @@ func BenchmarkRemotePingPong(b *testing.B) {
 		b.ReportMetric(float64(p99.Nanoseconds()), "p99-ns")
 	})
 }
+
+// BenchmarkRemoteMixed: ns/op is per pair of one local round trip and one
+// remote one-way message running side by side (Mixed); p50-ns and p99-ns
+// are the local round trips' percentiles under the remote stream.
+//
+//	go test -run '^$' -bench RemoteMixed -benchtime 2s ./remote/
+func BenchmarkRemoteMixed(b *testing.B) {
+	benchRemote(b, func(b *testing.B, c Client) {
+		lat := make([]time.Duration, b.N)
+		b.ReportAllocs()
+		b.ResetTimer()
+		got, err := Mixed(c, b.N, lat)
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got != b.N {
+			b.Fatalf("got %d, want %d", got, b.N)
+		}
+		p50, p99 := percentiles(lat)
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+		b.ReportMetric(float64(p50.Nanoseconds()), "p50-ns")
+		b.ReportMetric(float64(p99.Nanoseconds()), "p99-ns")
+	})
+}

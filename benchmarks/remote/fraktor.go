@@ -155,3 +155,41 @@ func (c *fraktorClient) PingPong(n int, lat []time.Duration) (int, error) {
 
 // Close implements Client.
 func (c *fraktorClient) Close(ctx context.Context) error { return c.sys.Shutdown(ctx) }
+
+// LocalPingPong implements localPinger: a local pinger requests a local
+// echo actor n times in sequence.
+func (c *fraktorClient) LocalPingPong(n int, lat []time.Duration) (int, error) {
+	if n < 1 || len(lat) < n {
+		return 0, ErrBadSize
+	}
+	root := c.sys.Root()
+	echo := root.Spawn(fraktorEchoProps())
+	defer root.Stop(echo)
+	msg := wrapperspb.Bytes(payload())
+	done := make(chan struct{})
+	got := 0
+	var last time.Time
+	pinger := root.Spawn(fraktor.PropsFromFunc(func(ctx fraktor.Context) {
+		switch ctx.Message().(type) {
+		case *wrapperspb.Int64Value: // start
+			last = time.Now()
+			ctx.Request(echo, msg)
+		case *wrapperspb.BytesValue:
+			now := time.Now()
+			lat[got] = now.Sub(last)
+			last = now
+			got++
+			if got == n {
+				close(done)
+				return
+			}
+			ctx.Request(echo, msg)
+		}
+	}))
+	defer root.Stop(pinger)
+	root.Send(pinger, wrapperspb.Int64(0))
+	if err := awaitDone(done); err != nil {
+		return got, err
+	}
+	return got, nil
+}

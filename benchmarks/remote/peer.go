@@ -13,7 +13,7 @@ import (
 )
 
 // PeerEnv is the environment variable that turns a re-executed test binary
-// into a peer: BENCH_PEER=fraktor|protoactor.
+// into a peer: BENCH_PEER=fraktor|protoactor|raw-tcp.
 const PeerEnv = "BENCH_PEER"
 
 // readyPrefix starts the one line a peer prints once it is listening:
@@ -43,6 +43,8 @@ func ServePeer(ctx context.Context, impl string, in io.Reader, out io.Writer) er
 		return serveFraktor(ctx, announce, stop)
 	case ImplProto:
 		return serveProto(ctx, announce, stop)
+	case ImplRawTCP:
+		return serveRaw(announce, stop)
 	default:
 		return fmt.Errorf("%w: %q", ErrUnknownImpl, impl)
 	}

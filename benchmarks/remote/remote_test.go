@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var impls = []string{ImplFraktor, ImplProto}
+var impls = []string{ImplFraktor, ImplProto, ImplRawTCP}
 
 // TestRemoteWorkloads runs both workloads of both implementations at a
 // small size against a real peer process and checks the counts, so a
@@ -30,6 +30,13 @@ func TestRemoteWorkloads(t *testing.T) {
 			assert.Equal(t, len(lat), got)
 			for i, d := range lat {
 				assert.Positive(t, d, "round trip %d", i)
+			}
+			clear(lat)
+			got, err = Mixed(c, len(lat), lat)
+			require.NoError(t, err)
+			assert.Equal(t, len(lat), got)
+			for i, d := range lat {
+				assert.Positive(t, d, "mixed local round trip %d", i)
 			}
 		})
 	}

@@ -11,6 +11,8 @@ import (
 const (
 	ImplFraktor = "fraktor"
 	ImplProto   = "protoactor"
+	// ImplRawTCP is the baseline: plain TCP sockets (rawtcp.go).
+	ImplRawTCP = "raw-tcp"
 )
 
 // Settings shared by both implementations.
@@ -57,6 +59,8 @@ func NewClient(impl string, peer PeerInfo) (Client, error) {
 		return newFraktorClient(peer)
 	case ImplProto:
 		return newProtoClient(peer)
+	case ImplRawTCP:
+		return newRawClient(peer)
 	default:
 		return nil, ErrUnknownImpl
 	}

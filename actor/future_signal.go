@@ -1,0 +1,69 @@
+package actor
+
+import (
+	"context"
+	"fmt"
+)
+
+// Futures that never leave the runtime (the one Request makes and waits
+// for) are completed through a pooled signal channel instead of a channel
+// of their own that is closed: a request then allocates the Future only.
+// It is safe because a future completes once (its state's compare-and-swap
+// admits one completion, which sends the one token), the Future itself is
+// never reused (a late answer to its PID finds it completed and is
+// dropped), and the waiter takes the token before it gives the channel
+// back, so the channel returns to the pool empty with no sender left.
+// Done, Result, Wait, ResultContext and PipeTo must not be used on such a
+// future; nothing outside this file can reach one.
+// TestRequestSignalAllocs and TestRequestSignalLateAnswer pin it.
+
+// signalRequester is implemented by the runtime's own requesters (the root
+// context and actor contexts); Request takes the pooled path with them and
+// the ordinary RequestFuture path with any other Requester (a wrapper).
+type signalRequester interface {
+	requestSignal(pid *PID, msg any) *Future
+}
+
+// newSignalFuture is newFuture with no timeout and a pooled signal.
+func (s *System) newSignalFuture(target *PID) *Future {
+	ch, _ := s.signals.Get().(chan struct{})
+	if ch == nil {
+		ch = make(chan struct{}, 1)
+	}
+	return s.startFuture(&Future{done: ch, signal: true}, target, 0)
+}
+
+// signalDone wakes f's waiters: one token for a pooled signal, a close
+// otherwise. Called once, by the completion that won.
+func (f *Future) signalDone() {
+	if f.signal {
+		f.done <- struct{}{}
+		return
+	}
+	close(f.done)
+}
+
+// awaitSignal waits for f's answer or for ctx, like ResultContext, then
+// gives the signal channel back to the pool.
+func (f *Future) awaitSignal(ctx context.Context) (any, error) {
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		f.complete(nil, fmt.Errorf("%w: %w", ErrTimeout, ctx.Err()))
+		<-f.done
+	}
+	f.sys.signals.Put(f.done)
+	return f.result, f.err
+}
+
+func (r *RootContext) requestSignal(pid *PID, msg any) *Future {
+	f := r.sys.newSignalFuture(pid)
+	r.sys.send(nil, pid, msg, f.pid)
+	return f
+}
+
+func (c *cell) requestSignal(pid *PID, msg any) *Future {
+	f := c.sys.newSignalFuture(pid)
+	c.send(pid, msg, f.pid)
+	return f
+}
