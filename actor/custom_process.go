@@ -3,6 +3,7 @@ package actor
 import (
 	"errors"
 	"fmt"
+	"reflect"
 )
 
 // RegisterProcess registers p, a Process of the caller's own (a router, a
@@ -14,10 +15,16 @@ import (
 // with ErrSystemStopped once Shutdown has begun.
 //
 // The caller owns the registration and ends it with UnregisterProcess; p
-// must be safe for concurrent use and must not block (see Process).
+// must be safe for concurrent use and must not block (see Process), and its
+// dynamic type comparable (a pointer, typically).
 func (s *System) RegisterProcess(id string, p Process) (*PID, error) {
 	if p == nil {
 		return nil, errors.New("actor: nil process")
+	}
+	if !reflect.TypeOf(p).Comparable() {
+		// UnregisterProcess compares the registered process with the
+		// PID's; a non-comparable dynamic type would panic there.
+		return nil, fmt.Errorf("actor: process type %T is not comparable (use a pointer)", p)
 	}
 	if s.stopped.Load() {
 		return nil, ErrSystemStopped
@@ -30,14 +37,24 @@ func (s *System) RegisterProcess(id string, p Process) (*PID, error) {
 	return pid, nil
 }
 
-// UnregisterProcess ends a registration made by RegisterProcess: pid's ID no
-// longer resolves. PIDs that resolved it before keep the process they
-// cached, so the process itself must turn away what reaches it afterwards
-// (DeadLetter). Only the owner of the registration may call it.
-func (s *System) UnregisterProcess(pid *PID) {
-	if pid != nil {
-		s.registry.remove(pid.ID)
+// UnregisterProcess ends a registration made by RegisterProcess, given the
+// PID it returned: pid's ID no longer resolves. PIDs that resolved it
+// before keep the process they cached, so the process itself must turn away
+// what reaches it afterwards (DeadLetter). It removes only the process pid
+// was registered with: an actor's PID, or a PID whose ID was registered
+// again since, is left alone and false is returned.
+func (s *System) UnregisterProcess(pid *PID) bool {
+	if pid == nil {
+		return false
 	}
+	p := pid.cached()
+	if p == nil {
+		return false
+	}
+	if _, isActor := p.(*cell); isActor {
+		return false
+	}
+	return s.registry.removeIf(pid.ID, p)
 }
 
 // DeadLetter records msg, meant for pid, as undeliverable, as the runtime

@@ -59,6 +59,18 @@ func (r *registry) remove(id string) {
 	s.mu.Unlock()
 }
 
+// removeIf removes id only while it still maps to p.
+func (r *registry) removeIf(id string, p Process) bool {
+	s := r.shard(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q, ok := s.m[id]; !ok || q != p {
+		return false
+	}
+	delete(s.m, id)
+	return true
+}
+
 func (r *registry) len() int {
 	n := 0
 	for i := range r.shards {

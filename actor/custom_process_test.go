@@ -1,0 +1,71 @@
+package actor_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/actor"
+)
+
+// countingProcess is a custom Process that counts the user messages it gets.
+type countingProcess struct{ n chan any }
+
+func (p *countingProcess) SendUser(_ *actor.PID, msg any, _ *actor.PID) { p.n <- msg }
+func (p *countingProcess) SendSystem(*actor.PID, actor.SystemMessage)   {}
+func (p *countingProcess) StopProcess(*actor.PID)                       {}
+
+type valueProcess struct{ ids []string }
+
+func (valueProcess) SendUser(*actor.PID, any, *actor.PID)       {}
+func (valueProcess) SendSystem(*actor.PID, actor.SystemMessage) {}
+func (valueProcess) StopProcess(*actor.PID)                     {}
+
+// TestUnregisterProcessRemovesOnlyItsOwnRegistration: UnregisterProcess
+// given an actor's PID, a rebuilt PID or a PID whose ID was registered
+// again leaves the registry as it is; a non-comparable process is refused
+// at registration instead of panicking at removal.
+func TestUnregisterProcessRemovesOnlyItsOwnRegistration(t *testing.T) {
+	sys, err := actor.NewSystem(actor.SystemConfig{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+
+	got := make(chan any, 4)
+	act, err := sys.Root().SpawnNamed(actor.PropsFromFunc(func(c actor.Context) {
+		if s, ok := c.Message().(string); ok {
+			got <- s
+		}
+	}), "worker")
+	require.NoError(t, err)
+	assert.False(t, sys.UnregisterProcess(act), "an actor's PID is not a registration")
+	assert.False(t, sys.UnregisterProcess(actor.NewPID(sys.Address(), act.ID)))
+	sys.Root().Send(actor.NewPID(sys.Address(), act.ID), "still there")
+	select {
+	case m := <-got:
+		assert.Equal(t, "still there", m)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the actor no longer resolves")
+	}
+
+	p1 := &countingProcess{n: make(chan any, 4)}
+	pid1, err := sys.RegisterProcess("custom", p1)
+	require.NoError(t, err)
+	_, err = sys.RegisterProcess("custom", p1)
+	require.ErrorIs(t, err, actor.ErrNameExists)
+	require.True(t, sys.UnregisterProcess(pid1))
+	assert.False(t, sys.UnregisterProcess(pid1), "already removed")
+
+	p2 := &countingProcess{n: make(chan any, 4)}
+	pid2, err := sys.RegisterProcess("custom", p2)
+	require.NoError(t, err)
+	assert.False(t, sys.UnregisterProcess(pid1), "the old PID must not remove the new registration")
+	sys.Root().Send(actor.NewPID(sys.Address(), "custom"), "to p2")
+	assert.Equal(t, "to p2", <-p2.n)
+	require.True(t, sys.UnregisterProcess(pid2))
+
+	_, err = sys.RegisterProcess("value", valueProcess{})
+	require.Error(t, err)
+}
