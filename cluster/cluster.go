@@ -259,7 +259,10 @@ func (c *Cluster) Topology() (Topology, bool) {
 func (c *Cluster) IdentityLookup() IdentityLookup { return c.lookup }
 
 // PidCache returns the lookup's PidCache, the member's only PID cache
-// (L6); nil when a custom lookup has none. Safe for concurrent use.
+// (L6); nil when a custom lookup has none. It holds the PIDs of other
+// members' grains: callers route to this member's own grains through the
+// placement actor's table of its activations, which costs them no entry.
+// Safe for concurrent use.
 func (c *Cluster) PidCache() *PidCache { return c.cache }
 
 // setupLookup makes the identity lookup: Config.IdentityLookup's, given the

@@ -66,11 +66,9 @@ func (c *Cluster) RequestFuture(id Identity, msg any, timeout time.Duration) *ac
 // alike. Delivery is at most once; what cannot be delivered is logged and
 // dropped.
 func (c *Cluster) Send(id Identity, msg any) {
-	if c.cache != nil {
-		if pid, ok := c.cache.Get(id, c.now()); ok {
-			c.root.Send(pid, msg)
-			return
-		}
+	if pid := c.cached(id, c.now()); pid != nil {
+		c.root.Send(pid, msg)
+		return
 	}
 	if c.leaving() != nil || id.Validate() != nil {
 		return
@@ -217,14 +215,13 @@ type retryHint struct {
 func (h *retryHint) Error() string { return h.err.Error() }
 func (h *retryHint) Unwrap() error { return h.err }
 
-// resolve returns the PID of id's activation: from the PidCache (V3.1,
-// B4.1), or by asking the owner to activate it. Concurrent resolutions of
-// one identity on this member share one activation request.
+// resolve returns the PID of id's activation: a local grain's route or
+// the PidCache's entry (V3.1, B4.1), or by asking the owner to activate it.
+// Concurrent resolutions of one identity on this member share one
+// activation request.
 func (c *Cluster) resolve(ctx context.Context, id Identity) (*actor.PID, error) {
-	if c.cache != nil {
-		if pid, ok := c.cache.Get(id, c.now()); ok {
-			return pid, nil
-		}
+	if pid := c.cached(id, c.now()); pid != nil {
+		return pid, nil
 	}
 	if err := c.leaving(); err != nil {
 		return nil, errLocalShutdown
@@ -290,9 +287,41 @@ func (c *Cluster) askOwner(ctx context.Context, id Identity, owner Member, epoch
 	}
 }
 
-// dropCached removes id from the PidCache if it still maps to pidID (any
-// PID when pidID is empty).
+// cached returns the PID of id that callers on this member use without
+// asking the owner, or nil: the route to a grain hosted here (published by
+// the resolution that activated or found it, withdrawn by dropCached), else
+// the PidCache's entry. It does not allocate.
+func (c *Cluster) cached(id Identity, now time.Time) *actor.PID {
+	if pa := c.pa; pa != nil {
+		if pid := pa.core.acts.route(id); pid != nil {
+			return pid
+		}
+	}
+	if c.cache != nil {
+		if pid, ok := c.cache.Get(id, now); ok {
+			return pid
+		}
+	}
+	return nil
+}
+
+// publish makes pid, which owner returned for id, the PID callers on this
+// member use: the route of a grain hosted here (no PidCache entry: the
+// member's table of its activations has it already), else a PidCache entry.
+func (c *Cluster) publish(id Identity, pid *actor.PID, owner string) {
+	if pa := c.pa; pa != nil && pa.core.acts.publish(id, pid) {
+		return
+	}
+	c.cache.Put(id, pid, owner, c.now())
+}
+
+// dropCached withdraws the route to id's local grain and removes id from
+// the PidCache, where they still lead to pidID (any PID when pidID is
+// empty).
 func (c *Cluster) dropCached(id Identity, pidID string) {
+	if pa := c.pa; pa != nil {
+		pa.core.acts.withdraw(id, pidID)
+	}
 	if c.custom {
 		c.lookupMu.Lock()
 		c.lookup.RemovePID(id)

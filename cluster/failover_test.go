@@ -461,10 +461,10 @@ func TestClusterGrainRefusesPastItsLease(t *testing.T) {
 	a := node{sys: sys, c: cluster.Get(sys)}
 	awaitMembers(t, 1, a)
 	id := cluster.NewIdentity("counter", "fenced")
+	started := first(t, sys, func(ev *cluster.ActivationStarted) bool { return ev.Identity == id })
 	_, err = cluster.Request[*Total](ctxWait(t), a.c, id, &Add{N: 1})
 	require.NoError(t, err)
-	pid, ok := a.c.PidCache().Get(id, clock.Now())
-	require.True(t, ok)
+	pid := started().PID
 
 	key := a.c.Self().Key()
 	reg.Partition(key) // renewals fail from now on

@@ -28,19 +28,19 @@ type flight struct {
 
 // join returns the flight for id under way and false, or a new one that the
 // caller now leads and true; queued, when not nil, is queued on the flight.
-// When there is no flight but cache (which may be nil) has id's PID, it
-// returns that PID instead: a flight puts its PID in the cache before it
-// ends, under the same lock, so a caller that finds neither flight nor PID
-// cannot overtake what an earlier flight delivers.
-func (g *flightGroup) join(id Identity, queued any, cache *PidCache, now time.Time) (*flight, bool, *actor.PID) {
+// When there is no flight but c knows id's PID (Cluster.cached), it returns
+// that PID instead: a flight publishes its PID (local route or PidCache
+// entry) before it ends, under the same lock, so a caller that finds
+// neither flight nor PID cannot overtake what an earlier flight delivers.
+func (g *flightGroup) join(id Identity, queued any, c *Cluster, now time.Time) (*flight, bool, *actor.PID) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.m == nil {
 		g.m = map[Identity]*flight{}
 	}
 	f := g.m[id]
-	if f == nil && cache != nil {
-		if pid, ok := cache.Get(id, now); ok {
+	if f == nil {
+		if pid := c.cached(id, now); pid != nil {
 			return nil, false, pid
 		}
 	}
@@ -58,7 +58,7 @@ func (g *flightGroup) join(id Identity, queued any, cache *PidCache, now time.Ti
 // resolveOnce makes one activation request for id, shared by every caller
 // that asks while it is under way.
 func (c *Cluster) resolveOnce(ctx context.Context, id Identity) (*actor.PID, error) {
-	f, lead, pid := c.flights.join(id, nil, c.cache, c.now())
+	f, lead, pid := c.flights.join(id, nil, c, c.now())
 	if pid != nil {
 		return pid, nil
 	}
@@ -95,7 +95,7 @@ func (c *Cluster) activateOnce(ctx context.Context, id Identity) (*actor.PID, st
 // sendAfterResolve queues msg behind the resolution of id, starting one
 // (with retries, in the background) when none is under way.
 func (c *Cluster) sendAfterResolve(id Identity, msg any) {
-	f, lead, pid := c.flights.join(id, msg, c.cache, c.now())
+	f, lead, pid := c.flights.join(id, msg, c, c.now())
 	switch {
 	case pid != nil:
 		c.root.Send(pid, msg)
@@ -134,8 +134,8 @@ func (c *Cluster) leadSends(id Identity, f *flight) {
 }
 
 // land ends flight f: on success it delivers the queued Sends in order
-// (including those queued while it delivers), caches the PID and releases
-// the waiters. On failure the waiters get err; queued Sends are handed to a
+// (including those queued while it delivers), publishes the PID (see
+// publish) and releases the waiters. On failure the waiters get err; queued Sends are handed to a
 // new flight that retries for them, unless final, when they are dropped.
 func (c *Cluster) land(id Identity, f *flight, pid *actor.PID, owner string, err error, final bool) {
 	g := &c.flights
@@ -154,7 +154,7 @@ func (c *Cluster) land(id Identity, f *flight, pid *actor.PID, owner string, err
 		}
 		if err != nil || len(sends) == 0 {
 			if err == nil && !c.custom {
-				c.cache.Put(id, pid, owner, c.now())
+				c.publish(id, pid, owner)
 			}
 			delete(g.m, id)
 			f.pid, f.err = pid, err

@@ -41,7 +41,11 @@ import (
 // and waits for the acknowledgements of those in its first view also waits
 // out the members that left before it came, even when they fenced late
 // (a pause of up to P after their removal from the view).
-//  4. Ledger: no local lease of the identity is still held.
+//  4. Lease table: no local lease of the identity is still held. The
+//     table (acts) holds one activation per held lease, from the grant to
+//     the grain's termination; an activation's fencing token is (view
+//     epoch, a sequence number that only grows), so tokens grow per
+//     identity across the cluster's history.
 type placementCore struct {
 	self     Member
 	selfKey  string
@@ -69,9 +73,9 @@ type placementCore struct {
 	goneAt     map[string]time.Time
 	released   map[string]struct{}
 
-	ledger *ActivationLedger
-	acts   map[Identity]*activation
-	byPID  map[string]*activation
+	acts  *localActivations
+	byPID map[string]*activation
+	seq   uint64 // the last token sequence number minted
 
 	lease    MembershipLease
 	hasLease bool
@@ -102,19 +106,21 @@ const (
 	stopRequested
 )
 
-// activation is one local grain activation. One exists per activated
-// grain, so it keeps only what the placement needs: the lease's ID and
-// token (the ledger holds the rest), a pointer to the shared kind, and
-// flags. touched and startedOK are written by the grain; the other fields
-// belong to the placement actor.
+// activation is one local grain activation and its lease: it is held
+// from the grant while the activation is in the core's table (Active while
+// state is actActive, Releasing until deadline while actStopping). One
+// exists per activated grain, so it keeps only what the placement needs:
+// the token (whose Seq is also the lease ID), a pointer to the shared
+// kind, and flags. marks is written by the grain and by the resolutions
+// that publish or withdraw its route; the other fields belong to the
+// placement actor.
 type activation struct {
 	id       Identity
 	pid      *actor.PID
 	kind     *Kind // shared by every activation of the kind
-	leaseID  uint64
 	token    FencingToken
-	deadline time.Time     // stop deadline while stopping
-	last     time.Time     // last time seen active by a tick
+	deadline int64         // stop deadline while stopping (Unix nanoseconds)
+	last     int64         // last time seen active by a tick (Unix nanoseconds)
 	marks    atomic.Uint32 // markTouched, markStarted: set by the grain
 	state    actState
 	reason   stopReason
@@ -128,8 +134,9 @@ type activation struct {
 
 // Marks a grain sets on its activation.
 const (
-	markTouched uint32 = 1 << iota // a message since the last tick
-	markStarted                    // the Started handler returned
+	markTouched  uint32 = 1 << iota // a message since the last tick
+	markStarted                     // the Started handler returned
+	markRoutable                    // callers on this member may send to pid (localActivations.route)
 )
 
 // touch marks the activation active since the last tick (L4). It writes
@@ -159,8 +166,7 @@ func newPlacementCore(self Member, kinds []Kind, strategy HashStrategy, stopBudg
 		acked:    map[string]uint64{},
 		goneAt:   map[string]time.Time{},
 		released: map[string]struct{}{},
-		ledger:   NewActivationLedger(),
-		acts:     map[Identity]*activation{},
+		acts:     newLocalActivations(),
 		byPID:    map[string]*activation{},
 	}
 	for i := range kinds {
@@ -204,9 +210,6 @@ func (c *placementCore) installView(t Topology, released []Member, now time.Time
 	}
 	if c.hasView && t.Hash == c.view.Hash {
 		c.view.Epoch = t.Epoch
-		if err := c.ledger.SetView(t.Hash, t.Epoch); err != nil {
-			return viewChange{}, err
-		}
 		return viewChange{}, nil
 	}
 	var ch viewChange
@@ -228,9 +231,6 @@ func (c *placementCore) installView(t Topology, released []Member, now time.Time
 			// left before it.
 			c.blindUntil = now.Add(c.waitOut)
 		}
-	}
-	if err := c.ledger.SetView(t.Hash, t.Epoch); err != nil {
-		return viewChange{}, err
 	}
 	present := make(map[string]struct{}, len(t.Members))
 	for _, m := range t.Members {
@@ -263,20 +263,20 @@ func (c *placementCore) rebuild() {
 // others. A fenced core acknowledges nothing, so fence stops stay as they are.
 func (c *placementCore) moveAway(now time.Time) []*activation {
 	var moved []*activation
-	for _, a := range c.acts {
+	c.acts.each(func(a *activation) {
 		if a.state == actStopping && (a.reason == stopHandover || a.reason == stopFence) {
-			continue
+			return
 		}
 		if o, err := c.ring.Owner(a.id); err == nil && o.Key() == c.selfKey {
-			continue
+			return
 		}
 		if a.state == actStopping {
 			c.beginStop(a, stopHandover, now)
-			continue
+			return
 		}
 		c.beginStop(a, stopHandover, now)
 		moved = append(moved, a)
-	}
+	})
 	return moved
 }
 
@@ -288,11 +288,10 @@ func (c *placementCore) beginStop(a *activation, why stopReason, now time.Time) 
 		}
 		return
 	}
-	a.state, a.reason, a.deadline = actStopping, why, now.Add(c.stop)
+	a.state, a.reason, a.deadline = actStopping, why, now.Add(c.stop).UnixNano()
 	if why == stopHandover {
 		c.handover++
 	}
-	_, _ = c.ledger.MarkReleasing(a.id, a.leaseID, a.deadline)
 }
 
 // block leaves the member key out of owner selection until a view without it
@@ -546,38 +545,35 @@ func (c *placementCore) activate(id Identity, epoch, hash uint64, now time.Time)
 	if err != nil || owner.Key() != c.selfKey {
 		return nil, false, &activationRefusal{err: fmt.Errorf("%w: %s is not the owner of %s", ErrOwnershipChanged, c.self.ID, id)}
 	}
-	if cur := c.acts[id]; cur != nil {
+	if cur := c.acts.get(id); cur != nil {
 		if cur.state == actActive {
 			return cur, true, nil
 		}
-		return nil, false, &activationRefusal{err: errBusy, retryAfter: max(cur.deadline.Sub(now), 0)}
+		return nil, false, &activationRefusal{err: errBusy, retryAfter: max(time.Duration(cur.deadline-now.UnixNano()), 0)}
 	}
 	if !c.barrierHolds(id, now) {
 		return nil, false, &activationRefusal{err: errBusy, retryAfter: c.stop}
 	}
-	lease, err := c.ledger.Acquire(id, c.selfKey, c.view.Hash)
-	if err != nil {
-		return nil, false, &activationRefusal{err: errBusy, retryAfter: c.stop}
-	}
-	a = &activation{id: id, kind: kind, leaseID: lease.LeaseID, token: lease.Token, state: actActive, last: now, granted: now.UnixNano()}
-	c.acts[id] = a
+	c.seq++
+	a = &activation{id: id, kind: kind, token: FencingToken{Epoch: c.view.Epoch, Seq: c.seq},
+		state: actActive, last: now.UnixNano(), granted: now.UnixNano()}
+	c.acts.put(a)
 	return a, false, nil
 }
 
 // started records the PID of a granted activation.
 func (c *placementCore) started(a *activation, pid *actor.PID) {
-	a.pid = pid
+	c.acts.setPID(a, pid)
 	c.byPID[pid.ID] = a
 }
 
 // failed forgets a granted activation that did not start and releases its
 // lease (V2.2, B3.2).
 func (c *placementCore) failed(a *activation) {
-	delete(c.acts, a.id)
+	c.acts.remove(a)
 	if a.pid != nil {
 		delete(c.byPID, a.pid.ID)
 	}
-	_, _ = c.ledger.Release(a.id, a.leaseID)
 }
 
 // terminated forgets the activation whose grain stopped and releases its
@@ -588,13 +584,10 @@ func (c *placementCore) terminated(pid *actor.PID) *activation {
 		return nil
 	}
 	delete(c.byPID, pid.ID)
-	if c.acts[a.id] == a {
-		delete(c.acts, a.id)
-	}
+	c.acts.remove(a)
 	if a.state == actStopping && a.reason == stopHandover {
 		c.handover--
 	}
-	_, _ = c.ledger.Release(a.id, a.leaseID)
 	return a
 }
 
@@ -606,30 +599,30 @@ func (c *placementCore) tick(now time.Time) (passivate []*activation, fence bool
 	c.clearBarrier(now)
 	if !c.fenced && c.hasLease && !c.lease.Valid(now.Add(c.stop)) {
 		c.fenced = true
-		for _, a := range c.acts {
+		c.acts.each(func(a *activation) {
 			if a.state == actStopping && a.reason == stopHandover {
 				c.handover--
 			}
 			a.state, a.reason = actStopping, stopFence
-			a.deadline = now.Add(c.stop)
+			a.deadline = now.Add(c.stop).UnixNano()
 			stop = append(stop, a)
-		}
+		})
 		c.handover = 0
 		return nil, true, stop
 	}
-	for _, a := range c.acts {
+	c.acts.each(func(a *activation) {
 		if a.state != actActive || a.kind.idle <= 0 {
-			continue
+			return
 		}
 		if a.untouch() {
-			a.last = now
-			continue
+			a.last = now.UnixNano()
+			return
 		}
-		if now.Sub(a.last) >= a.kind.idle {
+		if time.Duration(now.UnixNano()-a.last) >= a.kind.idle {
 			c.beginStop(a, stopPassivate, now)
 			passivate = append(passivate, a)
 		}
-	}
+	})
 	return passivate, false, nil
 }
 
@@ -648,10 +641,10 @@ func (c *placementCore) passivate(pid *actor.PID, now time.Time) *activation {
 func (c *placementCore) beginShutdown(now time.Time) []*activation {
 	c.leaving = true
 	var out []*activation
-	for _, a := range c.acts {
+	c.acts.each(func(a *activation) {
 		c.beginStop(a, stopShutdown, now)
 		out = append(out, a)
-	}
+	})
 	return out
 }
 
@@ -660,14 +653,14 @@ func (c *placementCore) beginShutdown(now time.Time) []*activation {
 // once (the stop budget S is enforced).
 func (c *placementCore) overdue(now time.Time) []*activation {
 	var out []*activation
-	for _, a := range c.acts {
-		if a.state == actStopping && !a.forced && a.pid != nil && now.After(a.deadline) {
+	c.acts.each(func(a *activation) {
+		if a.state == actStopping && !a.forced && a.pid != nil && now.UnixNano() > a.deadline {
 			a.forced = true
 			out = append(out, a)
 		}
-	}
+	})
 	return out
 }
 
 // activeCount returns the number of held leases (the virtual-actor gauge).
-func (c *placementCore) activeCount() int { return len(c.acts) }
+func (c *placementCore) activeCount() int { return c.acts.len() }

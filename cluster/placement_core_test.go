@@ -187,7 +187,7 @@ func TestPlacementCoreTickFences(t *testing.T) {
 	for _, a := range stop {
 		assert.Equal(t, actStopping, a.state)
 		assert.Equal(t, stopFence, a.reason)
-		assert.Equal(t, deadline, a.deadline)
+		assert.Equal(t, deadline.UnixNano(), a.deadline)
 	}
 	assert.False(t, c.canAck(), "a fenced core does not acknowledge")
 
@@ -359,10 +359,8 @@ func TestPlacementCoreMovedActivations(t *testing.T) {
 	for _, a := range ch.moved {
 		assert.Equal(t, actStopping, a.state)
 		assert.Equal(t, stopHandover, a.reason)
-		assert.Equal(t, tv.Add(coreS), a.deadline)
-		l, ok := c.ledger.Lookup(a.id)
-		require.True(t, ok)
-		assert.Equal(t, LeaseReleasing, l.Status.State)
+		assert.Equal(t, tv.Add(coreS).UnixNano(), a.deadline)
+		assert.Same(t, a, c.acts.get(a.id), "the lease is held (Releasing) until the grain terminates")
 	}
 	assert.Equal(t, actActive, az.state, "an activation that stays is not touched")
 
@@ -409,8 +407,7 @@ func TestPlacementCoreLedgerRule(t *testing.T) {
 		a1, _, r := c.activate(x, tp.Epoch, tp.Hash, coreT0)
 		require.Nil(t, r)
 		c.failed(a1)
-		_, held := c.ledger.Lookup(x)
-		assert.False(t, held)
+		assert.Nil(t, c.acts.get(x), "the lease is released")
 		assert.Zero(t, c.activeCount())
 		a2 := grant(t, c, x, coreT0)
 		assert.True(t, a1.token.Less(a2.token))
@@ -498,7 +495,7 @@ func TestPlacementCoreShutdown(t *testing.T) {
 	c.terminated(x.pid)
 	c.terminated(y.pid)
 	assert.Zero(t, c.activeCount())
-	assert.Zero(t, c.ledger.Held())
+	assert.Zero(t, c.acts.len())
 }
 
 // V1.4: block leaves a member out of owner selection; nothing that stays

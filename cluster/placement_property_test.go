@@ -95,13 +95,18 @@ func runSingleActivationProperty(t *testing.T, seed uint64) {
 				}
 			}
 		case 5: // a stopping grain terminates, or an active one passivates
-			for _, a := range c.acts {
+			var first *activation
+			c.acts.each(func(a *activation) {
+				if first == nil {
+					first = a
+				}
+			})
+			if a := first; a != nil {
 				if a.state == actStopping {
 					c.terminated(a.pid)
 				} else {
 					c.passivate(a.pid, now)
 				}
-				break
 			}
 		case 6: // time passes
 			now = now.Add(time.Duration(rng.Int64N(int64(coreW))))
@@ -111,12 +116,12 @@ func runSingleActivationProperty(t *testing.T, seed uint64) {
 		}
 		running := map[Identity]string{}
 		for _, o := range cores {
-			for id := range o.acts {
-				if other, ok := running[id]; ok {
-					t.Fatalf("step %d: %s runs on %s and %s", step, id, other, o.selfKey)
+			o.acts.each(func(a *activation) {
+				if other, ok := running[a.id]; ok {
+					t.Fatalf("step %d: %s runs on %s and %s", step, a.id, other, o.selfKey)
 				}
-				running[id] = o.selfKey
-			}
+				running[a.id] = o.selfKey
+			})
 		}
 	}
 	require.Greater(t, granted, 20, "the run must grant activations to test anything")

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -147,15 +148,13 @@ func (r *Rendezvous) Build(t Topology) Ring {
 	for i, m := range t.Members {
 		lane := memberLane(r.seed, memberHash(r.seed, m.ID))
 		w := float64(m.EffectiveWeight())
-		seen := make(map[string]struct{}, len(m.Kinds))
-		for _, k := range m.Kinds {
-			if _, dup := seen[k]; dup {
-				continue
+		for j, k := range m.Kinds {
+			if slices.Contains(m.Kinds[:j], k) {
+				continue // listed twice: a member's kinds are few, a scan is cheaper than a set
 			}
-			seen[k] = struct{}{}
 			rk := ring.kinds[k]
 			if rk == nil {
-				rk = &rendezvousKind{uniform: true}
+				rk = &rendezvousKind{uniform: true, cands: make([]rendezvousCandidate, 0, len(t.Members))}
 				ring.kinds[k] = rk
 			}
 			if len(rk.cands) > 0 && rk.cands[0].weight != w {

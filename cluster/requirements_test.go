@@ -274,3 +274,37 @@ func TestClusterCustomIdentityLookup(t *testing.T) {
 		require.NotZero(t, l.gets.Load(), "the runtime resolved through the custom lookup")
 	}
 }
+
+// L6: a grain hosted on the caller's own member costs no PidCache entry:
+// callers there route through the member's table of its activations, and
+// the route ends with the activation (a passivated grain is activated
+// again, with a greater token).
+func TestClusterLocalGrainHasNoPidCacheEntry(t *testing.T) {
+	reg := newRegistry(t)
+	a := startMember(t, reg, counterKind())
+	awaitMembers(t, 1, a)
+	ctx := ctxWait(t)
+	const n = 50
+	for i := range n {
+		id := cluster.NewIdentity("counter", fmt.Sprint("local-", i))
+		for range 3 {
+			_, err := cluster.Request[*Total](ctx, a.c, id, &Add{N: 1})
+			require.NoError(t, err)
+		}
+		tot, err := cluster.Request[*Total](ctx, a.c, id, &Get{})
+		require.NoError(t, err)
+		require.Equal(t, 3, tot.N, "one activation took every message")
+	}
+	require.Equal(t, n, a.c.ActiveCount())
+	require.Zero(t, a.c.PidCache().Len(), "local grains are routed without PidCache entries")
+
+	id := cluster.NewIdentity("counter", "local-0")
+	stopped := first(t, a.sys, func(ev *cluster.ActivationTerminated) bool { return ev.Identity == id })
+	_, err := cluster.Request[*Total](ctx, a.c, id, &Sleep{})
+	require.NoError(t, err)
+	stopped()
+	tot, err := cluster.Request[*Total](ctx, a.c, id, &Get{})
+	require.NoError(t, err)
+	require.Zero(t, tot.N, "the route ended with the activation: a new one")
+	require.Zero(t, a.c.PidCache().Len())
+}

@@ -115,9 +115,7 @@ func fuzzActivate(t *testing.T, c *placementCore, req *clusterpb.ActivationReque
 	require.NoError(t, err)
 	require.Equal(t, c.selfKey, owner.Key(), "granted an identity another member owns")
 	require.Equal(t, id, a.id)
-	l, ok := c.ledger.Lookup(id)
-	require.True(t, ok)
-	require.Equal(t, a.leaseID, l.LeaseID)
+	require.Same(t, a, c.acts.get(id), "the lease is held in the table")
 	// Granted once: the same request now finds the activation.
 	again, existing, r := c.activate(id, req.Epoch, req.TopologyHash, now)
 	require.Nil(t, r)

@@ -1,0 +1,63 @@
+package cluster
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/actor"
+)
+
+// A local activation is routable only between a resolution publishing its
+// PID and a withdrawal (handover, passivation, a failed request) or its
+// removal from the table; a PID of another activation neither publishes nor
+// withdraws it.
+func TestLocalActivationsRoute(t *testing.T) {
+	tab := newLocalActivations()
+	id := NewIdentity("user", "x")
+	a := &activation{id: id}
+	tab.put(a)
+	pid := actor.NewPID("127.0.0.1:1", "placement/user/x")
+	assert.Nil(t, tab.route(id), "no PID yet")
+	assert.False(t, tab.publish(id, pid), "not started yet")
+	tab.setPID(a, pid)
+	assert.Nil(t, tab.route(id), "not published yet")
+
+	other := actor.NewPID("127.0.0.1:1", "placement/user/x$2")
+	assert.False(t, tab.publish(id, other), "another activation's PID")
+	assert.False(t, tab.publish(NewIdentity("user", "y"), pid), "no activation of y")
+	require.True(t, tab.publish(id, actor.NewPID(pid.Address, pid.ID)))
+	assert.Same(t, pid, tab.route(id))
+
+	assert.False(t, tab.withdraw(id, other.ID), "another activation's PID")
+	assert.Same(t, pid, tab.route(id))
+	assert.True(t, tab.withdraw(id, pid.ID))
+	assert.Nil(t, tab.route(id))
+	assert.False(t, tab.withdraw(id, ""), "already withdrawn")
+
+	require.True(t, tab.publish(id, pid))
+	assert.Equal(t, 1, tab.len())
+	tab.remove(&activation{id: id})
+	assert.Equal(t, 1, tab.len(), "only the entry's own activation removes it")
+	tab.remove(a)
+	assert.Zero(t, tab.len())
+	assert.Nil(t, tab.route(id), "gone with the activation")
+	assert.False(t, tab.withdraw(id, ""))
+}
+
+func BenchmarkLocalActivationsRoute(b *testing.B) {
+	tab := newLocalActivations()
+	id := NewIdentity("user", "x")
+	a := &activation{id: id}
+	tab.put(a)
+	pid := actor.NewPID("127.0.0.1:1", "placement/user/x")
+	tab.setPID(a, pid)
+	tab.publish(id, pid)
+	b.ReportAllocs()
+	for b.Loop() {
+		if tab.route(id) != pid {
+			b.Fatal("not routed")
+		}
+	}
+}
