@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fraktor-go/fraktor/actor"
 )
@@ -132,6 +133,26 @@ func BenchmarkSpawnStopSync(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		pid := sys.Root().Spawn(props)
 		if err := sys.Root().StopFuture(pid).Wait(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRequestFutureTimeout: RequestFuture with a timeout and Result,
+// from outside the system; compare with BenchmarkRequest (no timeout). The
+// timeout is a node on the system's timer queue, not a runtime timer.
+func BenchmarkRequestFutureTimeout(b *testing.B) {
+	sys := newBenchSystem(b)
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if m, ok := c.Message().(*ping); ok {
+			c.Respond(m)
+		}
+	}))
+	msg := &ping{}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := sys.Root().RequestFuture(pid, msg, 5*time.Second).Result(); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -20,8 +20,9 @@ type Future struct {
 	state  atomic.Uint32
 	result any
 	err    error
-	cancel func() bool
-	mu     sync.Mutex // guards pipes, cancel and set
+	tm     timerNode  // the timeout, on the system's timer queue
+	mu     sync.Mutex // guards pipes, timed and set
+	timed  bool       // tm is armed or has fired
 	pipes  []*PID
 	set    bool // result and err are written: PipeTo may read them
 	reg    bool
@@ -52,7 +53,8 @@ func (s *System) newFuture(target *PID, timeout time.Duration) *Future {
 	if timeout > 0 {
 		f.mu.Lock()
 		if !f.set { // completed meanwhile: no timer to cancel later
-			f.cancel = s.timers.After(s.clock, timeout, func() { f.complete(nil, ErrTimeout) })
+			f.tm.target = f
+			f.timed = s.tq.arm(&f.tm, timeout, 0)
 		}
 		f.mu.Unlock()
 	}
@@ -127,11 +129,11 @@ func (f *Future) complete(v any, err error) {
 	f.set = true
 	pipes := f.pipes
 	f.pipes = nil
-	cancel := f.cancel
+	timed := f.timed
 	f.mu.Unlock()
 	close(f.done)
-	if cancel != nil {
-		cancel()
+	if timed {
+		f.sys.tq.cancel(&f.tm)
 	}
 	if f.reg {
 		f.sys.registry.remove(f.pid.ID)
@@ -141,6 +143,9 @@ func (f *Future) complete(v any, err error) {
 		f.pipe(pipes)
 	}
 }
+
+// fireTimer implements timerTarget: the timeout.
+func (f *Future) fireTimer() { f.complete(nil, ErrTimeout) }
 
 // SendUser implements Process: the first message completes the future.
 func (f *Future) SendUser(_ *PID, msg any, _ *PID) { f.complete(msg, nil) }

@@ -105,6 +105,7 @@ type System struct {
 	events      *EventStream
 	deadLetters *deadLetters
 	timers      scheduler.TimerSet
+	tq          *timerQueue // actor timers and request timeouts
 	root        *RootContext
 
 	rootGuardian, userGuardian, systemGuardian *cell
@@ -139,6 +140,7 @@ func NewSystem(cfg SystemConfig) (*System, error) {
 	if s.clock == nil {
 		s.clock = scheduler.SystemClock{}
 	}
+	s.tq = newTimerQueue(s.clock)
 	s.logger = cfg.Logger
 	if s.logger == nil {
 		s.logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 100}))
@@ -416,6 +418,7 @@ func (s *System) shutdown(ctx context.Context) error {
 		}
 	}
 	s.timers.Close()
+	s.tq.close()
 	if s.coord != nil {
 		errs = append(errs, s.coord.Shutdown(ctx))
 	}
