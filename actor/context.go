@@ -58,6 +58,20 @@ type Context interface {
 	SetReceiveTimeout(d time.Duration)
 	ReceiveTimeout() time.Duration
 
+	// SendAfter sends msg to pid once, after d; SendEvery every d. The
+	// timer belongs to this actor: it is cancelled when the actor stops or
+	// restarts, and its message goes out on the actor's own turn (see
+	// Timer). Timers returns the actor's keyed timers.
+	SendAfter(d time.Duration, pid *PID, msg any) *Timer
+	SendEvery(d time.Duration, pid *PID, msg any) *Timer
+	Timers() Timers
+
+	// ReenterAfter calls fn with fut's result on this actor's own turn,
+	// once fut completes: fn may touch the actor's state. See
+	// continuation.go for ordering, Stash and Become inside fn, and what
+	// a stop or restart does to a pending callback.
+	ReenterAfter(fut *Future, fn func(res any, err error))
+
 	// Stash keeps the current message aside; UnstashAll puts stashed
 	// messages back ahead of the mailbox, in the order they were stashed.
 	Stash()
