@@ -2,6 +2,7 @@ package actor_test
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -153,6 +154,55 @@ func BenchmarkRequestFutureTimeout(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := sys.Root().RequestFuture(pid, msg, 5*time.Second).Result(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTimerArmCancel: an actor arms a single timer and cancels it.
+func BenchmarkTimerArmCancel(b *testing.B) {
+	sys := newBenchSystem(b)
+	done := make(chan struct{})
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if c.Message() == "go" {
+			for i := 0; i < b.N; i++ {
+				c.SendAfter(time.Minute, c.Self(), i).Cancel()
+			}
+			close(done)
+		}
+	}))
+	b.ReportAllocs()
+	b.ResetTimer()
+	sys.Root().Send(pid, "go")
+	<-done
+}
+
+// BenchmarkTimers100k: 100,000 keyed timers armed by one actor; reports
+// the heap bytes and goroutines each costs.
+func BenchmarkTimers100k(b *testing.B) {
+	const n = 100_000
+	for i := 0; i < b.N; i++ {
+		sys := newBenchSystem(b)
+		done := make(chan struct{})
+		pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+			if c.Message() == "go" {
+				for k := 0; k < n; k++ {
+					c.Timers().StartSingle(k, time.Hour, k)
+				}
+				close(done)
+			}
+		}))
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		g := runtime.NumGoroutine()
+		sys.Root().Send(pid, "go")
+		<-done
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/timer")
+		b.ReportMetric(float64(runtime.NumGoroutine()-g), "goroutines")
+		if err := sys.Root().StopFuture(pid).Wait(); err != nil {
 			b.Fatal(err)
 		}
 	}

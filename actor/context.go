@@ -156,17 +156,17 @@ func (c *cell) Respond(msg any) {
 func (c *cell) Forward(pid *PID) { c.send(pid, c.msg, c.sender) }
 
 func (c *cell) Spawn(props *Props) *PID {
-	pid, _ := c.sys.spawn(c, c.worker, props, "", "")
+	pid, _ := c.spawnChild(c.worker, props, "", "")
 	return pid
 }
 
 func (c *cell) SpawnPrefix(props *Props, prefix string) *PID {
-	pid, _ := c.sys.spawn(c, c.worker, props, "", prefix)
+	pid, _ := c.spawnChild(c.worker, props, "", prefix)
 	return pid
 }
 
 func (c *cell) SpawnNamed(props *Props, name string) (*PID, error) {
-	return c.sys.spawn(c, c.worker, props, name, "")
+	return c.spawnChild(c.worker, props, name, "")
 }
 
 func (c *cell) Stop(pid *PID)   { c.sys.sendSystem(c.worker, pid, stopSys) }

@@ -29,20 +29,20 @@ func (r *RootContext) RequestFuture(pid *PID, msg any, timeout time.Duration) *F
 
 // Spawn starts a top-level actor with a generated name.
 func (r *RootContext) Spawn(props *Props) *PID {
-	pid, _ := r.sys.spawn(r.sys.userGuardian, nil, props, "", "")
+	pid, _ := r.sys.spawnFromRoot(props, "", "")
 	return pid
 }
 
 // SpawnPrefix starts a top-level actor whose generated name starts with prefix.
 func (r *RootContext) SpawnPrefix(props *Props, prefix string) *PID {
-	pid, _ := r.sys.spawn(r.sys.userGuardian, nil, props, "", prefix)
+	pid, _ := r.sys.spawnFromRoot(props, "", prefix)
 	return pid
 }
 
 // SpawnNamed starts a top-level actor named name; ErrNameExists if taken,
 // ErrSystemStopped after Shutdown.
 func (r *RootContext) SpawnNamed(props *Props, name string) (*PID, error) {
-	return r.sys.spawn(r.sys.userGuardian, nil, props, name, "")
+	return r.sys.spawnFromRoot(props, name, "")
 }
 
 // Stop stops pid after the message it is handling.
