@@ -64,8 +64,10 @@ func (ts Timers) StartPeriodic(key any, d time.Duration, msg any) *Timer {
 
 // Cancel cancels the timer of key and reports whether there was an active one.
 func (ts Timers) Cancel(key any) bool {
-	at := ts.c.timerSet()
-	t, ok := at.keyed[key]
+	if x := ts.c.x; x == nil || x.timers == nil {
+		return false
+	}
+	t, ok := ts.c.x.timers.keyed[key]
 	return ok && t.Cancel()
 }
 
