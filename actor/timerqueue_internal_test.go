@@ -201,3 +201,26 @@ func TestRequestTimeoutsShareOneClockTimer(t *testing.T) {
 	}
 	require.Equal(t, 0, sys.tq.len())
 }
+
+// Issue 17: a stopped actor leaves nothing armed on the timer queue, also
+// timers it armed while stopping.
+func TestStoppedActorLeavesNoTimerArmed(t *testing.T) {
+	sys, err := NewSystem(SystemConfig{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, sys.Shutdown(context.Background())) })
+	armed := make(chan struct{})
+	pid := sys.Root().Spawn(PropsFromFunc(func(c Context) {
+		switch c.Message().(type) {
+		case *Started:
+			c.Timers().StartPeriodic("beat", time.Hour, "tick")
+			c.SendAfter(time.Hour, c.Self(), "once")
+			close(armed)
+		case *Stopping:
+			c.SendEvery(time.Hour, c.Self(), "set while stopping")
+		}
+	}))
+	<-armed
+	require.Equal(t, 2, sys.tq.len())
+	require.NoError(t, sys.Root().StopFuture(pid).Wait())
+	require.Equal(t, 0, sys.tq.len())
+}
