@@ -2,8 +2,10 @@ package actor_test
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fraktor-go/fraktor/actor"
 )
@@ -131,6 +133,75 @@ func BenchmarkSpawnStopSync(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		pid := sys.Root().Spawn(props)
+		if err := sys.Root().StopFuture(pid).Wait(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRequestFutureTimeout: RequestFuture with a timeout and Result,
+// from outside the system; compare with BenchmarkRequest (no timeout). The
+// timeout is a node on the system's timer queue, not a runtime timer.
+func BenchmarkRequestFutureTimeout(b *testing.B) {
+	sys := newBenchSystem(b)
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if m, ok := c.Message().(*ping); ok {
+			c.Respond(m)
+		}
+	}))
+	msg := &ping{}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := sys.Root().RequestFuture(pid, msg, 5*time.Second).Result(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTimerArmCancel: an actor arms a single timer and cancels it.
+func BenchmarkTimerArmCancel(b *testing.B) {
+	sys := newBenchSystem(b)
+	done := make(chan struct{})
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if c.Message() == "go" {
+			for i := 0; i < b.N; i++ {
+				c.SendAfter(time.Minute, c.Self(), i).Cancel()
+			}
+			close(done)
+		}
+	}))
+	b.ReportAllocs()
+	b.ResetTimer()
+	sys.Root().Send(pid, "go")
+	<-done
+}
+
+// BenchmarkTimers100k: 100,000 keyed timers armed by one actor; reports
+// the heap bytes and goroutines each costs.
+func BenchmarkTimers100k(b *testing.B) {
+	const n = 100_000
+	for i := 0; i < b.N; i++ {
+		sys := newBenchSystem(b)
+		done := make(chan struct{})
+		pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+			if c.Message() == "go" {
+				for k := 0; k < n; k++ {
+					c.Timers().StartSingle(k, time.Hour, k)
+				}
+				close(done)
+			}
+		}))
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		g := runtime.NumGoroutine()
+		sys.Root().Send(pid, "go")
+		<-done
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/timer")
+		b.ReportMetric(float64(runtime.NumGoroutine()-g), "goroutines")
 		if err := sys.Root().StopFuture(pid).Wait(); err != nil {
 			b.Fatal(err)
 		}

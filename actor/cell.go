@@ -84,6 +84,9 @@ type cellExtra struct {
 	lastActivity  time.Time
 	cancelTimeout func() bool
 
+	timers      *actorTimers // SendAfter, SendEvery, Timers
+	incarnation uint32       // bumped at each restart: stale continuations are dropped
+
 	onStopped func() // guardians: signal shutdown progress
 }
 
@@ -151,7 +154,7 @@ func (c *cell) Sink(e envelope) {
 	switch m := e.msg.(type) {
 	case *Watch:
 		c.sys.sendSystem(nil, m.Watcher, &TerminatedSystem{Terminated{Who: c.selfPID(), Why: TerminatedStopped}})
-	case SystemMessage:
+	case SystemMessage, *Timer, *continuation: // the actor's own ticks: nothing to report
 	default:
 		c.sys.deadLetter(c.selfPID(), e.msg, e.sender, nil)
 	}

@@ -58,6 +58,20 @@ type Context interface {
 	SetReceiveTimeout(d time.Duration)
 	ReceiveTimeout() time.Duration
 
+	// SendAfter sends msg to pid once, after d; SendEvery every d. The
+	// timer belongs to this actor: it is cancelled when the actor stops or
+	// restarts, and its message goes out on the actor's own turn (see
+	// Timer). Timers returns the actor's keyed timers.
+	SendAfter(d time.Duration, pid *PID, msg any) *Timer
+	SendEvery(d time.Duration, pid *PID, msg any) *Timer
+	Timers() Timers
+
+	// ReenterAfter calls fn with fut's result on this actor's own turn,
+	// once fut completes: fn may touch the actor's state. See
+	// continuation.go for ordering, Stash and Become inside fn, and what
+	// a stop or restart does to a pending callback.
+	ReenterAfter(fut *Future, fn func(res any, err error))
+
 	// Stash keeps the current message aside; UnstashAll puts stashed
 	// messages back ahead of the mailbox, in the order they were stashed.
 	Stash()
@@ -127,7 +141,7 @@ func (c *cell) rawSend(_ Context, target *PID, msg any, sender *PID) {
 
 func (c *cell) RequestFuture(pid *PID, msg any, timeout time.Duration) *Future {
 	f := c.sys.newFuture(pid, timeout)
-	c.send(pid, msg, f.pid)
+	c.send(pid, msg, &f.pidv)
 	return f
 }
 
@@ -142,17 +156,17 @@ func (c *cell) Respond(msg any) {
 func (c *cell) Forward(pid *PID) { c.send(pid, c.msg, c.sender) }
 
 func (c *cell) Spawn(props *Props) *PID {
-	pid, _ := c.sys.spawn(c, c.worker, props, "", "")
+	pid, _ := c.spawnChild(c.worker, props, "", "")
 	return pid
 }
 
 func (c *cell) SpawnPrefix(props *Props, prefix string) *PID {
-	pid, _ := c.sys.spawn(c, c.worker, props, "", prefix)
+	pid, _ := c.spawnChild(c.worker, props, "", prefix)
 	return pid
 }
 
 func (c *cell) SpawnNamed(props *Props, name string) (*PID, error) {
-	return c.sys.spawn(c, c.worker, props, name, "")
+	return c.spawnChild(c.worker, props, name, "")
 }
 
 func (c *cell) Stop(pid *PID)   { c.sys.sendSystem(c.worker, pid, stopSys) }

@@ -7,4 +7,11 @@
 // on two goroutines at once, with system messages (stop, watch, supervision
 // directives) ahead of user messages. A panic in Receive is a failure handled
 // by the parent's supervisor strategy, never a crashed process.
+//
+// Acting later: Context.SendAfter, SendEvery and Timers arm timers the actor
+// owns (cancelled when it stops or restarts); Context.ReenterAfter runs a
+// callback on the actor's own turn once a Future completes. All timers and
+// request timeouts share one deadline heap on the system's Clock. Spawns
+// can be wrapped with SpawnMiddleware (WithSpawnMiddleware,
+// SystemConfig.SpawnMiddleware). See docs/actors.md.
 package actor

@@ -13,17 +13,17 @@ import (
 // request, so the receiver's Respond completes it. A Future completes once;
 // later answers are dropped.
 type Future struct {
-	pid    *PID
 	sys    *System
 	done   chan struct{}
 	state  atomic.Uint32
 	set    bool // result and err are written: PipeTo may read them
 	reg    bool
 	signal bool // done is a pooled signal, not closed (future_signal.go)
+	timed  bool // tm is armed or has fired (guarded by mu)
 	result any
 	err    error
-	cancel func() bool
-	mu     sync.Mutex // guards pipes, cancel and set
+	tm     timerNode  // the timeout, on the system's timer queue
+	mu     sync.Mutex // guards pipes, timed and set
 	pipes  []*PID
 	ref    procRef
 	pidv   PID
@@ -40,9 +40,8 @@ func (s *System) startFuture(f *Future, target *PID, timeout time.Duration) *Fut
 	f.sys, f.target = s, target
 	id := f.idbuf.format(s.futureSeq.Add(1))
 	f.pidv.Address, f.pidv.ID = s.Address(), id
-	f.pid = &f.pidv
 	f.ref.p = f
-	f.pid.cacheRef(&f.ref)
+	f.pidv.cacheRef(&f.ref)
 	s.metrics.futureStarted()
 	// Registered, f is reachable by ID (failRequestsTo, answers from the
 	// wire) and may complete at once on another goroutine: every field
@@ -58,7 +57,8 @@ func (s *System) startFuture(f *Future, target *PID, timeout time.Duration) *Fut
 	if timeout > 0 {
 		f.mu.Lock()
 		if !f.set { // completed meanwhile: no timer to cancel later
-			f.cancel = s.timers.After(s.clock, timeout, func() { f.complete(nil, ErrTimeout) })
+			f.tm.target = f
+			f.timed = s.tq.arm(&f.tm, timeout, 0)
 		}
 		f.mu.Unlock()
 	}
@@ -66,7 +66,7 @@ func (s *System) startFuture(f *Future, target *PID, timeout time.Duration) *Fut
 }
 
 // PID is the future's address: the sender of its request.
-func (f *Future) PID() *PID { return f.pid }
+func (f *Future) PID() *PID { return &f.pidv }
 
 // Done is closed when the future completes.
 func (f *Future) Done() <-chan struct{} { return f.done }
@@ -133,20 +133,23 @@ func (f *Future) complete(v any, err error) {
 	f.set = true
 	pipes := f.pipes
 	f.pipes = nil
-	cancel := f.cancel
+	timed := f.timed
 	f.mu.Unlock()
 	f.signalDone()
-	if cancel != nil {
-		cancel()
+	if timed {
+		f.sys.tq.cancel(&f.tm)
 	}
 	if f.reg {
-		f.sys.registry.remove(f.pid.ID)
+		f.sys.registry.remove(f.pidv.ID)
 	}
 	f.sys.metrics.futureCompleted(err)
 	if len(pipes) > 0 {
 		f.pipe(pipes)
 	}
 }
+
+// fireTimer implements timerTarget: the timeout.
+func (f *Future) fireTimer() { f.complete(nil, ErrTimeout) }
 
 // SendUser implements Process: the first message completes the future.
 func (f *Future) SendUser(_ *PID, msg any, _ *PID) { f.complete(msg, nil) }

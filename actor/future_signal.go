@@ -58,12 +58,12 @@ func (f *Future) awaitSignal(ctx context.Context) (any, error) {
 
 func (r *RootContext) requestSignal(pid *PID, msg any) *Future {
 	f := r.sys.newSignalFuture(pid)
-	r.sys.send(nil, pid, msg, f.pid)
+	r.sys.send(nil, pid, msg, &f.pidv)
 	return f
 }
 
 func (c *cell) requestSignal(pid *PID, msg any) *Future {
 	f := c.sys.newSignalFuture(pid)
-	c.send(pid, msg, f.pid)
+	c.send(pid, msg, &f.pidv)
 	return f
 }

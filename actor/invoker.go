@@ -116,6 +116,12 @@ func (c *cell) invokeUser(env envelope) {
 	case *timeoutMsg:
 		c.onTimeoutTick(m)
 		return
+	case *Timer:
+		c.onTimer(m)
+		return
+	case *continuation:
+		c.onContinuation(m)
+		return
 	}
 	if x := c.x; x != nil && x.recvTimeout > 0 {
 		x.lastActivity = c.sys.clock.Now()
@@ -234,6 +240,10 @@ func (c *cell) windDown(s cellState, lifecycle any) {
 	c.state = s
 	c.mb.Suspend()
 	c.cancelReceiveTimeout()
+	c.cancelTimers()
+	if c.x != nil {
+		c.x.incarnation++ // continuations of this incarnation are dropped
+	}
 	c.deliverSafely(lifecycle)
 	// From here on, a stopping child tells c (childStopped), and the
 	// children c has now are the ones to stop.
@@ -266,7 +276,9 @@ func (c *cell) tryComplete() {
 		c.state = stateAlive
 		c.setChildWait(false)
 		c.actor = c.props.producer()
+		c.cancelTimers() // those set while restarting
 		if x := c.x; x != nil {
+			x.incarnation++
 			x.behaviour = nil
 			if len(x.stash) > 0 {
 				x.pending = append(x.stash, x.pending...)
@@ -282,6 +294,7 @@ func (c *cell) tryComplete() {
 
 func (c *cell) finalize() {
 	c.deliverSafely(stoppedMsg)
+	c.cancelTimers() // those set while stopping
 	c.state = stateStopped
 	c.actor = nil
 	var onStopped func()

@@ -42,6 +42,7 @@ type Props struct {
 	supervisor SupervisorStrategy
 	receiveMW  []ReceiveMiddleware
 	sendMW     []SendMiddleware
+	spawnMW    []SpawnMiddleware
 	invokeMW   []func() scheduler.Middleware
 	newQueue   func() mailbox.Queue[envelope]
 	dispatcher scheduler.Dispatcher
@@ -157,9 +158,10 @@ func WithBlocking() PropsOption { return propsOption(func(p *Props) { p.blocking
 // cell, so they use the Context they are handed only through the Context
 // interface: a middleware may wrap it.
 type chains struct {
-	recv ReceiveFunc // nil without receive middleware, or before first use
-	send SendFunc    // nil without send middleware, or before first use
-	inv  *invokeMW   // nil without invoke middleware
+	recv  ReceiveFunc       // nil without receive middleware, or before first use
+	send  SendFunc          // nil without send middleware, or before first use
+	spawn []SpawnMiddleware // the spawn chain: inherited, then the Props' own
+	inv   *invokeMW         // nil without invoke middleware
 }
 
 // chains returns c's middleware chains, building them on first use (on the

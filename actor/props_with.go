@@ -11,6 +11,7 @@ func (p *Props) With(opts ...PropsOption) *Props {
 		supervisor: p.supervisor,
 		receiveMW:  slices.Clone(p.receiveMW),
 		sendMW:     slices.Clone(p.sendMW),
+		spawnMW:    slices.Clone(p.spawnMW),
 		invokeMW:   slices.Clone(p.invokeMW),
 		newQueue:   p.newQueue,
 		dispatcher: p.dispatcher,

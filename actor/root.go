@@ -23,26 +23,26 @@ func (r *RootContext) SendWithSender(pid *PID, msg any, sender *PID) {
 // fails with ErrTimeout after timeout (never, when timeout ≤ 0).
 func (r *RootContext) RequestFuture(pid *PID, msg any, timeout time.Duration) *Future {
 	f := r.sys.newFuture(pid, timeout)
-	r.sys.send(nil, pid, msg, f.pid)
+	r.sys.send(nil, pid, msg, &f.pidv)
 	return f
 }
 
 // Spawn starts a top-level actor with a generated name.
 func (r *RootContext) Spawn(props *Props) *PID {
-	pid, _ := r.sys.spawn(r.sys.userGuardian, nil, props, "", "")
+	pid, _ := r.sys.spawnFromRoot(props, "", "")
 	return pid
 }
 
 // SpawnPrefix starts a top-level actor whose generated name starts with prefix.
 func (r *RootContext) SpawnPrefix(props *Props, prefix string) *PID {
-	pid, _ := r.sys.spawn(r.sys.userGuardian, nil, props, "", prefix)
+	pid, _ := r.sys.spawnFromRoot(props, "", prefix)
 	return pid
 }
 
 // SpawnNamed starts a top-level actor named name; ErrNameExists if taken,
 // ErrSystemStopped after Shutdown.
 func (r *RootContext) SpawnNamed(props *Props, name string) (*PID, error) {
-	return r.sys.spawn(r.sys.userGuardian, nil, props, name, "")
+	return r.sys.spawnFromRoot(props, name, "")
 }
 
 // Stop stops pid after the message it is handling.
@@ -54,7 +54,7 @@ func (r *RootContext) Poison(pid *PID) { r.sys.send(nil, pid, &PoisonPill{}, nil
 // StopFuture stops pid and returns a future completed when it has stopped.
 func (r *RootContext) StopFuture(pid *PID) *Future {
 	f := r.sys.newFuture(nil, 0)
-	r.sys.sendSystem(nil, pid, &Watch{Watcher: f.pid})
+	r.sys.sendSystem(nil, pid, &Watch{Watcher: &f.pidv})
 	r.Stop(pid)
 	return f
 }
@@ -62,7 +62,7 @@ func (r *RootContext) StopFuture(pid *PID) *Future {
 // PoisonFuture poisons pid and returns a future completed when it has stopped.
 func (r *RootContext) PoisonFuture(pid *PID) *Future {
 	f := r.sys.newFuture(nil, 0)
-	r.sys.sendSystem(nil, pid, &Watch{Watcher: f.pid})
+	r.sys.sendSystem(nil, pid, &Watch{Watcher: &f.pidv})
 	r.Poison(pid)
 	return f
 }

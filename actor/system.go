@@ -57,6 +57,10 @@ type SystemConfig struct {
 	// the fraktor.mailbox.length gauge is kept up to date.
 	// middleware.KindTelemetry records the per-batch invoke metrics by kind.
 	KindMiddleware func(kind string, mp metric.MeterProvider, clock scheduler.Clock) scheduler.Middleware
+	// SpawnMiddleware wraps every spawn of a user actor, from the
+	// RootContext and from actors' Contexts (see SpawnMiddleware); it is
+	// the outermost part of every actor's spawn chain.
+	SpawnMiddleware []SpawnMiddleware
 	// GuardianStrategy supervises top-level actors; nil means DefaultStrategy().
 	GuardianStrategy SupervisorStrategy
 	// EventBuffer is each EventStream subscription's buffer; 0 means 1024.
@@ -105,6 +109,7 @@ type System struct {
 	events      *EventStream
 	deadLetters *deadLetters
 	timers      scheduler.TimerSet
+	tq          *timerQueue // actor timers and request timeouts
 	root        *RootContext
 
 	rootGuardian, userGuardian, systemGuardian *cell
@@ -140,6 +145,7 @@ func NewSystem(cfg SystemConfig) (*System, error) {
 	if s.clock == nil {
 		s.clock = scheduler.SystemClock{}
 	}
+	s.tq = newTimerQueue(s.clock)
 	s.logger = cfg.Logger
 	if s.logger == nil {
 		s.logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 100}))
@@ -211,6 +217,12 @@ func (s *System) startGuardians() {
 	s.userGuardian = s.newCell(s.rootGuardian, PropsFromFunc(func(Context) {}, WithSupervisor(gs), WithKind("guardian")), "user", nil)
 	s.systemGuardian = s.newCell(s.rootGuardian, PropsFromFunc(func(Context) {}, WithSupervisor(DefaultStrategy()), WithKind("guardian")), "system", nil)
 	s.userGuardian.kids, s.systemGuardian.kids = &guardianKids{}, &guardianKids{}
+	if len(s.cfg.SpawnMiddleware) > 0 {
+		if s.userGuardian.mw == nil {
+			s.userGuardian.mw = &chains{}
+		}
+		s.userGuardian.mw.spawn = s.cfg.SpawnMiddleware
+	}
 	// Shutdown sets onStopped from its own goroutine: the side state must
 	// exist before the guardians run.
 	s.userGuardian.ext()
@@ -240,6 +252,7 @@ func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Wor
 	c.pid.local.Store(c)
 	if parent != nil {
 		c.parent = parent.selfPID()
+		c.inheritSpawnMW(parent)
 	}
 	c.actor = props.producer()
 	if pk := props.km.Load(); pk != nil && pk.sys == s {
@@ -417,6 +430,7 @@ func (s *System) shutdown(ctx context.Context) error {
 		}
 	}
 	s.timers.Close()
+	s.tq.close()
 	if s.coord != nil {
 		errs = append(errs, s.coord.Shutdown(ctx))
 	}

@@ -1,0 +1,246 @@
+package actor
+
+import (
+	"sync"
+	"time"
+
+	"github.com/fraktor-go/fraktor/scheduler"
+)
+
+// timerQueue is the system's one timer facility: actor timers (SendAfter,
+// SendEvery, Timers) and request timeouts (RequestFuture) are nodes of one
+// min-heap ordered by deadline, and one timer on the system's Clock is
+// set for the earliest deadline. So an armed timer costs its node in the
+// heap and no goroutine and no runtime timer, and virtual time (a
+// ManualClock) fires them deterministically: in deadline order, ties in
+// the order they were armed.
+//
+// Deadlines are nanoseconds since base, the clock's time when the queue was
+// made. Arming and cancelling take the queue's lock: O(log n) each.
+// Targets run on the clock's goroutine, outside the lock, one at a time per
+// firing; they must not block.
+type timerQueue struct {
+	clock scheduler.Clock
+	base  time.Time
+
+	mu      sync.Mutex
+	heap    []*timerNode
+	seq     uint64
+	closed  bool
+	armed   bool   // a clock timer is set for armedAt
+	armedAt int64  // its deadline
+	token   uint64 // identifies the clock timer last set
+	stop    func() bool
+	firing  sync.WaitGroup // clock timers set and not yet stopped or run
+}
+
+// timerTarget is what a timerNode fires: a future's timeout, an actor
+// timer's tick. fireTimer runs on the clock's goroutine and must not block.
+type timerTarget interface{ fireTimer() }
+
+// timerNode is one armed timer. Its fields belong to the queue (guarded by
+// its lock) from arm until it fires or is cancelled; a node is embedded in
+// what it fires (a Future, an actorTimer), so arming allocates nothing.
+type timerNode struct {
+	at     int64 // deadline, ns since the queue's base
+	seq    uint64
+	period int64 // > 0: re-armed period ns later each time it fires
+	index  int32 // position in the heap; -1 when not armed
+	target timerTarget
+}
+
+func newTimerQueue(clock scheduler.Clock) *timerQueue {
+	return &timerQueue{clock: clock, base: clock.Now()}
+}
+
+// now returns the clock's time as a deadline.
+func (q *timerQueue) now() int64 { return int64(q.clock.Now().Sub(q.base)) }
+
+// arm queues n to fire after d (and every period after that, when period
+// > 0). It reports false when the queue is closed (the system shut down).
+// n must not be armed.
+func (q *timerQueue) arm(n *timerNode, d, period time.Duration) bool {
+	at := q.now() + int64(max(d, 0))
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		n.index = -1
+		return false
+	}
+	n.at, n.period = at, int64(period)
+	q.push(n)
+	if !q.armed || at < q.armedAt {
+		q.setClock(at)
+	}
+	return true
+}
+
+// cancel takes n out of the queue and reports whether it was armed: false
+// when it fired already (a periodic node is re-armed before it fires, so
+// cancel stops it for good) or was never armed.
+func (q *timerQueue) cancel(n *timerNode) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if n.index < 0 {
+		return false
+	}
+	q.remove(int(n.index))
+	return true
+}
+
+// len returns the number of armed nodes.
+func (q *timerQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.heap)
+}
+
+// close drops every armed node (none of them fires), stops the clock timer
+// and waits for a firing under way. It is idempotent.
+func (q *timerQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	for i, n := range q.heap {
+		n.index = -1
+		q.heap[i] = nil
+	}
+	q.heap = nil
+	if q.armed && q.stop() {
+		q.firing.Done()
+	}
+	q.armed = false
+	q.mu.Unlock()
+	q.firing.Wait()
+}
+
+// setClock sets the clock timer for deadline at, stopping the previous
+// one. Called with mu held. A previous timer that could not be stopped is
+// already firing; it finds nothing extra to do.
+func (q *timerQueue) setClock(at int64) {
+	if q.armed && q.stop() {
+		q.firing.Done()
+	}
+	q.token++
+	token := q.token
+	q.armed, q.armedAt = true, at
+	q.firing.Add(1)
+	q.stop = q.clock.AfterFunc(time.Duration(at-q.now()), func() { q.run(token) })
+}
+
+// run is the clock timer's callback: it fires every node that is due, one
+// at a time and outside the lock, then sets the clock for the next.
+func (q *timerQueue) run(token uint64) {
+	defer q.firing.Done()
+	q.mu.Lock()
+	if token == q.token {
+		q.armed = false
+	}
+	for !q.closed && len(q.heap) > 0 {
+		now := q.now()
+		n := q.heap[0]
+		if n.at > now {
+			if !q.armed || n.at < q.armedAt {
+				q.setClock(n.at)
+			}
+			break
+		}
+		if n.period > 0 {
+			// Re-armed before it fires, so a cancel that races with the
+			// firing stops it for good. A clock that ran late skips the
+			// periods it missed rather than firing a burst.
+			n.at += n.period
+			if n.at <= now {
+				n.at = now + n.period
+			}
+			q.seq++
+			n.seq = q.seq
+			q.fix(0)
+		} else {
+			q.remove(0)
+		}
+		t := n.target
+		q.mu.Unlock()
+		t.fireTimer()
+		q.mu.Lock()
+	}
+	q.mu.Unlock()
+}
+
+// The heap: ordered by (at, seq); each node knows its index.
+
+func (q *timerQueue) less(i, j int) bool {
+	a, b := q.heap[i], q.heap[j]
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return a.seq < b.seq
+}
+
+func (q *timerQueue) swap(i, j int) {
+	h := q.heap
+	h[i], h[j] = h[j], h[i]
+	h[i].index = int32(i)
+	h[j].index = int32(j)
+}
+
+func (q *timerQueue) push(n *timerNode) {
+	q.seq++
+	n.seq = q.seq
+	n.index = int32(len(q.heap))
+	q.heap = append(q.heap, n)
+	q.up(len(q.heap) - 1)
+}
+
+func (q *timerQueue) remove(i int) {
+	last := len(q.heap) - 1
+	n := q.heap[i]
+	if i != last {
+		q.swap(i, last)
+	}
+	q.heap[last] = nil
+	q.heap = q.heap[:last]
+	n.index = -1
+	if i != last {
+		q.fix(i)
+	}
+	if len(q.heap) == 0 && cap(q.heap) > 1024 {
+		q.heap = nil // give a burst's memory back
+	}
+}
+
+func (q *timerQueue) fix(i int) {
+	if !q.down(i) {
+		q.up(i)
+	}
+}
+
+func (q *timerQueue) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			return
+		}
+		q.swap(i, p)
+		i = p
+	}
+}
+
+func (q *timerQueue) down(i int) bool {
+	start, n := i, len(q.heap)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && q.less(r, l) {
+			m = r
+		}
+		if !q.less(m, i) {
+			break
+		}
+		q.swap(i, m)
+		i = m
+	}
+	return i > start
+}
