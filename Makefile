@@ -68,8 +68,9 @@ chromium:
 protoc:
 	bash tools/protoc/install.sh
 
-# Every .proto of the module (benchmarks/ and tools/ are other modules).
-PROTOS = $(shell find . -name '*.proto' -not -path './benchmarks/*' -not -path './tools/*' -not -path './.git/*' | sed 's|^\./||' | sort)
+# Every .proto of the repository but tools/ (benchmarks/ is its own module; its
+# generated code imports this one through a replace).
+PROTOS = $(shell find . -name '*.proto' -not -path './tools/*' -not -path './.git/*' | sed 's|^\./||' | sort)
 
 ## generate: regenerate the Go code of every .proto with protoc, protoc-gen-go (bin/) and protoc-gen-fraktor-grain
 generate: protoc
