@@ -35,6 +35,9 @@ func (a *testAccount) Activated(ctx cluster.GrainContext) error {
 	if ctx.Identity() != a.id {
 		return errors.New("activated with another identity")
 	}
+	if a.id.ID == "broken" {
+		return errors.New("account: cannot load")
+	}
 	a.activations.Add(1)
 	return nil
 }
@@ -236,3 +239,20 @@ func TestTypedGrainFutureError(t *testing.T) {
 }
 
 func timestamppb(t time.Time) *tspb.Timestamp { return tspb.New(t) }
+
+// TestTypedGrainActivatedError: an error from the Activated hook fails the
+// activation; the caller gets *ActivationFailedError with the hook's error,
+// at once (not retried until the deadline).
+func TestTypedGrainActivatedError(t *testing.T) {
+	tc := newTypedCluster(t, typedAccountKind(counters("broken"), nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := shopv1.NewAccountClient(tc.Node(0), "broken").GetBalance(ctx, &emptypb.Empty{})
+	var af *cluster.ActivationFailedError
+	if !errors.As(err, &af) || !errors.Is(err, cluster.ErrActivationFailed) {
+		t.Fatalf("err %v, want *ActivationFailedError", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("the call ended at the deadline: %v", err)
+	}
+}
