@@ -12,9 +12,9 @@ export PATH := $(BIN):$(PATH)
 FUZZ_TARGETS := ./cluster:FuzzParseIdentity ./cluster:FuzzClusterWire ./cluster/consul:FuzzDecodeRecord ./remote:FuzzDecodeFrame ./remote:FuzzHandshake ./remote:FuzzSystemMessage
 # What `make test` needs installed first: a Consul agent for the Consul
 # provider's tests, Chromium for the dashboard's browser test.
-TEST_DEPS := consul chromium
+TEST_DEPS := consul chromium protoc
 
-.PHONY: all test run bench bench-quick lint fuzz consul chromium check-bench chaos
+.PHONY: all test run bench bench-quick lint fuzz consul chromium protoc check-bench chaos generate check-generate
 
 all: test
 
@@ -63,6 +63,26 @@ consul:
 ## chromium: install Chromium with apt-get when no Chromium or Chrome is on PATH
 chromium:
 	bash tools/chromium/install.sh
+
+## protoc: install protoc (Debian protobuf-compiler) with apt-get when it is missing
+protoc:
+	bash tools/protoc/install.sh
+
+# Every .proto of the repository but tools/ (benchmarks/ is its own module; its
+# generated code imports this one through a replace).
+PROTOS = $(shell find . -name '*.proto' -not -path './tools/*' -not -path './.git/*' | sed 's|^\./||' | sort)
+
+## generate: regenerate the Go code of every .proto with protoc, protoc-gen-go (bin/) and protoc-gen-fraktor-grain
+generate: protoc
+	$(GO) build -o $(BIN)/protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go
+	$(GO) build -o $(BIN)/protoc-gen-fraktor-grain ./cmd/protoc-gen-fraktor-grain
+	protoc -I . --go_out=. --go_opt=paths=source_relative \
+		--fraktor-grain_out=. --fraktor-grain_opt=paths=source_relative $(PROTOS)
+
+## check-generate: fail when a generated file differs from what `make generate` writes
+check-generate: generate
+	@git diff --exit-code -- $$(git ls-files '*.pb.go') || (echo "generated files are out of date: run make generate" >&2; exit 1)
+	@test -z "$$(git ls-files --others --exclude-standard -- '*.pb.go')" || (git ls-files --others --exclude-standard -- '*.pb.go'; echo "untracked generated files: run make generate and add them" >&2; exit 1)
 
 ## lint: formatting, vet and module hygiene
 lint:

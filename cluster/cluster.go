@@ -130,8 +130,16 @@ func newCluster(ctx context.Context, host actor.Host, cfg Config) (*Cluster, err
 	if err := r.Serializers().RegisterProto(
 		(*clusterpb.ActivationRequest)(nil), (*clusterpb.ActivationResponse)(nil),
 		(*clusterpb.ViewAck)(nil), (*clusterpb.ActivationTerminated)(nil), (*clusterpb.BlockNotice)(nil),
+		(*clusterpb.GrainError)(nil),
 	); err != nil && !errors.Is(err, remote.ErrAlreadyRegistered) {
 		return nil, err
+	}
+	for _, k := range cfg.Kinds {
+		if k.messages != nil {
+			if err := k.messages.register(r.Serializers()); err != nil {
+				return nil, fmt.Errorf("cluster: kind %q: %w", k.name, err)
+			}
+		}
 	}
 	lcfg := DefaultLookupConfig()
 	lcfg.CacheCapacity, lcfg.PIDTTL = cfg.PidCacheCapacity, cfg.PidCacheTTL

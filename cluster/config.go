@@ -14,6 +14,9 @@ type Kind struct {
 	name  string
 	props *actor.Props
 	idle  time.Duration // 0: Config.IdleTimeout
+	// messages of a typed grain's service (NewGrainKind), registered with
+	// the remote serializers when the cluster is installed; nil otherwise.
+	messages *GrainMessages
 }
 
 // KindOption configures a Kind in NewKind.

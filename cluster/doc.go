@@ -19,6 +19,11 @@
 // short fences itself and rejoins as a new incarnation. Every activation
 // carries a FencingToken that storage can check.
 //
+// Typed grains: protoc-gen-fraktor-grain generates, from a .proto
+// service, a grain interface whose methods take a GrainContext, a kind
+// (NewGrainKind underneath) and a client (Call and CallFuture underneath);
+// a method's error reaches the caller as a *GrainError (docs/typed-grains.md).
+//
 // Underneath are the deterministic pieces: members and views (Member,
 // Topology), the membership Provider contract with the in-memory
 // MemoryRegistry (the Consul provider is in cluster/consul), rendezvous

@@ -107,6 +107,7 @@ func (k Kind) StandaloneProps(id Identity, token FencingToken) *actor.Props {
 // grain's Receive was not given (the kind's own receive middleware sees
 // the Context before the grain's is made).
 func IdentityOf(ctx actor.Context) (Identity, bool) {
+	ctx = untyped(ctx)
 	if s, ok := ctx.(*standaloneGrain); ok {
 		return s.id, true
 	}
@@ -121,6 +122,7 @@ func IdentityOf(ctx actor.Context) (Identity, bool) {
 // a smaller one never accepts a write from a stale activation. The zero
 // token (false) when ctx is not a grain's (as for IdentityOf).
 func FencingTokenOf(ctx actor.Context) (FencingToken, bool) {
+	ctx = untyped(ctx)
 	if s, ok := ctx.(*standaloneGrain); ok {
 		return s.token, true
 	}
@@ -135,6 +137,7 @@ func FencingTokenOf(ctx actor.Context) (FencingToken, bool) {
 // with a new fencing token. It does nothing for an ordinary actor (or a
 // Context that is not a grain's, as for IdentityOf).
 func Passivate(ctx actor.Context) {
+	ctx = untyped(ctx)
 	if s, ok := ctx.(*standaloneGrain); ok {
 		s.Poison(s.Self())
 		return

@@ -24,6 +24,7 @@ func FuzzClusterWire(f *testing.F) {
 	msgs := []proto.Message{
 		(*clusterpb.ActivationRequest)(nil), (*clusterpb.ActivationResponse)(nil),
 		(*clusterpb.ViewAck)(nil), (*clusterpb.ActivationTerminated)(nil),
+		(*clusterpb.GrainError)(nil),
 	}
 	require.NoError(f, ser.RegisterProto(msgs...))
 	names := make([]string, len(msgs))
@@ -53,6 +54,7 @@ func FuzzClusterWire(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0xff, 0xff, 0xff})
 	f.Add([]byte{0x1a, 0x80, 0x80, 0x80, 0x80, 0x10})
+	seed(&clusterpb.GrainError{Code: "insufficient_funds", Message: "balance 0"})
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, name := range names {
@@ -80,6 +82,14 @@ func FuzzClusterWire(f *testing.F) {
 					require.NotNil(t, r, "granted x on %+v", m)
 					require.ErrorIs(t, r, errBusy)
 				}
+			case *clusterpb.GrainError:
+				// What a typed grain's caller makes of it: the same code
+				// and message, as a *GrainError.
+				_, err := GrainReply[*clusterpb.ViewAck](m)
+				var ge *GrainError
+				require.ErrorAs(t, err, &ge)
+				require.Equal(t, m.Code, ge.Code)
+				require.Equal(t, m.Message, ge.Message)
 			case *clusterpb.ActivationResponse, *clusterpb.ActivationTerminated:
 				// Decoded without the core: the requester and the event
 				// stream read them.

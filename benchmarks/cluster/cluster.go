@@ -1,6 +1,8 @@
 package clusterbench
 
 import (
+	"github.com/fraktor-go/fraktor/cluster"
+
 	"context"
 	"time"
 
@@ -53,6 +55,9 @@ type Options struct {
 	// PidCacheCapacity is fraktor's PidCache capacity per member (default:
 	// the cluster's default); protoactor-go's cache is unbounded.
 	PidCacheCapacity int
+	// FraktorKinds are more kinds every fraktor member hosts (the typed
+	// grain benchmark's); protoactor-go ignores them.
+	FraktorKinds []cluster.Kind
 }
 
 // Start starts a cluster of impl and waits until every member sees every

@@ -56,7 +56,7 @@ func startFraktor(opts Options) (_ *fraktorCluster, err error) {
 		rcfg.ListenAddress = "127.0.0.1:0"
 		rcfg.SystemName = "bench"
 		rcfg.Serializers = ser
-		ccfg := cluster.Config{Name: "bench", Provider: reg, Kinds: []cluster.Kind{kind}, PidCacheCapacity: opts.PidCacheCapacity}
+		ccfg := cluster.Config{Name: "bench", Provider: reg, Kinds: append([]cluster.Kind{kind}, opts.FraktorKinds...), PidCacheCapacity: opts.PidCacheCapacity}
 		sys, err := fraktor.NewSystem(fraktor.SystemConfig{Name: "bench", Extensions: []fraktor.ExtensionInstaller{
 			remote.Install(rcfg),
 			cluster.Install(ccfg),

@@ -4,59 +4,19 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
-	"github.com/fraktor-go/fraktor/remote"
+	"github.com/fraktor-go/fraktor/examples/cluster/accountpb"
 )
 
-// The account grain's messages. They cross members as JSON.
+// The account grain's messages are generated from accountpb/account.proto
+// (make generate); the generated kind and client register them with the
+// remote serializers.
 type (
-	// Deposit adds Amount; Req identifies the request, so a retried or
-	// repeated request is applied at most once.
-	Deposit struct {
-		Req    string
-		Amount int64
-	}
-	// Withdraw takes Amount unless the balance is smaller (then the
-	// withdrawal is refused, never overdrawn).
-	Withdraw struct {
-		Req    string
-		Amount int64
-	}
-	// Balance asks for the balance.
-	Balance struct{}
-	// Audit asks for the balance and the account's ledger.
-	Audit struct{}
-	// Result answers Deposit, Withdraw and Balance. Applied is false for a
-	// refused withdrawal (Reason says why) and for a write the store refused
-	// (Err: the activation is stale).
-	Result struct {
-		Balance int64
-		Applied bool
-		Reason  string
-		Err     string
-	}
-	// AuditResult answers Audit: the balance, the applied requests with
-	// their signed amounts and the refused ones.
-	AuditResult struct {
-		Balance int64
-		Applied map[string]int64
-		Refused []string
-	}
+	Result      = accountpb.Result
+	AuditResult = accountpb.AuditResult
 )
 
-const accountKind = "account"
-
-func registerMessages(s *remote.Serializers) error {
-	return errors.Join(
-		remote.RegisterJSON[*Deposit](s, "demo.Deposit"),
-		remote.RegisterJSON[*Withdraw](s, "demo.Withdraw"),
-		remote.RegisterJSON[*Balance](s, "demo.Balance"),
-		remote.RegisterJSON[*Audit](s, "demo.Audit"),
-		remote.RegisterJSON[*Result](s, "demo.Result"),
-		remote.RegisterJSON[*AuditResult](s, "demo.AuditResult"),
-	)
-}
+const accountKind = accountpb.AccountKindName
 
 // errStale: the store refused a write because a newer activation of the
 // account has written (or loaded) since.
@@ -139,48 +99,57 @@ func (s *store) commit(id string, tok cluster.FencingToken, req string, delta in
 }
 
 // accountGrain keeps one account: it loads its state from the store when
-// activated and writes every change through, fenced by its token. Requests
-// are handled one at a time in arrival order (the grain's mailbox), and a
-// request ID seen before gets the answer it got then.
-func accountGrain(st accountStore) cluster.Kind {
-	return cluster.NewKind(accountKind, actor.PropsFromProducer(func() actor.Actor {
-		var (
-			id    string
-			tok   cluster.FencingToken
-			state accountState
-			err   error
-		)
-		return actor.ReceiveFunc(func(c actor.Context) {
-			switch m := c.Message().(type) {
-			case *actor.Started:
-				ident, _ := cluster.IdentityOf(c)
-				tok, _ = cluster.FencingTokenOf(c)
-				id = ident.ID
-				state, err = st.load(id, tok)
-			case *Deposit:
-				c.Respond(apply(st, c, id, tok, &state, err, m.Req, m.Amount))
-			case *Withdraw:
-				c.Respond(apply(st, c, id, tok, &state, err, m.Req, -m.Amount))
-			case *Balance:
-				c.Respond(&Result{Balance: state.balance, Applied: true})
-			case *Audit:
-				r := &AuditResult{Balance: state.balance, Applied: make(map[string]int64, len(state.applied))}
-				for k, v := range state.applied {
-					r.Applied[k] = v
-				}
-				for k := range state.refused {
-					r.Refused = append(r.Refused, k)
-				}
-				c.Respond(r)
-			}
-		})
-	}))
+// activated and writes every change through, fenced by its token. It is the
+// generated Account service's grain: requests are handled one at a time in
+// arrival order (the grain's mailbox), and a request ID seen before gets
+// the answer it got then.
+type accountGrain struct {
+	st    accountStore
+	id    string
+	tok   cluster.FencingToken
+	state accountState
+	err   error // the load's: the activation is stale
 }
 
-func apply(st accountStore, c actor.Context, id string, tok cluster.FencingToken, state *accountState, loadErr error, req string, delta int64) *Result {
-	if loadErr != nil {
-		cluster.Passivate(c)
-		return &Result{Err: loadErr.Error()}
+// accountGrains returns the account grains' kind, persisting to st.
+func accountGrains(st accountStore) cluster.Kind {
+	return accountpb.AccountKind(func(cluster.Identity) accountpb.AccountGrain { return &accountGrain{st: st} })
+}
+
+func (g *accountGrain) Activated(ctx cluster.GrainContext) error {
+	g.id, g.tok = ctx.Identity().ID, ctx.FencingToken()
+	g.state, g.err = g.st.load(g.id, g.tok)
+	return nil // a stale activation answers with Err and passivates
+}
+
+func (g *accountGrain) Deposit(ctx cluster.GrainContext, m *accountpb.DepositRequest) (*Result, error) {
+	return g.apply(ctx, m.GetReq(), m.GetAmount()), nil
+}
+
+func (g *accountGrain) Withdraw(ctx cluster.GrainContext, m *accountpb.WithdrawRequest) (*Result, error) {
+	return g.apply(ctx, m.GetReq(), -m.GetAmount()), nil
+}
+
+func (g *accountGrain) GetBalance(cluster.GrainContext, *accountpb.BalanceRequest) (*Result, error) {
+	return &Result{Balance: g.state.balance, Applied: true}, nil
+}
+
+func (g *accountGrain) Audit(cluster.GrainContext, *accountpb.AuditRequest) (*AuditResult, error) {
+	r := &AuditResult{Balance: g.state.balance, Applied: make(map[string]int64, len(g.state.applied))}
+	for k, v := range g.state.applied {
+		r.Applied[k] = v
+	}
+	for k := range g.state.refused {
+		r.Refused = append(r.Refused, k)
+	}
+	return r, nil
+}
+
+func (g *accountGrain) apply(ctx cluster.GrainContext, req string, delta int64) *Result {
+	state := &g.state
+	if g.err != nil {
+		ctx.Passivate()
+		return &Result{Err: g.err.Error()}
 	}
 	if _, ok := state.applied[req]; ok {
 		return &Result{Balance: state.balance, Applied: true}
@@ -189,9 +158,9 @@ func apply(st accountStore, c actor.Context, id string, tok cluster.FencingToken
 		return &Result{Balance: state.balance, Reason: "insufficient funds"}
 	}
 	ok := state.balance+delta >= 0
-	if err := st.commit(id, tok, req, delta, ok); err != nil {
+	if err := g.st.commit(g.id, g.tok, req, delta, ok); err != nil {
 		// A newer activation owns the account: this one is stale.
-		cluster.Passivate(c)
+		ctx.Passivate()
 		return &Result{Err: err.Error()}
 	}
 	if !ok {

@@ -8,13 +8,14 @@ import (
 	"strings"
 
 	"github.com/fraktor-go/fraktor/cluster"
+	"github.com/fraktor-go/fraktor/examples/cluster/accountpb"
 )
 
 // audit asks every account grain, through c, for its balance and ledger.
 func audit(ctx context.Context, c *cluster.Cluster, accounts []string) (map[string]*AuditResult, error) {
 	out := make(map[string]*AuditResult, len(accounts))
 	for _, a := range accounts {
-		r, err := cluster.Request[*AuditResult](ctx, c, cluster.NewIdentity(accountKind, a), &Audit{})
+		r, err := accountpb.NewAccountClient(c, a).Audit(ctx, &accountpb.AuditRequest{})
 		if err != nil {
 			return nil, fmt.Errorf("demo: audit of account %s: %w", a, err)
 		}

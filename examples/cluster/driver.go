@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fraktor-go/fraktor/cluster"
+	"github.com/fraktor-go/fraktor/examples/cluster/accountpb"
 )
 
 // op is one deposit or withdrawal the driver sent.
@@ -133,24 +134,26 @@ func (d *driver) caller(c *cluster.Cluster, name string, rng *rand.Rand, stop <-
 		default:
 		}
 		acct := d.accounts[rng.IntN(len(d.accounts))]
-		id := cluster.NewIdentity(accountKind, acct)
+		account := accountpb.NewAccountClient(c, acct)
 		req := fmt.Sprintf("%s-%d", name, seq)
-		var msg any
 		var p op
-		switch r := rng.IntN(100); {
-		case r < 50:
-			p = op{acct, 1 + rng.Int64N(100)}
-			msg = &Deposit{Req: req, Amount: p.delta}
-		case r < 85:
-			p = op{acct, -(1 + rng.Int64N(150))}
-			msg = &Withdraw{Req: req, Amount: -p.delta}
-		default:
-			req, msg = "", &Balance{}
-		}
+		var res *Result
+		var err error
 		start := time.Now()
 		// No deadline of its own: the cluster's RequestTimeout bounds it,
 		// and a request in flight at the end is waited for, not cancelled.
-		res, err := cluster.Request[*Result](context.Background(), c, id, msg)
+		ctx := context.Background()
+		switch r := rng.IntN(100); {
+		case r < 50:
+			p = op{acct, 1 + rng.Int64N(100)}
+			res, err = account.Deposit(ctx, &accountpb.DepositRequest{Req: req, Amount: p.delta})
+		case r < 85:
+			p = op{acct, -(1 + rng.Int64N(150))}
+			res, err = account.Withdraw(ctx, &accountpb.WithdrawRequest{Req: req, Amount: -p.delta})
+		default:
+			req = ""
+			res, err = account.GetBalance(ctx, &accountpb.BalanceRequest{})
+		}
 		d.out.record(req, p, res, err, time.Since(start))
 	}
 }

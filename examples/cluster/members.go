@@ -83,10 +83,7 @@ func newProvider(o options, log *slog.Logger) (cluster.Provider, func(), error) 
 }
 
 func startMember(ctx context.Context, name string, prov cluster.Provider, withConsul bool, st accountStore, log *slog.Logger) (*member, error) {
-	ser := remote.NewSerializers()
-	if err := registerMessages(ser); err != nil {
-		return nil, err
-	}
+	ser := remote.NewSerializers() // the generated kind registers the account's messages
 	rcfg := remote.DefaultConfig()
 	rcfg.ListenAddress = "127.0.0.1:0"
 	rcfg.SystemName = clusterName
@@ -95,7 +92,7 @@ func startMember(ctx context.Context, name string, prov cluster.Provider, withCo
 		Name:              clusterName,
 		Provider:          prov,
 		MemberID:          name, // "" in --join mode: the remote address
-		Kinds:             []cluster.Kind{accountGrain(st)},
+		Kinds:             []cluster.Kind{accountGrains(st)},
 		StopBudget:        250 * time.Millisecond,
 		MaxPause:          250 * time.Millisecond,
 		TickInterval:      100 * time.Millisecond,

@@ -513,6 +513,60 @@ func (x *BlockNotice) GetAddress() string {
 	return ""
 }
 
+// GrainError is a typed grain method's error on its way to the caller, who
+// gets it as a *cluster.GrainError with the same code and message.
+type GrainError struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Code          string                 `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
+	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GrainError) Reset() {
+	*x = GrainError{}
+	mi := &file_cluster_internal_clusterpb_cluster_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GrainError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GrainError) ProtoMessage() {}
+
+func (x *GrainError) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_internal_clusterpb_cluster_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GrainError.ProtoReflect.Descriptor instead.
+func (*GrainError) Descriptor() ([]byte, []int) {
+	return file_cluster_internal_clusterpb_cluster_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *GrainError) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *GrainError) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 var File_cluster_internal_clusterpb_cluster_proto protoreflect.FileDescriptor
 
 const file_cluster_internal_clusterpb_cluster_proto_rawDesc = "" +
@@ -557,7 +611,11 @@ const file_cluster_internal_clusterpb_cluster_proto_rawDesc = "" +
 	"\n" +
 	"member_key\x18\x01 \x01(\tR\tmemberKey\x12\x1b\n" +
 	"\tmember_id\x18\x02 \x01(\tR\bmemberId\x12\x18\n" +
-	"\aaddress\x18\x03 \x01(\tR\aaddress*\x99\x02\n" +
+	"\aaddress\x18\x03 \x01(\tR\aaddress\":\n" +
+	"\n" +
+	"GrainError\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage*\x99\x02\n" +
 	"\x10ActivationStatus\x12!\n" +
 	"\x1dACTIVATION_STATUS_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ACTIVATION_STATUS_OK\x10\x01\x12'\n" +
@@ -581,7 +639,7 @@ func file_cluster_internal_clusterpb_cluster_proto_rawDescGZIP() []byte {
 }
 
 var file_cluster_internal_clusterpb_cluster_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_cluster_internal_clusterpb_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_cluster_internal_clusterpb_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_cluster_internal_clusterpb_cluster_proto_goTypes = []any{
 	(ActivationStatus)(0),        // 0: fraktor.cluster.v1.ActivationStatus
 	(*ActivationRequest)(nil),    // 1: fraktor.cluster.v1.ActivationRequest
@@ -589,6 +647,7 @@ var file_cluster_internal_clusterpb_cluster_proto_goTypes = []any{
 	(*ViewAck)(nil),              // 3: fraktor.cluster.v1.ViewAck
 	(*ActivationTerminated)(nil), // 4: fraktor.cluster.v1.ActivationTerminated
 	(*BlockNotice)(nil),          // 5: fraktor.cluster.v1.BlockNotice
+	(*GrainError)(nil),           // 6: fraktor.cluster.v1.GrainError
 }
 var file_cluster_internal_clusterpb_cluster_proto_depIdxs = []int32{
 	0, // 0: fraktor.cluster.v1.ActivationResponse.status:type_name -> fraktor.cluster.v1.ActivationStatus
@@ -610,7 +669,7 @@ func file_cluster_internal_clusterpb_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cluster_internal_clusterpb_cluster_proto_rawDesc), len(file_cluster_internal_clusterpb_cluster_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,111 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"sync"
+	"time"
+	"weak"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/cluster/internal/clusterpb"
+	"github.com/fraktor-go/fraktor/remote"
+)
+
+// GrainMessages is the set of protobuf messages of one typed grain service
+// (its requests and replies). Generated code declares one per service and
+// hands it to NewGrainKind and Register, so the messages are registered
+// with the remote serializers (by full name) of every member that hosts or
+// calls the service; users never register them. Safe for concurrent use.
+type GrainMessages struct {
+	msgs []proto.Message
+	done sync.Map // weak.Pointer[remote.Serializers] → struct{}: registered there
+}
+
+// NewGrainMessages returns the set of msgs (typed nil pointers are fine).
+func NewGrainMessages(msgs ...proto.Message) *GrainMessages {
+	return &GrainMessages{msgs: msgs}
+}
+
+// Register registers the messages with c's remote serializers, once per
+// registry; a message already registered there is kept. Generated clients
+// call it in their constructor.
+func (m *GrainMessages) Register(c *Cluster) error {
+	return m.register(c.remote.Serializers())
+}
+
+func (m *GrainMessages) register(s *remote.Serializers) error {
+	key := weak.Make(s)
+	if _, ok := m.done.Load(key); ok {
+		return nil
+	}
+	for _, msg := range m.msgs {
+		if err := s.RegisterProto(msg); err != nil && !errors.Is(err, remote.ErrAlreadyRegistered) {
+			return err
+		}
+	}
+	m.done.Store(key, struct{}{})
+	return nil
+}
+
+// Call sends req to the typed grain id and waits for its reply of type T,
+// as Request does (activation, retries within ctx, Config.RequestTimeout
+// without a deadline, the same errors); an error the grain method returned
+// arrives as *GrainError. A reply is never retried: a request that reached
+// the grain is not sent again. Generated clients call it.
+func Call[T any](ctx context.Context, c *Cluster, id Identity, req any) (T, error) {
+	res, err := c.request(ctx, id, req)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return GrainReply[T](res)
+}
+
+// GrainReply returns a typed grain's raw reply as T, or the grain's error
+// as *GrainError: for a reply obtained without Call, as by an
+// actor.RequestFuture to the grain's PID or a test probe
+// (testkit.CallGrain). Another type is *actor.TypeMismatchError.
+func GrainReply[T any](reply any) (T, error) {
+	if v, ok := reply.(T); ok {
+		return v, nil
+	}
+	var zero T
+	switch r := reply.(type) {
+	case *clusterpb.GrainError:
+		return zero, &GrainError{Code: r.Code, Message: r.Message}
+	case *GrainError:
+		return zero, r
+	}
+	return zero, &actor.TypeMismatchError{Want: reflect.TypeFor[T](), Got: reply}
+}
+
+// CallFuture sends req to the typed grain id and returns a future of its
+// reply without blocking the caller, as Cluster.RequestFuture does: a grain
+// calls another grain with it and pipes the result to itself
+// (future.PipeTo(ctx.Self())), so no worker waits. The future completes
+// with the reply, or fails with *GrainError (the grain method's error) or
+// Request's errors; ErrTimeout after timeout (Config.RequestTimeout when
+// timeout ≤ 0). Generated clients' XxxFuture methods call it.
+func CallFuture(c *Cluster, id Identity, req any, timeout time.Duration) *actor.Future {
+	if timeout <= 0 {
+		timeout = c.cfg.RequestTimeout
+	}
+	f := c.root.NewFuture(0)
+	started := c.goTracked(func() {
+		ctx, cancel := c.boundContext(timeout)
+		defer cancel()
+		res, err := c.request(ctx, id, req)
+		if ge, ok := res.(*clusterpb.GrainError); ok && err == nil {
+			res, err = nil, &GrainError{Code: ge.Code, Message: ge.Message}
+		}
+		f.Complete(res, err)
+	})
+	if !started {
+		f.Complete(nil, ErrShuttingDown)
+	}
+	return f
+}

@@ -1,0 +1,186 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/cluster/internal/clusterpb"
+)
+
+// GrainContext is the context a typed grain's methods get (the grains
+// generated from .proto services by protoc-gen-fraktor-grain): the
+// activation's actor.Context, valid for the call only, with the grain's
+// identity at hand. IdentityOf, FencingTokenOf and Passivate work on it too.
+type GrainContext interface {
+	actor.Context
+	// Identity returns the grain's identity.
+	Identity() Identity
+	// FencingToken returns this activation's fencing token (FencingTokenOf).
+	FencingToken() FencingToken
+	// Passivate stops this activation after the messages already queued
+	// (Passivate).
+	Passivate()
+}
+
+// GrainActivated is an optional interface of a typed grain: Activated runs
+// when the activation starts, before its first request (a grain loads its
+// state here). A non-nil error, like a panic, fails the activation: the
+// caller that activated it gets *ActivationFailedError, not retried.
+type GrainActivated interface {
+	Activated(ctx GrainContext) error
+}
+
+// GrainDeactivating is an optional interface of a typed grain:
+// Deactivating runs when the activation stops (passivation, handover,
+// shutdown), after its last request.
+type GrainDeactivating interface {
+	Deactivating(ctx GrainContext)
+}
+
+// GrainMessageReceiver is an optional interface of a typed grain:
+// ReceiveMessage gets the messages that are none of the service's requests,
+// such as the result of a client's future piped to the grain
+// (AccountClient.DepositFuture(...).PipeTo(ctx.Self())), a Terminated, or
+// a ReceiveTimeout. Without it such messages are dropped, and one sent as a
+// request is answered with CodeUnimplemented.
+type GrainMessageReceiver interface {
+	ReceiveMessage(ctx GrainContext, msg any)
+}
+
+// ErrUnknownRequest is what a GrainServer's Dispatch reports for a message
+// that is none of its service's requests.
+var ErrUnknownRequest = errors.New("cluster: not a request of this grain")
+
+// GrainServer is one activation of a typed grain as the runtime calls it.
+// Generated code implements it around the user's grain; users do not.
+type GrainServer interface {
+	// Grain returns the user's grain, on which the runtime looks for the
+	// optional interfaces (GrainActivated, GrainDeactivating,
+	// GrainMessageReceiver).
+	Grain() any
+	// Dispatch calls the method whose request msg is and returns its
+	// reply, or ErrUnknownRequest. It runs on the activation's invocation
+	// (one at a time) and may panic (the user's method did).
+	Dispatch(ctx GrainContext, msg any) (reply any, err error)
+}
+
+// NewGrainKind returns the kind name whose activations are typed grains:
+// newServer makes one per activation (on the owner, when it activates; and
+// again after a panic restarted it). msgs are the protobuf messages of the
+// service, registered with the remote serializers of every member that
+// hosts the kind. Generated code calls it (AccountKind); opts are
+// NewKind's.
+func NewGrainKind(name string, msgs *GrainMessages, newServer func(Identity) GrainServer, opts ...KindOption) Kind {
+	k := NewKind(name, actor.PropsFromProducer(func() actor.Actor { return &typedGrain{newServer: newServer} }), opts...)
+	k.messages = msgs
+	return k
+}
+
+// typedGrain is the actor behind a typed grain: it makes the server at
+// Started and turns each request into a Dispatch and its reply.
+type typedGrain struct {
+	newServer func(Identity) GrainServer
+	srv       GrainServer
+	ctx       typedContext
+}
+
+// typedContext is the GrainContext of a typed grain: the Context its
+// Receive got (the grain's, which IdentityOf knows) and the identity.
+type typedContext struct {
+	actor.Context
+	id Identity
+}
+
+func (t *typedContext) Identity() Identity { return t.id }
+
+func (t *typedContext) FencingToken() FencingToken {
+	tok, _ := FencingTokenOf(t.Context)
+	return tok
+}
+
+func (t *typedContext) Passivate() { Passivate(t.Context) }
+
+// untyped returns the Context a typedContext carries, or ctx itself.
+func untyped(ctx actor.Context) actor.Context {
+	if t, ok := ctx.(*typedContext); ok {
+		return t.Context
+	}
+	return ctx
+}
+
+// activatedError: a typed grain's Activated hook returned err.
+type activatedError struct {
+	id  Identity
+	err error
+}
+
+func (e *activatedError) Error() string {
+	return fmt.Sprintf("cluster: grain %s: activated: %v", e.id, e.err)
+}
+func (e *activatedError) Unwrap() error { return e.err }
+
+func (g *typedGrain) Receive(ctx actor.Context) {
+	g.ctx.Context = ctx
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		g.ctx.id, _ = IdentityOf(ctx)
+		g.srv = g.newServer(g.ctx.id)
+		if h, ok := g.srv.Grain().(GrainActivated); ok {
+			if err := h.Activated(&g.ctx); err != nil {
+				// A failure of the Started handler is how an activation
+				// fails (V2.2): the supervisor stops the grain and the
+				// caller gets *ActivationFailedError.
+				panic(&activatedError{id: g.ctx.id, err: err})
+			}
+		}
+	case *actor.Stopping:
+		if h, ok := g.grain().(GrainDeactivating); ok {
+			h.Deactivating(&g.ctx)
+		}
+	case *actor.Restarting, *actor.Stopped:
+	default:
+		g.request(ctx, msg)
+	}
+}
+
+func (g *typedGrain) grain() any {
+	if g.srv == nil {
+		return nil
+	}
+	return g.srv.Grain()
+}
+
+// request dispatches msg. A panic in the method answers the caller with
+// CodeInternal at once and then fails the activation as the panic would
+// have (supervised: the grain restarts).
+func (g *typedGrain) request(ctx actor.Context, msg any) {
+	if g.srv == nil {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if ctx.Sender() != nil {
+				ctx.Respond(&clusterpb.GrainError{Code: CodeInternal, Message: fmt.Sprintf("grain %s panicked: %v", g.ctx.id, r)})
+			}
+			panic(r)
+		}
+	}()
+	reply, err := g.srv.Dispatch(&g.ctx, msg)
+	switch {
+	case err == nil:
+		if ctx.Sender() != nil {
+			ctx.Respond(reply)
+		}
+	case err == ErrUnknownRequest:
+		if h, ok := g.srv.Grain().(GrainMessageReceiver); ok {
+			h.ReceiveMessage(&g.ctx, msg)
+		} else if ctx.Sender() != nil {
+			ctx.Respond(&clusterpb.GrainError{Code: CodeUnimplemented, Message: fmt.Sprintf("grain %s: no method takes %T", g.ctx.id, msg)})
+		}
+	default:
+		if ctx.Sender() != nil {
+			ctx.Respond(grainErrorOf(err))
+		}
+	}
+}

@@ -1,0 +1,16 @@
+// Command protoc-gen-fraktor-grain is a protoc plugin that generates typed
+// grains from the services of .proto files: for each service a server
+// interface (AccountGrain), a kind constructor (AccountKind) and a client
+// (NewAccountClient), in a <file>_fraktor.pb.go beside protoc-gen-go's
+// <file>.pb.go, for the cluster package's runtime. docs/typed-grains.md
+// describes the generated code.
+//
+//	protoc --go_out=. --go_opt=paths=source_relative \
+//	  --fraktor-grain_out=. --fraktor-grain_opt=paths=source_relative shop.proto
+//
+// It refuses, with an error naming the service and method: streaming
+// methods (a grain method takes one request and returns one reply), two
+// methods of one service taking the same request message (a grain
+// dispatches on the request's type), and a method named like another's
+// Future variant (Deposit and DepositFuture).
+package main
