@@ -85,6 +85,8 @@ type cellExtra struct {
 	cancelTimeout func() bool
 
 	onStopped func() // guardians: signal shutdown progress
+
+	header Header // the current message's header (MessageEnvelope), while it is handled
 }
 
 func (c *cell) ext() *cellExtra {

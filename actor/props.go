@@ -129,7 +129,8 @@ func WithPriorityMailbox(levels int) PropsOption {
 	return propsOption(func(p *Props) {
 		p.newQueue = func() mailbox.Queue[envelope] {
 			return mailbox.NewPriority(levels, func(e envelope) int {
-				if pm, ok := e.msg.(Prioritized); ok {
+				msg, _ := UnwrapEnvelope(e.msg)
+				if pm, ok := msg.(Prioritized); ok {
 					return pm.Priority()
 				}
 				return 0
@@ -160,6 +161,7 @@ type chains struct {
 	recv ReceiveFunc // nil without receive middleware, or before first use
 	send SendFunc    // nil without send middleware, or before first use
 	inv  *invokeMW   // nil without invoke middleware
+	cur  Context     // the Context the actor's Receive was handed, while it runs
 }
 
 // chains returns c's middleware chains, building them on first use (on the
@@ -177,7 +179,7 @@ func (c *cell) chains() *chains {
 	}
 	p := c.props
 	if len(p.receiveMW) > 0 {
-		var recv ReceiveFunc = c.receive
+		var recv ReceiveFunc = c.receiveTracked
 		for i := len(p.receiveMW) - 1; i >= 0; i-- {
 			recv = p.receiveMW[i](recv)
 		}
