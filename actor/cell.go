@@ -88,6 +88,8 @@ type cellExtra struct {
 	incarnation uint32       // bumped at each restart: stale continuations are dropped
 
 	onStopped func() // guardians: signal shutdown progress
+
+	header Header // the current message's header (MessageEnvelope), while it is handled
 }
 
 func (c *cell) ext() *cellExtra {

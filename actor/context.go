@@ -14,6 +14,9 @@ type Context interface {
 	// Message is the message being handled; Sender its sender, or nil.
 	Message() any
 	Sender() *PID
+	// MessageHeader is the Header the current message arrived with (see
+	// MessageEnvelope), or nil. It belongs to the message: do not change it.
+	MessageHeader() Header
 	// Children returns this actor's live children, in spawn order. A child
 	// leaves the list before its watchers get Terminated, so one whose stop
 	// was reported (StopFuture completed) is never listed.
@@ -91,6 +94,13 @@ func (c *cell) Sender() *PID     { return c.sender }
 func (c *cell) System() *System  { return c.sys }
 func (c *cell) Children() []*PID { return c.childList() }
 
+func (c *cell) MessageHeader() Header {
+	if c.x == nil {
+		return nil
+	}
+	return c.x.header
+}
+
 func (c *cell) childList() []*PID {
 	if g := c.kids; g != nil {
 		var kids []*cell
@@ -127,7 +137,15 @@ func (c *cell) Request(pid *PID, msg any) { c.send(pid, msg, c.selfPID()) }
 
 func (c *cell) send(pid *PID, msg any, sender *PID) {
 	if len(c.props.sendMW) > 0 {
-		c.chains().send(c, pid, msg, sender)
+		ch := c.chains()
+		// The send chain gets the Context the actor was handed (a receive
+		// middleware's wrapper, if any), so that what a receive middleware
+		// puts in its wrapper reaches the send middleware.
+		var ctx Context = c
+		if ch.cur != nil {
+			ctx = ch.cur
+		}
+		ch.send(ctx, pid, msg, sender)
 		return
 	}
 	c.sys.send(c.worker, pid, msg, sender)
@@ -153,7 +171,13 @@ func (c *cell) Respond(msg any) {
 	c.send(c.sender, msg, c.selfPID())
 }
 
-func (c *cell) Forward(pid *PID) { c.send(pid, c.msg, c.sender) }
+func (c *cell) Forward(pid *PID) {
+	msg := c.msg
+	if x := c.x; x != nil && x.header != nil {
+		msg = &MessageEnvelope{Header: x.header, Message: msg}
+	}
+	c.send(pid, msg, c.sender)
+}
 
 func (c *cell) Spawn(props *Props) *PID {
 	pid, _ := c.spawnChild(c.worker, props, "", "")
@@ -184,7 +208,11 @@ func (c *cell) Unwatch(pid *PID) {
 
 func (c *cell) Stash() {
 	if c.msg != nil {
-		c.ext().stash = append(c.ext().stash, envelope{msg: c.msg, sender: c.sender})
+		msg := c.msg
+		if h := c.ext().header; h != nil {
+			msg = &MessageEnvelope{Header: h, Message: msg}
+		}
+		c.ext().stash = append(c.ext().stash, envelope{msg: msg, sender: c.sender})
 	}
 }
 

@@ -61,6 +61,7 @@ func (d *deadLetters) StopProcess(*PID) {}
 // DeadLetterResponse when the sender is a future (or on another node, which
 // passes it on to a future), so the request fails fast.
 func (s *System) deadLetter(pid *PID, msg any, sender *PID, reason error) {
+	msg, _ = UnwrapEnvelope(msg)
 	d := s.deadLetters
 	d.count.Add(1)
 	s.metrics.deadLetter()

@@ -152,7 +152,13 @@ func (f *Future) complete(v any, err error) {
 func (f *Future) fireTimer() { f.complete(nil, ErrTimeout) }
 
 // SendUser implements Process: the first message completes the future.
-func (f *Future) SendUser(_ *PID, msg any, _ *PID) { f.complete(msg, nil) }
+// A MessageEnvelope completes it with the message it carries.
+func (f *Future) SendUser(_ *PID, msg any, _ *PID) {
+	if e, ok := msg.(*MessageEnvelope); ok && e != nil {
+		msg = e.Message
+	}
+	f.complete(msg, nil)
+}
 
 // SendSystem implements Process: a Terminated completes the future with
 // *Terminated (that is how StopFuture learns of the stop); others are ignored.

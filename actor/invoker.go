@@ -49,6 +49,7 @@ func (c *cell) run(hint int) (res scheduler.InvokeResult, processed int) {
 		if r := recover(); r != nil {
 			msg := c.msg
 			c.msg, c.sender = nil, nil
+			c.clearHeader()
 			res = c.fail(&PanicError{Value: r, Stack: debug.Stack()}, msg)
 		}
 	}()
@@ -122,6 +123,9 @@ func (c *cell) invokeUser(env envelope) {
 	case *continuation:
 		c.onContinuation(m)
 		return
+	case *MessageEnvelope:
+		c.invokeEnveloped(m, env.sender)
+		return
 	}
 	if x := c.x; x != nil && x.recvTimeout > 0 {
 		x.lastActivity = c.sys.clock.Now()
@@ -129,6 +133,27 @@ func (c *cell) invokeUser(env envelope) {
 	c.msg, c.sender = env.msg, env.sender
 	c.dispatch()
 	c.msg, c.sender = nil, nil
+}
+
+// invokeEnveloped handles a message that came with a header: Receive sees
+// the message, and the header through MessageHeader.
+func (c *cell) invokeEnveloped(m *MessageEnvelope, sender *PID) {
+	if m == nil {
+		return
+	}
+	c.ext().header = m.Header
+	c.invokeUser(envelope{msg: m.Message, sender: sender})
+	c.clearHeader()
+}
+
+// clearHeader forgets the header of the message just handled.
+func (c *cell) clearHeader() {
+	if x := c.x; x != nil {
+		x.header = nil
+	}
+	if ch := c.mw; ch != nil {
+		ch.cur = nil
+	}
 }
 
 // deliver hands a runtime message (lifecycle, Terminated) to Receive.
@@ -158,6 +183,16 @@ func (c *cell) deliverSafely(msg any) {
 		}
 	}()
 	c.deliver(msg)
+}
+
+// receiveTracked is the innermost function of a receive chain: it records
+// the Context the actor is handed, for the send chain (see send).
+func (c *cell) receiveTracked(ctx Context) {
+	ch := c.mw
+	prev := ch.cur
+	ch.cur = ctx
+	c.receive(ctx)
+	ch.cur = prev
 }
 
 // receive is the innermost ReceiveFunc: the current behaviour, or the

@@ -130,7 +130,8 @@ func WithPriorityMailbox(levels int) PropsOption {
 	return propsOption(func(p *Props) {
 		p.newQueue = func() mailbox.Queue[envelope] {
 			return mailbox.NewPriority(levels, func(e envelope) int {
-				if pm, ok := e.msg.(Prioritized); ok {
+				msg, _ := UnwrapEnvelope(e.msg)
+				if pm, ok := msg.(Prioritized); ok {
 					return pm.Priority()
 				}
 				return 0
@@ -162,6 +163,7 @@ type chains struct {
 	send  SendFunc          // nil without send middleware, or before first use
 	spawn []SpawnMiddleware // the spawn chain: inherited, then the Props' own
 	inv   *invokeMW         // nil without invoke middleware
+	cur   Context           // the Context the actor's Receive was handed, while it runs
 }
 
 // chains returns c's middleware chains, building them on first use (on the
@@ -179,7 +181,7 @@ func (c *cell) chains() *chains {
 	}
 	p := c.props
 	if len(p.receiveMW) > 0 {
-		var recv ReceiveFunc = c.receive
+		var recv ReceiveFunc = c.receiveTracked
 		for i := len(p.receiveMW) - 1; i >= 0; i-- {
 			recv = p.receiveMW[i](recv)
 		}

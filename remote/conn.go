@@ -174,7 +174,7 @@ func (n *Node) readFailed(c *conn, err error) {
 
 // deliver deserializes one inbound envelope and hands it to the hooks.
 func (n *Node) deliver(from Peer, dec *envelopeDecoder, w *wireEnvelope) {
-	env := Envelope{Target: w.target, Sender: w.sender}
+	env := Envelope{Target: w.target, Sender: w.sender, Header: w.header}
 	c, err := dec.codec(n.ser, w)
 	var msg any
 	if err == nil {

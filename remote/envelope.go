@@ -1,6 +1,10 @@
 package remote
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/fraktor-go/fraktor/actor"
+)
 
 // PIDRef names a process on some node: the node's advertised address and the
 // process ID there. It is the wire form of actor.PID; the zero value means
@@ -17,11 +21,13 @@ func (p PIDRef) IsZero() bool { return p.Address == "" && p.ID == "" }
 func (p PIDRef) String() string { return p.Address + "/" + p.ID }
 
 // Envelope is one message travelling between nodes: its target, its optional
-// sender, and the message itself (serialized by the Node's Serializers on
-// Send, deserialized before the Deliver hook sees it).
+// sender, its optional header (trace context, for example; see
+// actor.MessageEnvelope) and the message itself (serialized by the Node's
+// Serializers on Send, deserialized before the Deliver hook sees it).
 type Envelope struct {
 	Target  PIDRef
-	Sender  PIDRef // zero when there is no sender
+	Sender  PIDRef       // zero when there is no sender
+	Header  actor.Header // nil when there is none
 	Message any
 }
 
@@ -31,6 +37,11 @@ const (
 	maxIDLen         = 4096
 	maxTypeNameLen   = 1024
 	maxInternedNames = 1024
+
+	// A header holds at most maxHeaderFields entries of at most
+	// maxHeaderBytes bytes of keys and values in all.
+	maxHeaderFields = 64
+	maxHeaderBytes  = 16 << 10
 )
 
 // wireEnvelope is an Envelope after serialization: what the batch codec
@@ -42,7 +53,8 @@ type wireEnvelope struct {
 	serializer SerializerID
 	typeName   string
 	payload    []byte
-	nameSlot   int // decoding side: the type name's entry in the name table, or -1
+	header     actor.Header // nil: none
+	nameSlot   int          // decoding side: the type name's entry in the name table, or -1
 }
 
 // Per-envelope flag bits.
@@ -50,7 +62,8 @@ const (
 	envHasSender  = 1 << 0 // a sender follows
 	envTargetAddr = 1 << 1 // the target address is written (else: the receiver's address)
 	envSenderAddr = 1 << 2 // the sender address is written (else: the sending node's address)
-	envFlagsMask  = envHasSender | envTargetAddr | envSenderAddr
+	envHasHeader  = 1 << 3 // a header follows the sender: a count, then key and value strings
+	envFlagsMask  = envHasSender | envTargetAddr | envSenderAddr | envHasHeader
 )
 
 // Type name tags: 0 = literal, 1 = literal that is also added to the
@@ -70,8 +83,33 @@ func (w *wireEnvelope) check() error {
 		return fmt.Errorf("%w: process ID longer than %d bytes", ErrMalformed, maxIDLen)
 	case len(w.typeName) > maxTypeNameLen:
 		return fmt.Errorf("%w: type name longer than %d bytes", ErrMalformed, maxTypeNameLen)
+	case len(w.header) > maxHeaderFields:
+		return fmt.Errorf("%w: header of %d fields, more than %d", ErrMalformed, len(w.header), maxHeaderFields)
+	case headerBytes(w.header) > maxHeaderBytes:
+		return fmt.Errorf("%w: header longer than %d bytes", ErrMalformed, maxHeaderBytes)
 	}
 	return nil
+}
+
+// headerBytes is the length of h's keys and values.
+func headerBytes(h actor.Header) int {
+	n := 0
+	for k, v := range h {
+		n += len(k) + len(v)
+	}
+	return n
+}
+
+// headerEncodedLen is the encoded size of h (0 for no header).
+func headerEncodedLen(h actor.Header) int {
+	if h == nil {
+		return 0
+	}
+	n := uvarintLen(uint64(len(h)))
+	for k, v := range h {
+		n += stringLen(len(k)) + stringLen(len(v))
+	}
+	return n
 }
 
 // check validates what Send can check before the message is encoded: the
@@ -86,6 +124,7 @@ func (it *outItem) check(maxFrame int) error {
 	if it.sender != nil {
 		w.sender = PIDRef{Address: it.sender.Address, ID: it.sender.ID}
 	}
+	_, w.header = actor.UnwrapEnvelope(it.msg)
 	w.typeName = it.codec.name
 	if err := w.check(); err != nil {
 		return err
@@ -101,6 +140,7 @@ func (it *outItem) check(maxFrame int) error {
 func (w *wireEnvelope) maxEncodedLen() int {
 	return 1 + stringLen(len(w.target.Address)) + stringLen(len(w.target.ID)) +
 		stringLen(len(w.sender.Address)) + stringLen(len(w.sender.ID)) +
+		headerEncodedLen(w.header) +
 		1 + 1 + stringLen(len(w.typeName)) + stringLen(len(w.payload))
 }
 
@@ -131,6 +171,9 @@ func (e *envelopeEncoder) append(dst []byte, w *wireEnvelope) []byte {
 	if w.target.Address != e.peerAddr {
 		flags |= envTargetAddr
 	}
+	if w.header != nil {
+		flags |= envHasHeader
+	}
 	dst = append(dst, flags)
 	if flags&envTargetAddr != 0 {
 		dst = appendString(dst, w.target.Address)
@@ -141,6 +184,13 @@ func (e *envelopeEncoder) append(dst []byte, w *wireEnvelope) []byte {
 			dst = appendString(dst, w.sender.Address)
 		}
 		dst = appendString(dst, w.sender.ID)
+	}
+	if w.header != nil {
+		dst = appendUvarint(dst, uint64(len(w.header)))
+		for k, v := range w.header {
+			dst = appendString(dst, k)
+			dst = appendString(dst, v)
+		}
 	}
 	dst = append(dst, byte(w.serializer))
 	if w.typeName == e.lastName && w.typeName != "" {
@@ -249,6 +299,10 @@ func (d *envelopeDecoder) decodeBatch(body []byte, fn func(*wireEnvelope) error)
 			}
 			w.sender.ID = d.str(&c, "sender id", maxIDLen)
 		}
+		w.header = nil
+		if flags&envHasHeader != 0 {
+			w.header = d.header(&c)
+		}
 		w.serializer = SerializerID(c.byte1())
 		w.typeName, w.nameSlot = d.typeName(&c)
 		w.payload = c.bytesField("payload", 0)
@@ -260,6 +314,34 @@ func (d *envelopeDecoder) decodeBatch(body []byte, fn func(*wireEnvelope) error)
 		}
 	}
 	return nil
+}
+
+// header reads a header: fresh strings in a fresh map, which the
+// delivered message keeps.
+func (d *envelopeDecoder) header(c *cursor) actor.Header {
+	n := c.uvarint()
+	if c.err != nil {
+		return nil
+	}
+	if n > maxHeaderFields {
+		c.fail("header of %d fields, more than %d", n, maxHeaderFields)
+		return nil
+	}
+	h := make(actor.Header, n)
+	total := 0
+	for range n {
+		k := c.bytesField("header key", maxHeaderBytes)
+		v := c.bytesField("header value", maxHeaderBytes)
+		if c.err != nil {
+			return nil
+		}
+		if total += len(k) + len(v); total > maxHeaderBytes {
+			c.fail("header longer than %d bytes", maxHeaderBytes)
+			return nil
+		}
+		h[string(k)] = string(v)
+	}
+	return h
 }
 
 // typeName reads a type name and returns it with its name table entry (-1

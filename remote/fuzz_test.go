@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/actor"
 )
 
 // The fuzz targets below are the decoders of bytes that come from the
@@ -35,6 +37,9 @@ func seedStream() [][]byte {
 		{target: PIDRef{"b:1", "t1"}, sender: PIDRef{"a:1", "s"}, serializer: SerializerProto, typeName: "google.protobuf.StringValue", payload: []byte{10, 2, 'h', 'i'}},
 		{target: PIDRef{"c:3", "t2"}, sender: PIDRef{"d:4", "s2"}, serializer: SerializerJSON, typeName: "google.protobuf.StringValue", payload: []byte(`{"a":1}`)},
 		{target: PIDRef{"b:1", "t3"}, serializer: SerializerSystem, payload: []byte{sysPing, 3}},
+		{target: PIDRef{"b:1", "t5"}, sender: PIDRef{"a:1", "s"}, serializer: SerializerProto, typeName: "google.protobuf.StringValue", payload: []byte{10, 1, 'y'},
+			header: actor.Header{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "tracestate": "k=v"}},
+		{target: PIDRef{"b:1", "t6"}, serializer: SerializerProto, typeName: "google.protobuf.StringValue", header: actor.Header{}},
 	}
 	var batch []byte
 	for i := range envs {
@@ -55,8 +60,19 @@ func seedStream() [][]byte {
 	literal = appendUvarint(literal, nameLiteral)
 	literal = appendString(literal, "google.protobuf.StringValue")
 	literal = appendBytes(literal, []byte{10, 1, 'x'})
+	// A header that claims more fields than it holds, and one with too
+	// many fields.
+	short := []byte{envHasHeader}
+	short = appendString(short, "t7")
+	short = appendUvarint(short, 3)
+	short = appendString(short, "k")
+	tooMany := []byte{envHasHeader}
+	tooMany = appendString(tooMany, "t8")
+	tooMany = appendUvarint(tooMany, maxHeaderFields+1)
 	return [][]byte{
 		all,
+		appendFrame(nil, kindEnvelopes, short),
+		appendFrame(nil, kindEnvelopes, tooMany),
 		appendFrame(nil, kindEnvelopes, literal),
 		appendFrame(nil, kindEnvelopes, batch),
 		appendFrame(nil, kindReject, appendReject(nil, RejectBlocked, "blocked")),

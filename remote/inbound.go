@@ -35,8 +35,13 @@ func (r *Remote) deliver(from Peer, env Envelope) {
 		r.deliverControl(t.proc, env, actor.NewPID(env.Target.Address, env.Target.ID))
 	default:
 		// The hot path: no allocation but the message itself. The cached
-		// target PID only tells the process who it is.
-		t.proc.SendUser(t.pid, env.Message, r.senderPID(env.Sender))
+		// target PID only tells the process who it is. A message that came
+		// with a header is delivered in an actor.MessageEnvelope.
+		msg := env.Message
+		if env.Header != nil {
+			msg = &actor.MessageEnvelope{Header: env.Header, Message: msg}
+		}
+		t.proc.SendUser(t.pid, msg, r.senderPID(env.Sender))
 	}
 }
 

@@ -245,17 +245,27 @@ func (n *Node) queuedBytes() int64 {
 // once, and is nil when the envelope was queued. Envelopes sent to one
 // address are written in Send order.
 func (n *Node) Send(address string, env Envelope) error {
-	return n.send(address, refPID(env.Target), refPID(env.Sender), env.Message)
+	msg := env.Message
+	if env.Header != nil {
+		msg = &actor.MessageEnvelope{Header: env.Header, Message: msg}
+	}
+	return n.send(address, refPID(env.Target), refPID(env.Sender), msg)
 }
 
 // send is Send with the target and sender as PIDs (nil: none), which the
 // queue holds as they are: the actor runtime's path, without a PIDRef copy.
+// An *actor.MessageEnvelope is sent as the message it carries, with its
+// header.
 func (n *Node) send(address string, target, sender *actor.PID, msg any) error {
-	codec, err := n.ser.codecFor(msg)
+	body, h := actor.UnwrapEnvelope(msg)
+	codec, err := n.ser.codecFor(body)
 	if err != nil {
 		return n.sendFailed(address, target, sender, msg, err)
 	}
-	item := outItem{target: target, sender: sender, msg: msg, codec: codec, size: codec.estimate(msg)}
+	item := outItem{target: target, sender: sender, msg: msg, codec: codec, size: codec.estimate(body)}
+	if h != nil {
+		item.size += int64(headerEncodedLen(h))
+	}
 	if err := item.check(n.cfg.MaxFrameSize); err != nil {
 		return n.sendFailed(address, target, sender, msg, err)
 	}
@@ -316,7 +326,8 @@ func (n *Node) wireRef(p *actor.PID) PIDRef {
 
 // sendFailed reports an envelope that Send refused and returns err.
 func (n *Node) sendFailed(address string, target, sender *actor.PID, msg any, err error) error {
-	env := Envelope{Target: n.wireRef(target), Sender: n.wireRef(sender), Message: msg}
+	body, h := actor.UnwrapEnvelope(msg)
+	env := Envelope{Target: n.wireRef(target), Sender: n.wireRef(sender), Header: h, Message: body}
 	n.undelivered(Undelivered{Peer: Peer{Address: address}, Envelope: env, Err: err})
 	return err
 }

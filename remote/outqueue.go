@@ -9,7 +9,8 @@ import (
 )
 
 // outItem is one envelope waiting for its endpoint's writer: the message
-// (encoded by the writer, with codec), its target and sender (nil: none),
+// (encoded by the writer, with codec; an *actor.MessageEnvelope is the
+// message it carries, with its header on the wire), its target and sender (nil: none),
 // and the bytes it counts for in the queue's byte bound (see
 // typeCodec.estimate). It is six words, so that a deep queue stays small in
 // the cache.
@@ -22,8 +23,12 @@ type outItem struct {
 
 // envelope is the Envelope of it, as the Undelivered hook reports it.
 func (it *outItem) envelope(n *Node) Envelope {
-	return Envelope{Target: n.wireRef(it.target), Sender: n.wireRef(it.sender), Message: it.msg}
+	msg, h := actor.UnwrapEnvelope(it.msg)
+	return Envelope{Target: n.wireRef(it.target), Sender: n.wireRef(it.sender), Header: h, Message: msg}
 }
+
+// body is the message to encode and its header (nil: none).
+func (it *outItem) body() (any, actor.Header) { return actor.UnwrapEnvelope(it.msg) }
 
 func (it *outItem) typeName() string { return it.codec.name }
 

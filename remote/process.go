@@ -17,13 +17,21 @@ var _ actor.Process = (*remoteProcess)(nil)
 // SendUser implements actor.Process: msg travels with its sender (as a
 // PIDRef, so the receiver can answer). *actor.PoisonPill travels as
 // *PoisonPillRequest and *actor.DeadLetterResponse as *DeadLetterResponse; any
-// other message must be registered in the Serializers.
+// other message must be registered in the Serializers. An
+// *actor.MessageEnvelope travels as its message with its header.
 func (p *remoteProcess) SendUser(pid *actor.PID, msg any, sender *actor.PID) {
 	switch m := msg.(type) {
 	case *actor.PoisonPill:
 		msg = &PoisonPillRequest{}
 	case *actor.DeadLetterResponse:
 		msg = &DeadLetterResponse{Target: p.r.ref(m.Target)}
+	case *actor.MessageEnvelope:
+		switch inner := m.Message.(type) {
+		case *actor.PoisonPill:
+			msg = &actor.MessageEnvelope{Header: m.Header, Message: &PoisonPillRequest{}}
+		case *actor.DeadLetterResponse:
+			msg = &DeadLetterResponse{Target: p.r.ref(inner.Target)}
+		}
 	}
 	p.r.send(pid, msg, sender)
 }

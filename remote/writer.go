@@ -212,13 +212,14 @@ func (ep *endpoint) encode(it *outItem) (wireEnvelope, error) {
 	if cap(ep.payload) > batchTarget {
 		ep.payload = nil // the last one was huge
 	}
-	p, err := it.codec.encode(ep.payload[:0], it.msg)
+	msg, h := it.body()
+	p, err := it.codec.encode(ep.payload[:0], msg)
 	ep.payload = p[:0]
 	if err == nil {
 		it.codec.encoded(len(p))
 	}
 	n := ep.n
-	w := wireEnvelope{target: n.wireRef(it.target), sender: n.wireRef(it.sender), serializer: it.codec.ser, typeName: it.codec.name, payload: p}
+	w := wireEnvelope{target: n.wireRef(it.target), sender: n.wireRef(it.sender), serializer: it.codec.ser, typeName: it.codec.name, payload: p, header: h}
 	if err != nil {
 		return w, err
 	}
