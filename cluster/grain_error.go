@@ -21,6 +21,9 @@ const (
 	// CodeUnimplemented: the grain got a request that is none of its
 	// service's methods' requests.
 	CodeUnimplemented = "unimplemented"
+	// CodeAbandoned: the grain method deferred its reply (DeferReply) and
+	// the activation stopped or restarted before it replied.
+	CodeAbandoned = "abandoned"
 )
 
 // GrainError is the error a typed grain method returned, as its caller gets

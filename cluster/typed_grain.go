@@ -83,13 +83,15 @@ type typedGrain struct {
 	newServer func(Identity) GrainServer
 	srv       GrainServer
 	ctx       typedContext
+	pending   []*deferred // deferred replies not known to be sent (typed_defer.go)
 }
 
 // typedContext is the GrainContext of a typed grain: the Context its
 // Receive got (the grain's, which IdentityOf knows) and the identity.
 type typedContext struct {
 	actor.Context
-	id Identity
+	id       Identity
+	deferred *deferred // the current request's reply, when DeferReply was called
 }
 
 func (t *typedContext) Identity() Identity { return t.id }
@@ -138,7 +140,10 @@ func (g *typedGrain) Receive(ctx actor.Context) {
 		if h, ok := g.grain().(GrainDeactivating); ok {
 			h.Deactivating(&g.ctx)
 		}
-	case *actor.Restarting, *actor.Stopped:
+		g.abandonDeferred()
+	case *actor.Restarting:
+		g.abandonDeferred()
+	case *actor.Stopped:
 	default:
 		g.request(ctx, msg)
 	}
@@ -158,15 +163,29 @@ func (g *typedGrain) request(ctx actor.Context, msg any) {
 	if g.srv == nil {
 		return
 	}
+	g.ctx.deferred = nil
 	defer func() {
 		if r := recover(); r != nil {
-			if ctx.Sender() != nil {
-				ctx.Respond(&clusterpb.GrainError{Code: CodeInternal, Message: fmt.Sprintf("grain %s panicked: %v", g.ctx.id, r)})
+			internal := &clusterpb.GrainError{Code: CodeInternal, Message: fmt.Sprintf("grain %s panicked: %v", g.ctx.id, r)}
+			if d := g.ctx.deferred; d != nil {
+				g.ctx.deferred = nil
+				d.send(internal)
+			} else if ctx.Sender() != nil {
+				ctx.Respond(internal)
 			}
 			panic(r)
 		}
 	}()
 	reply, err := g.srv.Dispatch(&g.ctx, msg)
+	if d := g.ctx.deferred; d != nil {
+		g.ctx.deferred = nil
+		if err != nil && err != ErrUnknownRequest {
+			d.send(grainErrorOf(err))
+		} else {
+			g.keepDeferred(d)
+		}
+		return
+	}
 	switch {
 	case err == nil:
 		if ctx.Sender() != nil {
