@@ -151,6 +151,8 @@ func (c *cell) Sink(e envelope) {
 	switch m := e.msg.(type) {
 	case *Watch:
 		c.sys.sendSystem(nil, m.Watcher, &TerminatedSystem{Terminated{Who: c.selfPID(), Why: TerminatedStopped}})
+	case *stopWatchMsg:
+		c.tellStopped(nil, m)
 	case SystemMessage:
 	default:
 		c.sys.deadLetter(c.selfPID(), e.msg, e.sender, nil)

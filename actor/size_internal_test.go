@@ -41,3 +41,25 @@ func TestFutureIDInline(t *testing.T) {
 		t.Fatalf("long ID %q", got)
 	}
 }
+
+// StopFuture on a local actor is one system message carried in the
+// future's allocation (stop_future.go): a whole synchronous life (spawn,
+// StopFuture, Wait) costs the cell, its ID, the future with the message and
+// the future's channel. With Watch + Stop it cost eight.
+func TestStopFutureAllocs(t *testing.T) {
+	sys, err := NewSystem(SystemConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sys.Shutdown(context.Background()) }()
+	props := PropsFromFunc(func(Context) {})
+	root := sys.Root()
+	allocs := testing.AllocsPerRun(2000, func() {
+		if err := root.StopFuture(root.Spawn(props)).Wait(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 4 {
+		t.Fatalf("spawn + StopFuture + Wait costs %.1f allocations, want at most 4", allocs)
+	}
+}
