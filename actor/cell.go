@@ -179,7 +179,7 @@ func (c *cell) addChild(ch *cell) bool {
 		return false
 	}
 	if c.children == nil {
-		c.children = &childSet{}
+		c.children = newChildSet()
 	}
 	c.children.add(ch)
 	return true

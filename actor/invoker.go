@@ -273,7 +273,7 @@ func (c *cell) tryComplete() {
 	case stateRestarting:
 		c.state = stateAlive
 		c.setChildWait(false)
-		c.actor = c.props.producer()
+		c.actor = c.props.newActor()
 		if x := c.x; x != nil {
 			x.behaviour = nil
 			if len(x.stash) > 0 {
