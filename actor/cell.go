@@ -156,6 +156,8 @@ func (c *cell) Sink(e envelope) {
 	switch m := e.msg.(type) {
 	case *Watch:
 		c.sys.sendSystem(nil, m.Watcher, &TerminatedSystem{Terminated{Who: c.selfPID(), Why: TerminatedStopped}})
+	case *stopWatchMsg:
+		c.tellStopped(nil, m)
 	case SystemMessage, *Timer, *continuation: // the actor's own ticks: nothing to report
 	default:
 		c.sys.deadLetter(c.selfPID(), e.msg, e.sender, nil)
@@ -182,7 +184,7 @@ func (c *cell) addChild(ch *cell) bool {
 		return false
 	}
 	if c.children == nil {
-		c.children = &childSet{}
+		c.children = newChildSet()
 	}
 	c.children.add(ch)
 	return true

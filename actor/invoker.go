@@ -213,13 +213,10 @@ func (c *cell) handleSystem(msg any) {
 		c.deliver(startedMsg)
 	case *Stop:
 		c.beginStop()
+	case *stopWatchMsg:
+		c.stopAndTell(m)
 	case *Watch:
-		if indexPID(c.ext().watchers, m.Watcher) < 0 {
-			if c.ext().watchers == nil {
-				c.ext().watchers = c.ext().watcher1[:0]
-			}
-			c.ext().watchers = append(c.ext().watchers, m.Watcher)
-		}
+		c.addWatcher(m.Watcher)
 	case *Unwatch:
 		c.ext().watchers, _ = removePID(c.ext().watchers, m.Watcher)
 	case *TerminatedSystem:
@@ -232,6 +229,17 @@ func (c *cell) handleSystem(msg any) {
 		}
 	case *restartMsg:
 		c.beginRestart()
+	}
+}
+
+// addWatcher lists w for a Terminated when c stops (once).
+func (c *cell) addWatcher(w *PID) {
+	x := c.ext()
+	if indexPID(x.watchers, w) < 0 {
+		if x.watchers == nil {
+			x.watchers = x.watcher1[:0]
+		}
+		x.watchers = append(x.watchers, w)
 	}
 }
 
@@ -310,7 +318,7 @@ func (c *cell) tryComplete() {
 	case stateRestarting:
 		c.state = stateAlive
 		c.setChildWait(false)
-		c.actor = c.props.producer()
+		c.actor = c.props.newActor()
 		c.cancelTimers() // those set while restarting
 		if x := c.x; x != nil {
 			x.incarnation++

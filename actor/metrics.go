@@ -53,8 +53,9 @@ type metrics struct {
 // option (so recording allocates nothing) and the kind's invoke middleware
 // (SystemConfig.KindMiddleware).
 type kindMetrics struct {
-	opts []metric.AddOption // passed with ...: no slice allocated per call
-	mw   scheduler.Middleware
+	opts  []metric.AddOption // passed with ...: no slice allocated per call
+	mw    scheduler.Middleware
+	owner *metrics // the system's metrics it belongs to: Props cache it without a wrapper (newCell)
 }
 
 func newMetrics(mp metric.MeterProvider, s *System) (*metrics, error) {
@@ -116,7 +117,7 @@ func (m *metrics) kind(name string) *kindMetrics {
 		return k.(*kindMetrics)
 	}
 	attrs := attribute.NewSet(attribute.String(AttrActorKind, name))
-	k := &kindMetrics{opts: []metric.AddOption{metric.WithAttributeSet(attrs)}}
+	k := &kindMetrics{opts: []metric.AddOption{metric.WithAttributeSet(attrs)}, owner: m}
 	if m.kindMW != nil {
 		k.mw = m.kindMiddleware(name)
 	}

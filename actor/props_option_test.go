@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/testkit"
 )
 
 // Props are immutable: a PropsOption is applied by the constructors only.
@@ -21,4 +22,15 @@ func TestPropsOptionsAreClosed(t *testing.T) {
 	}
 	// A nil option is ignored.
 	require.NotNil(t, actor.PropsFromFunc(func(actor.Context) {}, nil, actor.WithKind("k")))
+}
+
+// Props without a function or producer do not panic in Spawn: the actor's
+// first message fails it (a supervised failure), and it can be stopped.
+func TestNilBehaviourPropsSpawn(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	for _, props := range []*actor.Props{actor.PropsFromFunc(nil), actor.PropsFromProducer(nil)} {
+		pid := sys.Root().Spawn(props)
+		require.NotNil(t, pid)
+		require.NoError(t, sys.Root().StopFuture(pid).Wait())
+	}
 }

@@ -8,6 +8,7 @@ import "slices"
 func (p *Props) With(opts ...PropsOption) *Props {
 	q := &Props{
 		producer:   p.producer,
+		fn:         p.fn,
 		supervisor: p.supervisor,
 		receiveMW:  slices.Clone(p.receiveMW),
 		sendMW:     slices.Clone(p.sendMW),

@@ -52,12 +52,7 @@ func (r *RootContext) Stop(pid *PID) { r.sys.sendSystem(nil, pid, stopSys) }
 func (r *RootContext) Poison(pid *PID) { r.sys.send(nil, pid, &PoisonPill{}, nil) }
 
 // StopFuture stops pid and returns a future completed when it has stopped.
-func (r *RootContext) StopFuture(pid *PID) *Future {
-	f := r.sys.newFuture(nil, 0)
-	r.sys.sendSystem(nil, pid, &Watch{Watcher: &f.pidv})
-	r.Stop(pid)
-	return f
-}
+func (r *RootContext) StopFuture(pid *PID) *Future { return r.sys.stopFuture(pid) }
 
 // PoisonFuture poisons pid and returns a future completed when it has stopped.
 func (r *RootContext) PoisonFuture(pid *PID) *Future {

@@ -254,12 +254,12 @@ func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Wor
 		c.parent = parent.selfPID()
 		c.inheritSpawnMW(parent)
 	}
-	c.actor = props.producer()
-	if pk := props.km.Load(); pk != nil && pk.sys == s {
-		c.km = pk.km
+	c.actor = props.newActor()
+	if km := props.km.Load(); km != nil && km.owner == s.metrics {
+		c.km = km
 	} else {
 		c.km = s.metrics.kind(kindOf(props, c.actor))
-		props.km.Store(&propsKind{sys: s, km: c.km})
+		props.km.Store(c.km)
 	}
 	if c.km.mw != nil {
 		c.AddMiddleware(c.km.mw)
