@@ -207,3 +207,65 @@ func BenchmarkTimers100k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReenterAfter: an actor requests another and continues on its own
+// turn with the answer (ReenterAfter), one request at a time; compare with
+// BenchmarkPingPong (the same round trip answered by Respond into Receive).
+func BenchmarkReenterAfter(b *testing.B) {
+	sys := newBenchSystem(b)
+	echo := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if m, ok := c.Message().(*ping); ok {
+			c.Respond(m)
+		}
+	}))
+	done := make(chan struct{})
+	msg := &ping{}
+	n := b.N
+	var next func(c actor.Context)
+	next = func(c actor.Context) {
+		c.ReenterAfter(c.RequestFuture(echo, msg, 0), func(any, error) {
+			if n--; n == 0 {
+				close(done)
+				return
+			}
+			next(c)
+		})
+	}
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if c.Message() == "go" {
+			next(c)
+		}
+	}))
+	b.ReportAllocs()
+	b.ResetTimer()
+	sys.Root().Send(pid, "go")
+	<-done
+}
+
+// BenchmarkSpawnMiddleware: SpawnStop from inside an actor whose Props carry
+// a pass-through spawn middleware, against none.
+func BenchmarkSpawnMiddleware(b *testing.B) {
+	pass := func(next actor.SpawnFunc) actor.SpawnFunc { return next }
+	for _, bc := range []struct {
+		name string
+		opts []actor.PropsOption
+	}{{"none", nil}, {"one", []actor.PropsOption{actor.WithSpawnMiddleware(pass)}}} {
+		b.Run("mw="+bc.name, func(b *testing.B) {
+			sys := newBenchSystem(b)
+			child := actor.PropsFromFunc(func(actor.Context) {})
+			done := make(chan struct{})
+			parent := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+				if c.Message() == "go" {
+					for i := 0; i < b.N; i++ {
+						c.Stop(c.Spawn(child))
+					}
+					close(done)
+				}
+			}, bc.opts...))
+			b.ReportAllocs()
+			b.ResetTimer()
+			sys.Root().Send(parent, "go")
+			<-done
+		})
+	}
+}
