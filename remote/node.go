@@ -113,6 +113,7 @@ type nodeStats struct {
 	envelopesSent, envelopesReceived atomic.Uint64
 	framesSent, framesReceived       atomic.Uint64
 	undelivered                      atomic.Uint64
+	directWrites                     atomic.Uint64 // envelopes written by their sender (tryDirect)
 	handshakesRefused                atomic.Uint64
 	protocolErrors                   atomic.Uint64
 	queueFull                        atomic.Uint64
