@@ -19,11 +19,14 @@ type connWriter struct {
 	e  *envelopeEncoder // c's encoder (its name table is per connection)
 	hb heartbeatPolicy
 
+	// direct is c while c allows direct writes (a kernel-buffered stream),
+	// else nil. Stored under mu, loaded without it by tryDirect's first
+	// look, so that a sender that cannot write directly takes no lock.
+	direct atomic.Pointer[conn]
 	// lastIn is c.framesIn when the last direct write was decided: the next
-	// one waits until a frame has arrived since (see tryDirect).
-	lastIn uint64
-	// direct is set while c allows direct writes (a kernel-buffered stream).
-	direct bool
+	// one waits until a frame has arrived since (see tryDirect). Stored
+	// under mu.
+	lastIn atomic.Uint64
 }
 
 // directMaxFrame bounds the frame of a direct write. A frame this small is
@@ -55,8 +58,10 @@ func (ep *endpoint) attach(c *conn) {
 	w := &ep.w
 	w.mu.Lock()
 	w.c, w.e, w.hb = c, newEnvelopeEncoder(ep.n.addr, c.peer.Address), heartbeatPolicy{}
-	w.direct = directCapable(c.raw)
-	w.lastIn = c.framesIn.Load() - 1 // the first direct write needs no frame in
+	w.lastIn.Store(c.framesIn.Load() - 1) // the first direct write needs no frame in
+	if directCapable(c.raw) {
+		w.direct.Store(c)
+	}
 	w.mu.Unlock()
 }
 
@@ -65,7 +70,8 @@ func (ep *endpoint) attach(c *conn) {
 func (ep *endpoint) detach() {
 	w := &ep.w
 	w.mu.Lock()
-	w.c, w.e, w.direct = nil, nil, false
+	w.c, w.e = nil, nil
+	w.direct.Store(nil)
 	w.mu.Unlock()
 }
 
@@ -104,16 +110,22 @@ func (ep *endpoint) detach() {
 // others find mu taken and queue.
 func (ep *endpoint) tryDirect(it *outItem) (bool, error) {
 	q, w := ep.q, &ep.w
-	if q.count.Load() != 0 || it.size > directMaxFrame || !w.mu.TryLock() {
+	// A first look without the lock: a stream of one-way sends stops here
+	// (no frame in since the last direct write), without touching mu,
+	// which the writer goroutine takes for every batch.
+	if q.count.Load() != 0 || it.size > directMaxFrame {
+		return false, nil
+	}
+	if c := w.direct.Load(); c == nil || c.framesIn.Load() == w.lastIn.Load() || !w.mu.TryLock() {
 		return false, nil
 	}
 	defer w.mu.Unlock()
-	c := w.c
-	if c == nil || !w.direct || q.count.Load() != 0 || c.isClosed() {
+	c := w.direct.Load()
+	if c == nil || q.count.Load() != 0 || c.isClosed() {
 		return false, nil
 	}
 	in := c.framesIn.Load()
-	if in == w.lastIn {
+	if in == w.lastIn.Load() {
 		return false, nil
 	}
 	env, err := ep.encode(it)
@@ -128,7 +140,7 @@ func (ep *endpoint) tryDirect(it *outItem) (bool, error) {
 	frame = w.e.append(frame, &env)
 	binary.BigEndian.PutUint32(frame[5:9], uint32(len(frame)-frameHeaderSize))
 	ep.frame = frame[:0]
-	w.lastIn = in
+	w.lastIn.Store(in)
 	if err := n.writeFrame(c, frame); err != nil {
 		n.closeConn(c, err)
 		return true, err
@@ -139,7 +151,8 @@ func (ep *endpoint) tryDirect(it *outItem) (bool, error) {
 	return true, nil
 }
 
-// framesIn counts the frames c's reader has read; only the reader adds.
+// frameCounter counts the frames a connection's reader has read; only the
+// reader adds.
 type frameCounter struct{ atomic.Uint64 }
 
 func (f *frameCounter) inc() { f.Store(f.Load() + 1) }
