@@ -157,6 +157,12 @@ func (ep *endpoint) writeControl(c *conn, kind frameKind, heartbeat bool, seq ui
 	if heartbeat && !w.hb.tick() {
 		return nil
 	}
+	if kind == kindGoodbye {
+		// Nothing may follow the goodbye: the peer stops reading there, so
+		// a direct write after it would be lost without a report. Senders
+		// queue from now on, and the queue goes to Undelivered.
+		w.direct.Store(nil)
+	}
 	var body []byte
 	if kind != kindGoodbye {
 		body = appendUvarint(ep.payload[:0], seq)
