@@ -201,4 +201,3 @@ func TestOrderingDirectAndQueued(t *testing.T) {
 	assert.Positive(t, direct, "direct writes")
 	assert.Less(t, direct, sent, "some envelopes went through the queue (sent %d)", sent)
 }
-
