@@ -11,8 +11,11 @@ import (
 )
 
 // conn is an established (handshaken) connection. Its reader goroutine is
-// the only reader; the owning endpoint's goroutine is the only writer, so a
-// reader never blocks on a write (which matters on synchronous pipes).
+// the only reader and never writes (which matters on synchronous pipes).
+// Writes go through the owning endpoint's connWriter: its goroutine writes
+// batches, heartbeats and the goodbye, and on kernel-buffered streams a
+// sender may write its own envelope when the connection is idle
+// (endpoint.tryDirect).
 type conn struct {
 	raw        net.Conn
 	fr         *frameReader
@@ -27,6 +30,8 @@ type conn struct {
 	// which some frame must arrive, cleared by the reader on every frame.
 	probeReq   chan struct{}
 	probeUntil atomic.Int64
+
+	framesIn frameCounter // frames read, counted before they are handled (see endpoint.tryDirect)
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -114,6 +119,7 @@ func (n *Node) readLoop(c *conn) {
 		}
 		kind, body, err := c.fr.next()
 		if err == nil {
+			c.framesIn.inc()
 			if c.probeUntil.Load() != 0 {
 				c.probeUntil.Store(0) // the peer is alive
 			}

@@ -21,7 +21,9 @@
 //     registered.
 //   - [Node] is this process's presence on the network: it listens, dials
 //     lazily, keeps one connection per peer pair, queues outbound envelopes in a
-//     bounded queue per peer, coalesces them into one frame per write, sends
+//     bounded queue per peer, coalesces them into one frame per write (or,
+//     when the connection is idle, lets the sender write its envelope
+//     itself, saving a goroutine hand-off per message), sends
 //     heartbeats, reconnects with exponential backoff and jitter, and reports a
 //     peer that stays unreachable as terminated. Inbound envelopes go to the
 //     [Hooks] supplied by the caller (the remote extension, [Remote]).

@@ -41,10 +41,11 @@ type endpoint struct {
 	everConnected   bool  // after a loss, reconnect even with an empty queue
 	termErr         error // set once by terminate or exit
 
-	frame   []byte    // writer scratch, owned by run
-	payload []byte    // the payload being encoded, owned by run
-	batch   []outItem // envelopes of the frame being written, owned by run
-	held    outItem   // storage for the one envelope run holds ("carry"), owned by run
+	w       connWriter // the right to write to the connection; guards frame and payload
+	frame   []byte     // the frame being written, guarded by w.mu
+	payload []byte     // the payload being encoded, guarded by w.mu
+	batch   []outItem  // envelopes of the frame being written, owned by run
+	held    outItem    // storage for the one envelope run holds ("carry"), owned by run
 }
 
 func newEndpoint(n *Node, addr string) *endpoint {
@@ -78,14 +79,18 @@ func (ep *endpoint) current() *conn {
 	return ep.conn
 }
 
-// enqueue adds an item without blocking: ErrQueueFull when the queue is
+// enqueue writes an item directly when the connection is idle (tryDirect)
+// or adds it to the queue without blocking: ErrQueueFull when the queue is
 // full, ErrBlocked when the peer's node ID is blocked, errEndpointGone once
-// the endpoint has stopped taking sends. It takes no lock.
+// the endpoint has stopped taking sends. It waits for no lock.
 func (ep *endpoint) enqueue(it outItem) error {
 	if ep.n.bl.active() {
 		if id := ep.peerID(); id != "" && ep.n.bl.IsBlocked(id) {
 			return fmt.Errorf("%w: node %s", ErrBlocked, id)
 		}
+	}
+	if took, err := ep.tryDirect(&it); took {
+		return err
 	}
 	switch err := ep.q.push(it); {
 	case err == nil:

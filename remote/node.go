@@ -113,6 +113,7 @@ type nodeStats struct {
 	envelopesSent, envelopesReceived atomic.Uint64
 	framesSent, framesReceived       atomic.Uint64
 	undelivered                      atomic.Uint64
+	directWrites                     atomic.Uint64 // envelopes written by their sender (tryDirect)
 	handshakesRefused                atomic.Uint64
 	protocolErrors                   atomic.Uint64
 	queueFull                        atomic.Uint64
@@ -234,16 +235,18 @@ func (n *Node) queuedBytes() int64 {
 	return b
 }
 
-// Send queues env for the node at address, connecting lazily. It never
-// blocks and takes no lock on its common path. It checks that env.Message's
-// type is registered (ErrUnknownType); the endpoint's writer encodes the
-// message later, so it must not change after Send. Every envelope that will
-// not be written to a connection (this call's error, or later: queue dropped
-// at give-up, peer blocked, node closing, an encoding error) is handed
-// exactly once to the Undelivered hook;
-// the returned error is the same one, for callers that want to react at
-// once, and is nil when the envelope was queued. Envelopes sent to one
-// address are written in Send order.
+// Send queues env for the node at address, connecting lazily, or, when the
+// connection is idle, writes it at once on the calling goroutine (a direct
+// write, see docs/remote.md). It never waits for a lock or for the peer to
+// read; a direct write waits only while the kernel's socket buffer is full,
+// at most WriteTimeout. It checks that env.Message's type is registered
+// (ErrUnknownType); the endpoint's writer encodes a queued message later,
+// so it must not change after Send. Every envelope that will not be written
+// to a connection (this call's error, or later: queue dropped at give-up,
+// peer blocked, node closing, an encoding error) is handed exactly once to
+// the Undelivered hook; the returned error is the same one, for callers
+// that want to react at once, and is nil when the envelope was queued or
+// written. Envelopes sent to one address are written in Send order.
 func (n *Node) Send(address string, env Envelope) error {
 	msg := env.Message
 	if env.Header != nil {

@@ -8,8 +8,14 @@ import (
 // cursor decodes the primitive fields of a frame body. It never reads past
 // the end of b and never allocates more than the bytes it has; the first
 // problem sticks in err and every later read returns a zero value.
+//
+// It moves an offset rather than re-slicing b: a read stores an integer,
+// not a pointer, so the reads of a body cost no GC write barrier (a store
+// of a slice through *cursor has one, and the collector runs often under a
+// stream of decoded messages).
 type cursor struct {
 	b   []byte
+	off int // the bytes not read yet are b[off:]
 	err error
 }
 
@@ -19,18 +25,21 @@ func (c *cursor) fail(format string, args ...any) {
 	}
 }
 
-func (c *cursor) empty() bool { return len(c.b) == 0 }
+// left is the number of bytes not read yet.
+func (c *cursor) left() int { return len(c.b) - c.off }
+
+func (c *cursor) empty() bool { return c.left() == 0 }
 
 func (c *cursor) byte1() byte {
 	if c.err != nil {
 		return 0
 	}
-	if len(c.b) == 0 {
+	if c.off >= len(c.b) {
 		c.fail("body ends before a byte field")
 		return 0
 	}
-	v := c.b[0]
-	c.b = c.b[1:]
+	v := c.b[c.off]
+	c.off++
 	return v
 }
 
@@ -38,12 +47,12 @@ func (c *cursor) uvarint() uint64 {
 	if c.err != nil {
 		return 0
 	}
-	v, n := binary.Uvarint(c.b)
+	v, n := binary.Uvarint(c.b[c.off:])
 	if n <= 0 {
 		c.fail("bad uvarint")
 		return 0
 	}
-	c.b = c.b[n:]
+	c.off += n
 	return v
 }
 
@@ -54,16 +63,17 @@ func (c *cursor) bytesField(what string, limit int) []byte {
 	if c.err != nil {
 		return nil
 	}
-	if n > uint64(len(c.b)) {
-		c.fail("%s length %d exceeds the %d remaining bytes", what, n, len(c.b))
+	if n > uint64(c.left()) {
+		c.fail("%s length %d exceeds the %d remaining bytes", what, n, c.left())
 		return nil
 	}
 	if limit > 0 && n > uint64(limit) {
 		c.fail("%s length %d exceeds its limit %d", what, n, limit)
 		return nil
 	}
-	v := c.b[:n:n]
-	c.b = c.b[n:]
+	end := c.off + int(n)
+	v := c.b[c.off:end:end]
+	c.off = end
 	return v
 }
 
@@ -73,8 +83,8 @@ func (c *cursor) str(what string, limit int) string {
 
 // finish reports trailing bytes as malformed and returns the sticky error.
 func (c *cursor) finish(what string) error {
-	if c.err == nil && len(c.b) != 0 {
-		c.fail("%d trailing bytes after %s", len(c.b), what)
+	if c.err == nil && c.left() != 0 {
+		c.fail("%d trailing bytes after %s", c.left(), what)
 	}
 	return c.err
 }

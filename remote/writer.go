@@ -63,7 +63,8 @@ type dialError struct{ err error }
 func (e *dialError) Error() string { return e.err.Error() }
 func (e *dialError) Unwrap() error { return e.err }
 
-// writeLoop is the only writer of c. It takes envelopes from the queue and
+// writeLoop serves c: it writes everything but the direct writes of
+// senders (tryDirect), each write under ep.w.mu. It takes envelopes from the queue and
 // writes them in batches: the first envelope is written at once (no added
 // latency when idle), and everything that queued up meanwhile goes into the
 // next frame (one write per frame, however many envelopes, up to
@@ -73,7 +74,8 @@ func (e *dialError) Unwrap() error { return e.err }
 // envelope it holds but could not write, and why it stopped.
 func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 	n := ep.n
-	enc := newEnvelopeEncoder(n.addr, c.peer.Address)
+	ep.attach(c)
+	defer ep.detach()
 	// The heartbeat ticks on the Node's clock: one timer at a time, re-armed
 	// when it fired.
 	tick := make(chan struct{}, 1)
@@ -85,7 +87,6 @@ func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 	}
 	stopTick := n.clock.AfterFunc(n.cfg.HeartbeatInterval, fire)
 	defer func() { stopTick() }()
-	var hb heartbeatPolicy
 	var seq uint64
 	flushing := false
 	for {
@@ -94,7 +95,7 @@ func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 				ep.held = it
 				carry = &ep.held
 			} else if flushing {
-				err := n.writeFrame(c, appendFrame(ep.frame[:0], kindGoodbye, nil))
+				err := ep.writeControl(c, kindGoodbye, false, 0)
 				if err == nil {
 					err = fmt.Errorf("%w: node closing", ErrStopped)
 				}
@@ -107,21 +108,19 @@ func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 				case <-ep.q.ready:
 				case <-c.probeReq:
 					seq++
-					if err := n.writeFrame(c, appendFrame(ep.frame[:0], kindPing, appendUvarint(nil, seq))); err != nil {
+					if err := ep.writeControl(c, kindPing, false, seq); err != nil {
 						return nil, err
 					}
 				case s := <-c.pongReq:
-					if err := n.writeFrame(c, appendFrame(ep.frame[:0], kindPong, appendUvarint(nil, s))); err != nil {
+					if err := ep.writeControl(c, kindPong, false, s); err != nil {
 						return nil, err
 					}
 				case <-tick:
 					stopTick = n.clock.AfterFunc(n.cfg.HeartbeatInterval, fire)
-					if hb.tick() {
-						seq++
-						if err := n.writeFrame(c, appendFrame(ep.frame[:0], kindPing, appendUvarint(nil, seq))); err != nil {
-							return nil, err
-						}
+					if err := ep.writeControl(c, kindPing, true, seq+1); err != nil {
+						return nil, err
 					}
+					seq++
 				case <-c.closed:
 					return nil, c.err
 				case <-ep.stop:
@@ -141,11 +140,36 @@ func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 		default:
 		}
 		var err error
-		if carry, err = ep.writeBatch(c, enc, carry); err != nil {
+		if carry, err = ep.writeBatch(c, carry); err != nil {
 			return carry, err
 		}
-		hb.written()
 	}
+}
+
+// writeControl writes a ping, pong (both with sequence number seq) or
+// goodbye frame under the connection's write lock. With heartbeat it is the
+// heartbeat tick's ping, written only when no frame was written since the
+// previous tick.
+func (ep *endpoint) writeControl(c *conn, kind frameKind, heartbeat bool, seq uint64) error {
+	w := &ep.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if heartbeat && !w.hb.tick() {
+		return nil
+	}
+	if kind == kindGoodbye {
+		// Nothing may follow the goodbye: the peer stops reading there, so
+		// a direct write after it would be lost without a report. Senders
+		// queue from now on, and the queue goes to Undelivered.
+		w.direct.Store(nil)
+	}
+	var body []byte
+	if kind != kindGoodbye {
+		body = appendUvarint(ep.payload[:0], seq)
+	}
+	frame := appendFrame(ep.frame[:0], kind, body)
+	ep.frame = frame[:0]
+	return ep.n.writeFrame(c, frame)
 }
 
 // writeBatch encodes first and whatever else is queued (up to batchTarget
@@ -154,8 +178,12 @@ func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 // handed to Undelivered alone. On a write error the batch is reported Undelivered
 // with ErrConnectionLost (it may or may not have arrived). It returns the
 // next envelope if it did not fit.
-func (ep *endpoint) writeBatch(c *conn, enc *envelopeEncoder, first *outItem) (*outItem, error) {
+func (ep *endpoint) writeBatch(c *conn, first *outItem) (*outItem, error) {
 	n := ep.n
+	w := &ep.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	enc := w.e
 	limit := min(frameHeaderSize+n.cfg.MaxFrameSize, batchTarget)
 	frame := appendFrameHeader(ep.frame[:0], kindEnvelopes, 0)
 	batch := ep.batch[:0]
@@ -189,6 +217,7 @@ func (ep *endpoint) writeBatch(c *conn, enc *envelopeEncoder, first *outItem) (*
 	if len(batch) > 0 {
 		binary.BigEndian.PutUint32(frame[5:9], uint32(len(frame)-frameHeaderSize))
 		if err = n.writeFrame(c, frame); err == nil {
+			w.hb.written()
 			n.stats.envelopesSent.Add(uint64(len(batch)))
 		} else {
 			peer := c.peerRef()

@@ -1,0 +1,158 @@
+package remote
+
+import (
+	"crypto/tls"
+	"encoding/binary"
+	"net"
+	"sync"
+	"sync/atomic"
+)
+
+// connWriter is the right to write to an endpoint's current connection.
+// Whoever holds mu writes: the endpoint's writer goroutine for every batch,
+// ping, pong and goodbye, or a sending goroutine for one envelope of its
+// own (a direct write, see endpoint.tryDirect). Everything below mu is
+// guarded by it, and so are the endpoint's frame and payload buffers.
+type connWriter struct {
+	mu sync.Mutex
+	c  *conn            // the connection the writer goroutine serves; nil between connections
+	e  *envelopeEncoder // c's encoder (its name table is per connection)
+	hb heartbeatPolicy
+
+	// direct is c while c allows direct writes (a kernel-buffered stream),
+	// else nil. Stored under mu, loaded without it by tryDirect's first
+	// look, so that a sender that cannot write directly takes no lock.
+	direct atomic.Pointer[conn]
+	// lastIn is c.framesIn when the last direct write was decided: the next
+	// one waits until a frame has arrived since (see tryDirect). Stored
+	// under mu.
+	lastIn atomic.Uint64
+}
+
+// directMaxFrame bounds the frame of a direct write. A frame this small is
+// taken whole by the kernel's socket send buffer (Linux gives a TCP socket
+// at least 16 KiB, autotuned upwards) unless the peer has stopped reading
+// with the buffer already full; see tryDirect for that case.
+const directMaxFrame = 4 << 10
+
+// directCapable reports whether writes to raw go into a kernel socket
+// buffer (TCP or Unix sockets, also under TLS), so that a write of a small
+// frame returns without waiting for the peer to read. Synchronous streams
+// (net.Pipe, as in MemoryNetwork) and unknown transports are not: there a
+// direct write from a connection's reader goroutine (the Deliver hook may
+// send) could wait for the peer's reader, which may be waiting for ours.
+func directCapable(raw net.Conn) bool {
+	if tc, ok := raw.(*tls.Conn); ok {
+		raw = tc.NetConn()
+	}
+	switch raw.(type) {
+	case *net.TCPConn, *net.UnixConn:
+		return true
+	}
+	return false
+}
+
+// attach makes c the connection that the writer goroutine serves; called by
+// writeLoop when it starts on c.
+func (ep *endpoint) attach(c *conn) {
+	w := &ep.w
+	w.mu.Lock()
+	w.c, w.e, w.hb = c, newEnvelopeEncoder(ep.n.addr, c.peer.Address), heartbeatPolicy{}
+	w.lastIn.Store(c.framesIn.Load() - 1) // the first direct write needs no frame in
+	if directCapable(c.raw) {
+		w.direct.Store(c)
+	}
+	w.mu.Unlock()
+}
+
+// detach ends direct writes to the connection writeLoop served; called when
+// writeLoop returns.
+func (ep *endpoint) detach() {
+	w := &ep.w
+	w.mu.Lock()
+	w.c, w.e = nil, nil
+	w.direct.Store(nil)
+	w.mu.Unlock()
+}
+
+// tryDirect writes it on the sending goroutine when the connection is idle,
+// saving the hand-off to the writer goroutine (a thread wake-up, which is
+// most of a remote round trip's cost on an otherwise idle link). It reports
+// whether it took the envelope: false leaves it to the queue, untouched;
+// true with a nil error means it was written, and true with an error means
+// the write failed: the connection is closed and the caller reports the
+// envelope Undelivered with that error (it may or may not have arrived).
+//
+// It writes only when all of these hold, and otherwise returns false:
+//
+//   - Nothing is queued, held or being written (the queue's count is 0,
+//     checked under mu, and the writer goroutine releases its items under
+//     mu after writing them): every envelope sent before this one is
+//     already written, so the order of Send is kept.
+//   - No one else is writing (TryLock; a sender never waits for mu).
+//   - The stream is kernel-buffered (directCapable), the connection is
+//     established and open, and the encoded frame is at most
+//     directMaxFrame bytes.
+//   - A frame has arrived from the peer since the last direct write. This
+//     is what keeps a stream of sends on the writer goroutine, which
+//     batches many envelopes into one write: request/response traffic
+//     (an answer arrives between two sends) is written directly; a burst
+//     of one-way sends is written directly once, then queued and batched.
+//
+// Blocking. net.Conn has no non-blocking write, so a direct write can
+// block when the socket's send buffer is full. With nothing queued the
+// writer goroutine had drained everything, and a frame of at most
+// directMaxFrame bytes fits the send buffer unless the peer stopped
+// reading with it already full; then the write waits at most WriteTimeout
+// (the deadline every write on a connection has), after which the
+// connection is closed and the envelope reported Undelivered, as for the
+// writer goroutine. Only the goroutine holding mu can be in that wait; the
+// others find mu taken and queue.
+func (ep *endpoint) tryDirect(it *outItem) (bool, error) {
+	q, w := ep.q, &ep.w
+	// A first look without the lock: a stream of one-way sends stops here
+	// (no frame in since the last direct write), without touching mu,
+	// which the writer goroutine takes for every batch.
+	if q.count.Load() != 0 || it.size > directMaxFrame {
+		return false, nil
+	}
+	if c := w.direct.Load(); c == nil || c.framesIn.Load() == w.lastIn.Load() || !w.mu.TryLock() {
+		return false, nil
+	}
+	defer w.mu.Unlock()
+	c := w.direct.Load()
+	if c == nil || q.count.Load() != 0 || c.isClosed() {
+		return false, nil
+	}
+	in := c.framesIn.Load()
+	if in == w.lastIn.Load() {
+		return false, nil
+	}
+	env, err := ep.encode(it)
+	if err != nil {
+		return false, nil // the writer goroutine reports it, as for any envelope
+	}
+	if env.maxEncodedLen() > directMaxFrame-frameHeaderSize {
+		return false, nil
+	}
+	n := ep.n
+	frame := appendFrameHeader(ep.frame[:0], kindEnvelopes, 0)
+	frame = w.e.append(frame, &env)
+	binary.BigEndian.PutUint32(frame[5:9], uint32(len(frame)-frameHeaderSize))
+	ep.frame = frame[:0]
+	w.lastIn.Store(in)
+	if err := n.writeFrame(c, frame); err != nil {
+		n.closeConn(c, err)
+		return true, err
+	}
+	w.hb.written()
+	n.stats.envelopesSent.Add(1)
+	n.stats.directWrites.Add(1)
+	return true, nil
+}
+
+// frameCounter counts the frames a connection's reader has read; only the
+// reader adds.
+type frameCounter struct{ atomic.Uint64 }
+
+func (f *frameCounter) inc() { f.Store(f.Load() + 1) }

@@ -1,0 +1,203 @@
+package remote
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// roundTrips makes n sequential round trips from a to b: b answers every
+// Ping with a Pong from its Deliver hook (the reader goroutine), and the
+// test goroutine sends the next Ping only once the Pong arrived.
+func roundTrips(t *testing.T, a, b *Node, ra, rb *recorder, n int) {
+	t.Helper()
+	got := make(chan uint64, 1)
+	rb.onDeliver = func(from Peer, env Envelope) {
+		if p, ok := env.Message.(*Ping); ok {
+			if err := b.Send(env.Sender.Address, Envelope{Target: env.Sender, Message: &Pong{Seq: p.Seq}}); err != nil {
+				t.Errorf("reply: %v", err)
+			}
+		}
+	}
+	ra.onDeliver = func(_ Peer, env Envelope) {
+		if p, ok := env.Message.(*Pong); ok {
+			got <- p.Seq
+		}
+	}
+	deadline := time.NewTimer(waitTimeout)
+	defer deadline.Stop()
+	for i := range uint64(n) {
+		require.NoError(t, a.Send(b.Address(), Envelope{Target: PIDRef{b.Address(), "echo"}, Sender: PIDRef{a.Address(), "asker"}, Message: ping(i)}))
+		select {
+		case seq := <-got:
+			require.Equal(t, i, seq)
+		case <-deadline.C:
+			t.Fatalf("round trip %d timed out", i)
+		}
+	}
+}
+
+// TestDirectWriteRoundTrips: request/response traffic over a
+// kernel-buffered stream (TCP, TLS over TCP) is written by the sending
+// goroutine, without the hand-off to the endpoint's writer goroutine; over
+// the synchronous in-memory pipes it never is (a direct write from a reader
+// goroutine could wait for the peer's reader there).
+func TestDirectWriteRoundTrips(t *testing.T) {
+	const n = 50
+	ca := newTestCA(t)
+	for _, tc := range []struct {
+		name   string
+		cfg    func(name string) Config
+		opts   func() []Option
+		direct bool
+	}{
+		{"tcp", func(string) Config { return testConfig() }, func() []Option { return nil }, true},
+		{"tls", func(name string) Config { return mtlsConfig(t, ca, name) }, func() []Option { return nil }, true},
+		{"memory", func(string) Config {
+			c := testConfig()
+			c.ListenAddress = "mem:0"
+			return c
+		}, func() []Option { return []Option{WithTransport(sharedMem)} }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := tc.opts()
+			a, ra := startNode(t, tc.cfg("127.0.0.1"), opts...)
+			b, rb := startNode(t, tc.cfg("127.0.0.1"), opts...)
+			roundTrips(t, a, b, ra, rb, n)
+			da, db := a.stats.directWrites.Load(), b.stats.directWrites.Load()
+			if !tc.direct {
+				assert.Zero(t, da)
+				assert.Zero(t, db)
+				return
+			}
+			// b answers each Ping directly but the first (its endpoint had no
+			// connection yet). a's first Ping is queued too, and a's next
+			// Ping may be sent while a's writer goroutine is still inside
+			// that write (it holds the write lock until the write returned,
+			// and here the answer comes back from b's reader at once): then
+			// it queues as well, to keep the order, and a can stay on the
+			// writer goroutine for a while. So the pair counts, with a margin.
+			assert.GreaterOrEqual(t, da+db, uint64(n/2), "direct writes: a %d, b %d", da, db)
+			assert.Zero(t, a.Stats().Undelivered)
+			assert.Zero(t, b.Stats().Undelivered)
+		})
+	}
+}
+
+// sharedMem is one in-memory network for the memory cases.
+var sharedMem = NewMemoryNetwork()
+
+// TestDirectWriteBurstGoesThroughWriter: a burst of one-way sends is not
+// written send by send: a direct write needs a frame from the peer since
+// the previous one, so the burst queues and the writer goroutine batches
+// it.
+func TestDirectWriteBurstGoesThroughWriter(t *testing.T) {
+	const total = 3000
+	cfg := testConfig()
+	cfg.OutboundQueueSize = total
+	a, _ := startNode(t, cfg)
+	b, rb := startNode(t, testConfig())
+	// Connect first, and let the writer goroutine finish that write: the
+	// burst starts on an idle connection, where a direct write is possible.
+	warm := Envelope{Target: PIDRef{b.Address(), "warm-up"}, Message: &Pong{}}
+	require.NoError(t, a.Send(b.Address(), warm))
+	rb.waitUntil(t, "the warm-up", func(r *recorder) bool { return len(r.delivered) == 1 })
+	require.Eventually(t, func() bool { return a.Stats().EnvelopesSent == 1 }, waitTimeout, time.Millisecond)
+	rb.mu.Lock()
+	rb.delivered = nil
+	rb.mu.Unlock()
+	for i := range uint64(total) {
+		require.NoError(t, a.Send(b.Address(), Envelope{Target: PIDRef{b.Address(), "sink"}, Message: ping(i)}))
+	}
+	rb.waitUntil(t, "the burst", func(r *recorder) bool { return len(r.delivered) == total })
+	for i, d := range rb.delivered {
+		require.Equal(t, uint64(i), d.Env.Message.(*Ping).Seq)
+	}
+	// b sends nothing but heartbeats: each allows one direct write, and the
+	// first send needs none.
+	in := a.Stats().FramesReceived
+	assert.LessOrEqual(t, a.stats.directWrites.Load(), in+1, "direct writes, with %d frames received", in)
+}
+
+// TestOrderingDirectAndQueued: many goroutines send bursts to one node
+// that answers every envelope, each waiting for the answer to its burst's
+// last envelope before the next burst, so that direct writes (an answer
+// arrived, nothing queued) and queued batches (the writer goroutine)
+// alternate on one connection; every sender's envelopes still arrive
+// complete and in Send order.
+func TestOrderingDirectAndQueued(t *testing.T) {
+	const senders, perSender, burst = 8, 400, 4
+	cfg := testConfig()
+	cfg.OutboundQueueSize = senders * perSender
+	src, rsrc := startNode(t, cfg)
+	sink, rs := startNode(t, testConfig())
+	answered := make([]chan uint64, senders)
+	for g := range answered {
+		answered[g] = make(chan uint64, perSender)
+	}
+	rsrc.onDeliver = func(_ Peer, env Envelope) {
+		var g int
+		if _, err := fmt.Sscanf(env.Target.ID, "g%d", &g); err != nil {
+			t.Errorf("answer to %q", env.Target.ID)
+			return
+		}
+		answered[g] <- env.Message.(*Pong).Seq
+	}
+	var mu sync.Mutex
+	next := map[string]uint64{}
+	var bad []string
+	rs.onDeliver = func(from Peer, env Envelope) {
+		key := env.Sender.ID
+		seq := env.Message.(*Ping).Seq
+		mu.Lock()
+		if seq != next[key] {
+			bad = append(bad, fmt.Sprintf("%s: got %d want %d", key, seq, next[key]))
+		}
+		next[key] = seq + 1
+		mu.Unlock()
+		if err := sink.Send(src.Address(), Envelope{Target: env.Sender, Message: &Pong{Seq: seq}}); err != nil {
+			t.Errorf("answer: %v", err)
+		}
+	}
+	var wg sync.WaitGroup
+	for g := range senders {
+		wg.Go(func() {
+			deadline := time.NewTimer(waitTimeout)
+			defer deadline.Stop()
+			for i := range uint64(perSender) {
+				if err := src.Send(sink.Address(), Envelope{Target: PIDRef{sink.Address(), "sink"}, Sender: PIDRef{src.Address(), fmt.Sprintf("g%d", g)}, Message: ping(i)}); err != nil {
+					t.Errorf("send: %v", err)
+					return
+				}
+				if i%burst != burst-1 {
+					continue
+				}
+				for seq := uint64(0); seq != i; {
+					select {
+					case seq = <-answered[g]:
+					case <-deadline.C:
+						t.Errorf("g%d: no answer to %d", g, i)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	rs.waitUntil(t, "all envelopes", func(r *recorder) bool { return len(r.delivered) == senders*perSender })
+	rsrc.waitUntil(t, "all answers", func(r *recorder) bool { return len(r.delivered) == senders*perSender })
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Empty(t, bad)
+	assert.Len(t, next, senders)
+	for k, v := range next {
+		assert.Equal(t, uint64(perSender), v, k)
+	}
+	direct, sent := src.stats.directWrites.Load(), src.Stats().EnvelopesSent
+	assert.Positive(t, direct, "direct writes")
+	assert.Less(t, direct, sent, "some envelopes went through the queue (sent %d)", sent)
+}
