@@ -143,7 +143,7 @@ func (p *PartitionIdentityLookup) moved(rec *activationRecord) {
 		p.stale[rec] = struct{}{}
 	}
 	p.cache.RemoveWithReason(rec.id, CacheOwnerMoved)
-	p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorMoved, Identity: rec.id, PID: rec.pid, Owner: rec.slot.key, Lease: rec.lease})
+	p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorMoved, Identity: rec.id, PID: rec.pid, Owner: rec.slot.key, LeaseID: rec.leaseID, Token: rec.token})
 }
 
 // checkChanged checks the records a view change may move, given that
