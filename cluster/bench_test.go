@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -257,4 +258,29 @@ func BenchmarkPidCachePut(b *testing.B) {
 			c.Put(ids[j], pids[j&127], members[j&127], t0)
 		}
 	})
+}
+
+// BenchmarkPlacementCoreTick: one tick of the placement actor (the core's
+// tick and overdue) over 100,000 idle-timed activations, none stopping: the
+// work the placement actor does every TickInterval between requests.
+func BenchmarkPlacementCoreTick(b *testing.B) {
+	c := newTestCore(mA)
+	if _, err := c.installView(NewTopology(1, []Member{mA}), nil, coreT0); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 100_000 {
+		a, _, refusal := c.activate(NewIdentity("user", strconv.Itoa(i)), 1, c.view.Hash, coreT0)
+		if refusal != nil {
+			b.Fatal(refusal)
+		}
+		c.started(a, actor.NewPID(mA.Address, "g"+strconv.Itoa(i)))
+	}
+	now := coreT0.Add(time.Second)
+	b.ReportAllocs()
+	for b.Loop() {
+		if pass, fence, _ := c.tick(now); len(pass) > 0 || fence {
+			b.Fatal("nothing is idle for a minute or fenced")
+		}
+		c.overdue(now)
+	}
 }
