@@ -284,3 +284,34 @@ func BenchmarkPlacementCoreTick(b *testing.B) {
 		c.overdue(now)
 	}
 }
+
+// BenchmarkPidCacheInvalidateMember: a member with 80 entries leaves a
+// cache of 10,240 entries of 128 members (the leaver's part of a view
+// change in LookupUpdateTopology10kx128).
+func BenchmarkPidCacheInvalidateMember(b *testing.B) {
+	const members, per = 128, 80
+	cfg := DefaultPidCacheConfig()
+	cfg.Capacity, cfg.EventCapacity = 16384, 1<<20
+	c, err := NewPidCache(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ms := testMembers(members, "k")
+	ids := testIdentities(members*per, "k")
+	for i, id := range ids {
+		c.Put(id, actor.NewPID(ms[i%members].Address, id.ID), ms[i%members].Key(), t0)
+	}
+	leaver := ms[0].Key()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		for i := 0; i < len(ids); i += members {
+			c.Put(ids[i], actor.NewPID(ms[0].Address, ids[i].ID), leaver, t0)
+		}
+		c.DrainEvents()
+		b.StartTimer()
+		if n := c.InvalidateMember(leaver); n != per {
+			b.Fatalf("dropped %d, want %d", n, per)
+		}
+	}
+}

@@ -40,7 +40,9 @@ func (p *PartitionIdentityLookup) track(rec *activationRecord) {
 // untrack removes rec from every index.
 func (p *PartitionIdentityLookup) untrack(rec *activationRecord) {
 	delete(p.records, rec.id)
-	delete(p.stale, rec)
+	if rec.stale {
+		delete(p.stale, rec)
+	}
 	if !rec.hasLane {
 		p.laneless--
 	}
