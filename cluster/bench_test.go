@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -257,4 +258,60 @@ func BenchmarkPidCachePut(b *testing.B) {
 			c.Put(ids[j], pids[j&127], members[j&127], t0)
 		}
 	})
+}
+
+// BenchmarkPlacementCoreTick: one tick of the placement actor (the core's
+// tick and overdue) over 100,000 idle-timed activations, none stopping: the
+// work the placement actor does every TickInterval between requests.
+func BenchmarkPlacementCoreTick(b *testing.B) {
+	c := newTestCore(mA)
+	if _, err := c.installView(NewTopology(1, []Member{mA}), nil, coreT0); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 100_000 {
+		a, _, refusal := c.activate(NewIdentity("user", strconv.Itoa(i)), 1, c.view.Hash, coreT0)
+		if refusal != nil {
+			b.Fatal(refusal)
+		}
+		c.started(a, actor.NewPID(mA.Address, "g"+strconv.Itoa(i)))
+	}
+	now := coreT0.Add(time.Second)
+	b.ReportAllocs()
+	for b.Loop() {
+		if pass, fence, _ := c.tick(now); len(pass) > 0 || fence {
+			b.Fatal("nothing is idle for a minute or fenced")
+		}
+		c.overdue(now)
+	}
+}
+
+// BenchmarkPidCacheInvalidateMember: a member with 80 entries leaves a
+// cache of 10,240 entries of 128 members (the leaver's part of a view
+// change in LookupUpdateTopology10kx128).
+func BenchmarkPidCacheInvalidateMember(b *testing.B) {
+	const members, per = 128, 80
+	cfg := DefaultPidCacheConfig()
+	cfg.Capacity, cfg.EventCapacity = 16384, 1<<20
+	c, err := NewPidCache(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ms := testMembers(members, "k")
+	ids := testIdentities(members*per, "k")
+	for i, id := range ids {
+		c.Put(id, actor.NewPID(ms[i%members].Address, id.ID), ms[i%members].Key(), t0)
+	}
+	leaver := ms[0].Key()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		for i := 0; i < len(ids); i += members {
+			c.Put(ids[i], actor.NewPID(ms[0].Address, ids[i].ID), leaver, t0)
+		}
+		c.DrainEvents()
+		b.StartTimer()
+		if n := c.InvalidateMember(leaver); n != per {
+			b.Fatalf("dropped %d, want %d", n, per)
+		}
+	}
 }

@@ -84,10 +84,13 @@ type VirtualActorEvent struct {
 	// Owner is the member key (Member.Key) of the record's owner: the new
 	// owner for Activated and Reactivated, the old one otherwise.
 	Owner string
-	// Lease is the local lease of the activation (zero when the owner is
-	// another member): the new one for Activated/Reactivated, the released
-	// one for Passivated/Invalidated.
-	Lease Lease
+	// LeaseID and Token name the local lease of the activation (both zero
+	// when the owner is another member): the new lease for
+	// Activated/Reactivated, the one released for Passivated/Invalidated
+	// (ActivationLedger.Lookup tells whether it is still held). The rest of
+	// the lease is in the event already (Identity, Owner) or the view's.
+	LeaseID uint64
+	Token   FencingToken
 }
 
 // LookupConfig configures a PartitionIdentityLookup (L4).

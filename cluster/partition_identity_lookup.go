@@ -82,7 +82,8 @@ type activationRecord struct {
 	id       Identity
 	pid      *actor.PID
 	slot     *ownerSlot
-	lease    Lease // zero unless owner is this member
+	leaseID  uint64       // the local lease; 0 unless owner is this member
+	token    FencingToken // its fencing token
 	lastSeen time.Time
 	idLane   uint64 // xxRound(identityHash) under the lookup's lane seed, when hasLane
 	hasLane  bool
@@ -242,7 +243,7 @@ func (p *PartitionIdentityLookup) resolve(id Identity, now time.Time) (*actor.PI
 				p.ownerConfirmed(rec)
 			}
 			p.cache.Put(id, rec.pid, rec.slot.key, now)
-			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorHit, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: rec.lease})
+			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorHit, Identity: id, PID: rec.pid, Owner: rec.slot.key, LeaseID: rec.leaseID, Token: rec.token})
 			return rec.pid, nil
 		}
 		p.forget(rec)
@@ -255,7 +256,7 @@ func (p *PartitionIdentityLookup) resolve(id Identity, now time.Time) (*actor.PI
 	rec.lastSeen = now
 	p.track(rec)
 	p.cache.Put(id, rec.pid, rec.slot.key, now)
-	p.events = append(p.events, VirtualActorEvent{Kind: kind, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: rec.lease})
+	p.events = append(p.events, VirtualActorEvent{Kind: kind, Identity: id, PID: rec.pid, Owner: rec.slot.key, LeaseID: rec.leaseID, Token: rec.token})
 	return rec.pid, nil
 }
 
@@ -281,7 +282,7 @@ func (p *PartitionIdentityLookup) activateOn(id Identity, owner Member) (*activa
 		}
 		return nil, err
 	}
-	return &activationRecord{id: id, pid: pid, slot: p.slotFor(owner), lease: req.Lease}, nil
+	return &activationRecord{id: id, pid: pid, slot: p.slotFor(owner), leaseID: req.Lease.LeaseID, token: req.Lease.Token}, nil
 }
 
 // slotFor returns the owner slot of m's incarnation, creating it.
@@ -297,16 +298,11 @@ func (p *PartitionIdentityLookup) slotFor(m Member) *ownerSlot {
 
 // forget drops a record and releases its local lease. A lease that the
 // runtime already released or replaced is left alone.
-func (p *PartitionIdentityLookup) forget(rec *activationRecord) Lease {
+func (p *PartitionIdentityLookup) forget(rec *activationRecord) {
 	p.untrack(rec)
-	if rec.lease.LeaseID == 0 {
-		return Lease{}
+	if rec.leaseID != 0 {
+		_, _ = p.ledger.Release(rec.id, rec.leaseID)
 	}
-	released, err := p.ledger.Release(rec.id, rec.lease.LeaseID)
-	if err != nil {
-		return rec.lease
-	}
-	return released
 }
 
 func sameMember(a, b Member) bool { return a.ID == b.ID && a.Incarnation == b.Incarnation }
@@ -377,8 +373,8 @@ func (p *PartitionIdentityLookup) UpdateTopology(t Topology) error {
 		for n := len(s.recs); n > 0; n = len(s.recs) {
 			rec := s.recs[n-1]
 			p.recordVisits++
-			lease := p.forget(rec)
-			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorInvalidated, Identity: rec.id, PID: rec.pid, Owner: s.key, Lease: lease})
+			p.forget(rec)
+			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorInvalidated, Identity: rec.id, PID: rec.pid, Owner: s.key, LeaseID: rec.leaseID, Token: rec.token})
 		}
 		delete(p.owners, ref)
 	}
@@ -430,9 +426,9 @@ func (p *PartitionIdentityLookup) invalidateOwner(m Member) []Identity {
 	ids := make([]Identity, 0, len(s.recs))
 	for n := len(s.recs); n > 0; n = len(s.recs) {
 		rec := s.recs[n-1]
-		lease := p.forget(rec)
+		p.forget(rec)
 		ids = append(ids, rec.id)
-		p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorInvalidated, Identity: rec.id, PID: rec.pid, Owner: s.key, Lease: lease})
+		p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorInvalidated, Identity: rec.id, PID: rec.pid, Owner: s.key, LeaseID: rec.leaseID, Token: rec.token})
 	}
 	p.sortEvents(p.events[start:])
 	slices.SortFunc(ids, compareIdentities)
@@ -466,9 +462,9 @@ func (p *PartitionIdentityLookup) PassivateIdle(now time.Time, idleTTL time.Dura
 		if now.Sub(rec.lastSeen) < idleTTL {
 			continue
 		}
-		lease := p.forget(rec)
+		p.forget(rec)
 		p.cache.RemoveWithReason(id, CachePassivated)
-		p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorPassivated, Identity: id, PID: rec.pid, Owner: rec.slot.key, Lease: lease})
+		p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorPassivated, Identity: id, PID: rec.pid, Owner: rec.slot.key, LeaseID: rec.leaseID, Token: rec.token})
 	}
 	p.sortEvents(p.events[start:])
 }

@@ -40,7 +40,9 @@ func (p *PartitionIdentityLookup) track(rec *activationRecord) {
 // untrack removes rec from every index.
 func (p *PartitionIdentityLookup) untrack(rec *activationRecord) {
 	delete(p.records, rec.id)
-	delete(p.stale, rec)
+	if rec.stale {
+		delete(p.stale, rec)
+	}
 	if !rec.hasLane {
 		p.laneless--
 	}
@@ -143,7 +145,7 @@ func (p *PartitionIdentityLookup) moved(rec *activationRecord) {
 		p.stale[rec] = struct{}{}
 	}
 	p.cache.RemoveWithReason(rec.id, CacheOwnerMoved)
-	p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorMoved, Identity: rec.id, PID: rec.pid, Owner: rec.slot.key, Lease: rec.lease})
+	p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorMoved, Identity: rec.id, PID: rec.pid, Owner: rec.slot.key, LeaseID: rec.leaseID, Token: rec.token})
 }
 
 // checkChanged checks the records a view change may move, given that

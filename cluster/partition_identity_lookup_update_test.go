@@ -278,7 +278,7 @@ func TestLookupSortEvents(t *testing.T) {
 				continue
 			}
 			seen[id] = true
-			es = append(es, VirtualActorEvent{Kind: VirtualActorMoved, Identity: id, Owner: fmt.Sprint(len(es)), Lease: Lease{LeaseID: uint64(len(es))}})
+			es = append(es, VirtualActorEvent{Kind: VirtualActorMoved, Identity: id, Owner: fmt.Sprint(len(es)), LeaseID: uint64(len(es))})
 		}
 		want := slices.Clone(es)
 		slices.SortFunc(want, func(a, b VirtualActorEvent) int { return compareIdentities(a.Identity, b.Identity) })

@@ -502,18 +502,48 @@ func (c *PidCache) invalidate(member string, reason CacheDropReason) int {
 			s := &c.shards[w*64+b]
 			s.mu.Lock()
 			if l := s.members[member]; l != nil {
-				for i := l.head; i >= 0; {
-					next := s.slots[i].next
-					c.invalVisits.Add(1)
-					c.remove(s, i, reason)
-					n++
-					i = next
-				}
+				n += c.removeList(s, l, reason)
 				c.drop(s, member)
 			}
 			s.mu.Unlock()
 		}
 	}
+	return n
+}
+
+// removeList drops every entry of the member list l of s, as remove does
+// one by one, with one event batch and one count update; the write lock is
+// held. It returns how many it dropped.
+func (c *PidCache) removeList(s *cacheShard, l *memberEntries, reason CacheDropReason) int {
+	n := int(l.n)
+	c.evMu.Lock()
+	room := max(0, min(n, c.evCap-len(c.events)))
+	if room < n {
+		c.evDropped.Add(uint64(n - room))
+	}
+	for i := l.head; i >= 0; i = s.slots[i].next {
+		if room == 0 {
+			break
+		}
+		slot := &s.slots[i]
+		c.events = append(c.events, PidCacheEvent{Identity: slot.id, PID: slot.pid, Member: slot.member, Reason: reason})
+		room--
+	}
+	c.evMu.Unlock()
+	for i := l.head; i >= 0; {
+		slot := &s.slots[i]
+		next := slot.next
+		delete(s.index, slot.id)
+		slot.id, slot.pid, slot.member, slot.expires, slot.used = Identity{}, nil, "", time.Time{}, false
+		slot.owner, slot.prev, slot.next = nil, -1, -1
+		slot.ref.Store(0)
+		s.free = append(s.free, i)
+		i = next
+	}
+	l.head, l.n = -1, 0
+	s.empty++ // the list is empty now; the caller drops it
+	c.count.Add(int64(-n))
+	c.invalVisits.Add(uint64(n))
 	return n
 }
 

@@ -258,3 +258,41 @@ func TestPidCacheForgetsEmptyOwners(t *testing.T) {
 		assert.Empty(t, c.shards[i].members)
 	}
 }
+
+// A member's entries leave in one batch per shard: every entry is gone
+// (L3, V3.5), its slots are reused, the other member's entries stay, and
+// the events stay bounded by EventCapacity with the rest counted.
+func TestPidCacheInvalidateMemberBatchBoundsEvents(t *testing.T) {
+	c, err := NewPidCache(PidCacheConfig{Capacity: 4096, TTL: time.Hour, EventCapacity: 5})
+	require.NoError(t, err)
+	require.Greater(t, len(c.shards), 1, "entries must spread over shards")
+	ids := testIdentities(300, "k")
+	for i, id := range ids {
+		member := "a#1"
+		if i%3 == 0 {
+			member = "b#1"
+		}
+		c.Put(id, actor.NewPID("n", id.ID), member, t0)
+	}
+	assert.Equal(t, 200, c.InvalidateMember("a#1"))
+	assert.Equal(t, 100, c.Len())
+	ev := c.DrainEvents()
+	require.Len(t, ev, 5)
+	for _, e := range ev {
+		assert.Equal(t, "a#1", e.Member)
+		assert.Equal(t, CacheMemberLeft, e.Reason)
+		assert.Equal(t, e.Identity.ID, e.PID.ID)
+	}
+	assert.Equal(t, uint64(195), c.DroppedEvents())
+	for i, id := range ids {
+		_, ok := c.Get(id, t0)
+		assert.Equal(t, i%3 == 0, ok, "entry %d", i)
+	}
+	assert.Zero(t, c.InvalidateMember("a#1"), "nothing left to drop")
+	for _, id := range ids[:30] {
+		c.Put(id, actor.NewPID("n", id.ID), "a#2", t0)
+	}
+	assert.Equal(t, 120, c.Len())
+	assert.Equal(t, 30, c.InvalidateMember("a#2"), "20 new entries and 10 taken over from b#1")
+	assert.Equal(t, 90, c.Len())
+}

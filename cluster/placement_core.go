@@ -73,9 +73,10 @@ type placementCore struct {
 	goneAt     map[string]time.Time
 	released   map[string]struct{}
 
-	acts  *localActivations
-	byPID map[string]*activation
-	seq   uint64 // the last token sequence number minted
+	acts     *localActivations
+	byPID    map[string]*activation
+	seq      uint64 // the last token sequence number minted
+	stopping int    // activations in acts whose state is actStopping
 
 	lease    MembershipLease
 	hasLease bool
@@ -148,8 +149,11 @@ func (a *activation) touch() {
 	}
 }
 
-// untouch clears the activity mark and reports whether it was set.
-func (a *activation) untouch() bool { return a.marks.And(^markTouched)&markTouched != 0 }
+// untouch clears the activity mark and reports whether it was set. It
+// writes only when the mark is set, so a tick over idle grains only reads.
+func (a *activation) untouch() bool {
+	return a.marks.Load()&markTouched != 0 && a.marks.And(^markTouched)&markTouched != 0
+}
 
 // startedOK reports whether the grain's Started handler returned.
 func (a *activation) startedOK() bool { return a.marks.Load()&markStarted != 0 }
@@ -289,6 +293,7 @@ func (c *placementCore) beginStop(a *activation, why stopReason, now time.Time) 
 		return
 	}
 	a.state, a.reason, a.deadline = actStopping, why, now.Add(c.stop).UnixNano()
+	c.stopping++
 	if why == stopHandover {
 		c.handover++
 	}
@@ -570,7 +575,7 @@ func (c *placementCore) started(a *activation, pid *actor.PID) {
 // failed forgets a granted activation that did not start and releases its
 // lease (V2.2, B3.2).
 func (c *placementCore) failed(a *activation) {
-	c.acts.remove(a)
+	c.forget(a)
 	if a.pid != nil {
 		delete(c.byPID, a.pid.ID)
 	}
@@ -584,7 +589,7 @@ func (c *placementCore) terminated(pid *actor.PID) *activation {
 		return nil
 	}
 	delete(c.byPID, pid.ID)
-	c.acts.remove(a)
+	c.forget(a)
 	if a.state == actStopping && a.reason == stopHandover {
 		c.handover--
 	}
@@ -602,6 +607,9 @@ func (c *placementCore) tick(now time.Time) (passivate []*activation, fence bool
 		c.acts.each(func(a *activation) {
 			if a.state == actStopping && a.reason == stopHandover {
 				c.handover--
+			}
+			if a.state != actStopping {
+				c.stopping++
 			}
 			a.state, a.reason = actStopping, stopFence
 			a.deadline = now.Add(c.stop).UnixNano()
@@ -624,6 +632,14 @@ func (c *placementCore) tick(now time.Time) (passivate []*activation, fence bool
 		}
 	})
 	return passivate, false, nil
+}
+
+// forget removes a from the lease table.
+func (c *placementCore) forget(a *activation) {
+	c.acts.remove(a)
+	if a.state == actStopping {
+		c.stopping--
+	}
 }
 
 // passivate marks the activation of pid stopping at the grain's own request.
@@ -652,6 +668,9 @@ func (c *placementCore) beginShutdown(now time.Time) []*activation {
 // were not stopped forcibly yet, and marks them: the actor stops them at
 // once (the stop budget S is enforced).
 func (c *placementCore) overdue(now time.Time) []*activation {
+	if c.stopping == 0 {
+		return nil // the common tick: nothing to look for
+	}
 	var out []*activation
 	c.acts.each(func(a *activation) {
 		if a.state == actStopping && !a.forced && a.pid != nil && now.UnixNano() > a.deadline {

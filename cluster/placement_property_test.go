@@ -112,16 +112,23 @@ func runSingleActivationProperty(t *testing.T, seed uint64) {
 			now = now.Add(time.Duration(rng.Int64N(int64(coreW))))
 			for _, o := range cores {
 				o.tick(now)
+				o.overdue(now)
 			}
 		}
 		running := map[Identity]string{}
 		for _, o := range cores {
+			stopping := 0
 			o.acts.each(func(a *activation) {
 				if other, ok := running[a.id]; ok {
 					t.Fatalf("step %d: %s runs on %s and %s", step, a.id, other, o.selfKey)
 				}
 				running[a.id] = o.selfKey
+				if a.state == actStopping {
+					stopping++
+				}
 			})
+			// overdue skips its scan when the count says nothing is stopping.
+			require.Equal(t, stopping, o.stopping, "step %d: %s's count of stopping activations", step, o.selfKey)
 		}
 	}
 	require.Greater(t, granted, 20, "the run must grant activations to test anything")
