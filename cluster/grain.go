@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"fmt"
+
 	"github.com/fraktor-go/fraktor/actor"
 )
 
@@ -20,8 +22,9 @@ type grainMiddleware struct {
 // middleware was given, with the grain's activation.
 type grainContext struct {
 	actor.Context
-	a *activation
-	c *Cluster
+	a        *activation
+	c        *Cluster
+	startErr error // set by failActivation during the Started handler
 }
 
 func (c *Cluster) newGrainMiddleware(next actor.ReceiveFunc) actor.ReceiveFunc {
@@ -59,9 +62,28 @@ func (g *grainMiddleware) receive(ctx actor.Context) {
 		at := c.now()
 		a.stoppedAt.Store(&at)
 	case *actor.Started:
+		if err := g.ctx.startErr; err != nil {
+			g.ctx.startErr = nil
+			// As the supervisor reports a panicking Started handler.
+			c.root.Send(c.placement, &grainFailed{pid: ctx.Self(), err: fmt.Errorf("%w: %s: %w", ErrActivationFailed, a.id, err)})
+			return
+		}
 		a.marks.Or(markStarted)
 		c.root.Send(c.placement, &grainReady{pid: ctx.Self()})
 	}
+}
+
+// failActivation, called from a grain's Started handler, fails the
+// activation with err without a panic: the caller that activated it gets
+// *ActivationFailedError (V2.2) and the grain is stopped. It reports false
+// when ctx is not a clustered grain's (a standalone grain in a test).
+func failActivation(ctx actor.Context, err error) bool {
+	g, ok := untyped(ctx).(*grainContext)
+	if !ok || g.a == nil {
+		return false
+	}
+	g.startErr = err
+	return true
 }
 
 // pastFence reports whether msg, a user message, arrives after the

@@ -84,6 +84,7 @@ type typedGrain struct {
 	srv       GrainServer
 	ctx       typedContext
 	pending   []*deferred // deferred replies not known to be sent (typed_defer.go)
+	failed    bool        // Activated returned an error: no requests, no Deactivating
 }
 
 // typedContext is the GrainContext of a typed grain: the Context its
@@ -130,14 +131,19 @@ func (g *typedGrain) Receive(ctx actor.Context) {
 		g.srv = g.newServer(g.ctx.id)
 		if h, ok := g.srv.Grain().(GrainActivated); ok {
 			if err := h.Activated(&g.ctx); err != nil {
-				// A failure of the Started handler is how an activation
-				// fails (V2.2): the supervisor stops the grain and the
-				// caller gets *ActivationFailedError.
-				panic(&activatedError{id: g.ctx.id, err: err})
+				// The activation fails (V2.2): the caller gets
+				// *ActivationFailedError and the grain is stopped, with no
+				// Deactivating (it never served a request).
+				g.failed = true
+				aerr := &activatedError{id: g.ctx.id, err: err}
+				if !failActivation(ctx, aerr) {
+					ctx.Logger().Error("cluster: grain activation failed", "err", aerr)
+					ctx.Stop(ctx.Self())
+				}
 			}
 		}
 	case *actor.Stopping:
-		if h, ok := g.grain().(GrainDeactivating); ok {
+		if h, ok := g.grain().(GrainDeactivating); ok && !g.failed {
 			h.Deactivating(&g.ctx)
 		}
 		g.abandonDeferred()
@@ -160,6 +166,12 @@ func (g *typedGrain) grain() any {
 // CodeInternal at once and then fails the activation as the panic would
 // have (supervised: the grain restarts).
 func (g *typedGrain) request(ctx actor.Context, msg any) {
+	if g.failed {
+		if ctx.Sender() != nil {
+			ctx.Respond(&clusterpb.GrainError{Code: CodeInternal, Message: fmt.Sprintf("grain %s: activation failed", g.ctx.id)})
+		}
+		return
+	}
 	if g.srv == nil {
 		return
 	}
