@@ -21,11 +21,29 @@ import (
 // delivered; Send after Close fails with ErrStopped; and Close finishes
 // gracefully, well before its context's deadline and the connection's
 // WriteTimeout and HeartbeatTimeout, since the peer reads.
+//
+// Cases: Close after a few thousand sends (connection busy), Close at the
+// first accepted send (racing the dial and handshake), and a peer that
+// answers every envelope (frames flow back, so senders also write
+// directly, and the sender has unread input when it closes).
 func TestCloseWhileSendingLosesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		closeAfter int64 // accepted sends before Close begins
+		replies    bool
+	}{
+		{"busy", 2000, false},
+		{"first-send", 1, false},
+		{"replies", 500, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testCloseWhileSending(t, tc.closeAfter, tc.replies) })
+	}
+}
+
+func testCloseWhileSending(t *testing.T, closeAfter int64, replies bool) {
 	const (
 		senders    = 6
 		perSender  = 20000
-		closeAfter = 2000 // accepted sends before Close begins
 		closeBound = 5 * time.Second
 	)
 	cfg := testConfig()
@@ -34,6 +52,11 @@ func TestCloseWhileSendingLosesNothing(t *testing.T) {
 	cfg.WriteTimeout = 30 * time.Second
 	cfg.HeartbeatTimeout = 30 * time.Second
 	sink, rs := startNode(t, cfg)
+	if replies {
+		rs.onDeliver = func(from Peer, env Envelope) {
+			_ = sink.Send(from.Address, Envelope{Target: env.Sender, Message: &Pong{Seq: env.Message.(*Ping).Seq}})
+		}
+	}
 	srcCfg := cfg
 	srcCfg.OutboundQueueSize = senders * perSender
 	src, ra := startNode(t, srcCfg)
@@ -148,8 +171,8 @@ func TestCloseWhileSendingLosesNothing(t *testing.T) {
 	rs.mu.Unlock()
 	ra.mu.Lock()
 	for _, u := range ra.undelivered {
-		if seq := u.Envelope.Message.(*Ping).Seq; seq < senders*perSender {
-			seen[seq] += 2
+		if p, ok := u.Envelope.Message.(*Ping); ok && p.Seq < senders*perSender {
+			seen[p.Seq] += 2
 		}
 	}
 	ra.mu.Unlock()
