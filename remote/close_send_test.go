@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -143,6 +144,11 @@ func testCloseWhileSending(t *testing.T, closeAfter int64, replies bool) {
 			continue
 		case <-deadline.C:
 		}
+		for _, e := range rs.snapshotEvents() {
+			if e.Kind == EventDisconnected {
+				t.Logf("peer disconnected: %v", e.Err)
+			}
+		}
 		t.Fatalf("envelopes lost: %d accepted, %d delivered, %d reported undelivered (Close took %v)", want, got, lost, closeElapsed)
 	}
 	// The peer has closed every connection from src: nothing more arrives.
@@ -195,4 +201,111 @@ func testCloseWhileSending(t *testing.T, closeAfter int64, replies bool) {
 	}
 	require.Zero(t, bad)
 	t.Logf("accepted %d, delivered %d, undelivered %d, Close took %v", want, rs.countDelivered(), lost, closeElapsed)
+}
+
+// TestCloseBoundedWhenPeerStaysOpen: after its goodbye a closing Node reads
+// on until the peer closes the connection, but a peer that reads the
+// goodbye and keeps the connection open holds Close only for the probe
+// timeout (HandshakeTimeout here), or until Close's context ends, never for
+// WriteTimeout or HeartbeatTimeout.
+func TestCloseBoundedWhenPeerStaysOpen(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		handshake time.Duration // the probe timeout, as configured
+		ctx       time.Duration // Close's context
+		wantErr   error
+	}{
+		{"probe-timeout", 300 * time.Millisecond, waitTimeout, nil},
+		{"context", waitTimeout, 300 * time.Millisecond, context.DeadlineExceeded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.HandshakeTimeout = tc.handshake
+			cfg.HeartbeatInterval = 20 * time.Millisecond
+			cfg.WriteTimeout = time.Minute
+			cfg.HeartbeatTimeout = time.Minute
+			rec := newRecorder()
+			b, err := NewNode(cfg, rec.hooks())
+			require.NoError(t, err)
+			require.NoError(t, b.Start(context.Background()))
+			t.Cleanup(func() { _ = b.Close(context.Background()) })
+			t.Cleanup(func() { _ = b.Close(context.Background()) })
+			r := dialRaw(t, b.Address())
+			r.handshake(cfg.SystemName, "stays-open", "10.9.9.9:1")
+			rec.waitEvent(t, EventConnected, nil)
+
+			ctx, cancel := context.WithTimeout(context.Background(), tc.ctx)
+			defer cancel()
+			start := time.Now()
+			closeErr := make(chan error, 1)
+			go func() { closeErr <- b.Close(ctx) }()
+			// The goodbye arrives (after any heartbeats); the raw peer keeps
+			// the connection open.
+			for {
+				kind, _, err := r.fr.next()
+				require.NoError(t, err)
+				if kind == kindGoodbye {
+					break
+				}
+			}
+			err = <-closeErr
+			elapsed := time.Since(start)
+			if tc.wantErr == nil {
+				require.NoError(t, err)
+				ev := rec.waitEvent(t, EventDisconnected, ErrConnectionLost)
+				assert.ErrorContains(t, ev.Err, "did not close")
+			} else {
+				require.ErrorIs(t, err, tc.wantErr)
+			}
+			assert.Less(t, elapsed, 10*time.Second, "bounded by %v", min(tc.handshake, tc.ctx))
+			assert.GreaterOrEqual(t, elapsed, min(tc.handshake, tc.ctx)/2, "Close waited for the peer to close")
+			r.expectClosed()
+		})
+	}
+}
+
+// TestCloseWaitsForPeerToClose: a peer that still sends after our goodbye
+// (it wrote before it read the goodbye) has what it sent delivered, and
+// the connection ends when the peer closes it.
+func TestCloseWaitsForPeerToClose(t *testing.T) {
+	cfg := testConfig()
+	rec := newRecorder()
+	b, err := NewNode(cfg, rec.hooks())
+	require.NoError(t, err)
+	require.NoError(t, b.Start(context.Background()))
+	t.Cleanup(func() { _ = b.Close(context.Background()) })
+	r := dialRaw(t, b.Address())
+	r.handshake(cfg.SystemName, "late-sender", "10.9.9.9:1")
+	rec.waitEvent(t, EventConnected, nil)
+
+	closeErr := make(chan error, 1)
+	go func() { closeErr <- b.Close(context.Background()) }()
+	for {
+		kind, _, err := r.fr.next()
+		require.NoError(t, err)
+		if kind == kindGoodbye {
+			break
+		}
+	}
+	enc := newEnvelopeEncoder("10.9.9.9:1", b.Address())
+	codec, err := b.Serializers().codecFor(ping(7))
+	require.NoError(t, err)
+	payload, err := codec.encode(nil, ping(7))
+	require.NoError(t, err)
+	w := wireEnvelope{target: PIDRef{b.Address(), "x"}, serializer: codec.ser, typeName: codec.name, payload: payload}
+	frame := appendFrameHeader(nil, kindEnvelopes, 0)
+	frame = enc.append(frame, &w)
+	binary.BigEndian.PutUint32(frame[5:9], uint32(len(frame)-frameHeaderSize))
+	r.write(frame)
+	rec.waitUntil(t, "the late envelope delivered", func(r *recorder) bool { return len(r.delivered) == 1 })
+	select {
+	case err := <-closeErr:
+		t.Fatalf("Close returned (%v) while the peer kept the connection open", err)
+	default:
+	}
+	require.NoError(t, r.c.Close())
+	require.NoError(t, <-closeErr)
+	ev := rec.waitEvent(t, EventDisconnected, nil)
+	assert.ErrorIs(t, ev.Err, ErrStopped, "the peer closed after our goodbye: a normal end")
+	assert.Equal(t, &Ping{Seq: 7}, rec.delivered[0].Env.Message)
 }
