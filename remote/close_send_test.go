@@ -229,7 +229,6 @@ func TestCloseBoundedWhenPeerStaysOpen(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, b.Start(context.Background()))
 			t.Cleanup(func() { _ = b.Close(context.Background()) })
-			t.Cleanup(func() { _ = b.Close(context.Background()) })
 			r := dialRaw(t, b.Address())
 			r.handshake(cfg.SystemName, "stays-open", "10.9.9.9:1")
 			rec.waitEvent(t, EventConnected, nil)
