@@ -34,9 +34,12 @@ type conn struct {
 
 	framesIn frameCounter // frames read, counted before they are handled (see endpoint.tryDirect)
 
-	// lingerUntil (unix nanoseconds, 0 = none) is set once this side has
-	// written its goodbye: the reader then reads on, until the peer closes
-	// or this deadline passes (see Node.awaitPeerClose).
+	// goodbye is set just before this side writes its goodbye: from then on
+	// the end of the stream is the peer's expected answer, not a loss.
+	// lingerUntil (unix nanoseconds, 0 = none) is set once the goodbye is
+	// written: the reader reads on until the peer closes or this deadline
+	// passes (see Node.awaitPeerClose).
+	goodbye     atomic.Bool
 	lingerUntil atomic.Int64
 
 	closeOnce sync.Once
@@ -191,7 +194,7 @@ func (n *Node) readFailed(c *conn, err error) {
 	default:
 	}
 	switch {
-	case c.lingerUntil.Load() != 0 && errors.Is(err, io.EOF):
+	case c.goodbye.Load() && errors.Is(err, io.EOF):
 		// The peer closed after our goodbye, as it should.
 		err = fmt.Errorf("%w: node closing", ErrStopped)
 	case c.lingerUntil.Load() != 0 && errors.Is(err, os.ErrDeadlineExceeded):

@@ -162,6 +162,7 @@ func (ep *endpoint) writeControl(c *conn, kind frameKind, heartbeat bool, seq ui
 		// a direct write after it would be lost without a report. Senders
 		// queue from now on, and the queue goes to Undelivered.
 		w.direct.Store(nil)
+		c.goodbye.Store(true)
 	}
 	var body []byte
 	if kind != kindGoodbye {
