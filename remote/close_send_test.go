@@ -145,10 +145,31 @@ func testCloseWhileSending(t *testing.T, closeAfter int64, replies bool) {
 		case <-deadline.C:
 		}
 		for _, e := range rs.snapshotEvents() {
-			if e.Kind == EventDisconnected {
-				t.Logf("peer disconnected: %v", e.Err)
+			t.Logf("sink event: %v %s in=%v %v", e.Kind, e.RemoteAddr, e.Inbound, e.Err)
+		}
+		for _, e := range ra.snapshotEvents() {
+			t.Logf("src event: %v %s in=%v %v", e.Kind, e.RemoteAddr, e.Inbound, e.Err)
+		}
+		ra.mu.Lock()
+		for i, u := range ra.undelivered {
+			if i < 20 {
+				t.Logf("src undelivered: %v %v", u.Envelope.Message, u.Err)
 			}
 		}
+		ra.mu.Unlock()
+		rs.mu.Lock()
+		got2 := map[uint64]bool{}
+		for _, d := range rs.delivered {
+			got2[d.Env.Message.(*Ping).Seq] = true
+		}
+		rs.mu.Unlock()
+		for seq, shown := 0, 0; seq < senders*perSender && shown < 20; seq++ {
+			if accepted[seq].Load() && !got2[uint64(seq)] {
+				shown++
+				t.Logf("missing %d (sender %d, #%d)", seq, seq/perSender, seq%perSender)
+			}
+		}
+		t.Logf("src stats %+v; sink stats %+v; sink undelivered %d", src.Stats(), sink.Stats(), len(rs.undelivered))
 		t.Fatalf("envelopes lost: %d accepted, %d delivered, %d reported undelivered (Close took %v)", want, got, lost, closeElapsed)
 	}
 	// The peer has closed every connection from src: nothing more arrives.
