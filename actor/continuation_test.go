@@ -10,7 +10,7 @@ import (
 	"github.com/fraktor-go/fraktor/testkit"
 )
 
-// Issue 17: the callback runs on the actor's own turn, after the messages
+// The callback runs on the actor's own turn, after the messages
 // queued before the future completed, with the actor's state safe to touch.
 func TestReenterAfterRunsOnActorsTurn(t *testing.T) {
 	sys := testkit.NewManualSystem(t)
@@ -56,7 +56,7 @@ func TestReenterAfterTimeout(t *testing.T) {
 	require.ErrorIs(t, got, actor.ErrTimeout)
 }
 
-// Issue 17: a stopped actor drops its pending continuations, and a
+// A stopped actor drops its pending continuations, and a
 // restarted one those of its previous instance.
 func TestReenterAfterDroppedOnStopAndRestart(t *testing.T) {
 	for _, tc := range []struct {

@@ -12,7 +12,7 @@ import (
 	"github.com/fraktor-go/fraktor/testkit"
 )
 
-// Issue 17: spawn middleware sees every spawn below the actor whose Props
+// Spawn middleware sees every spawn below the actor whose Props
 // carry it (children and grandchildren inherit it), after the system's
 // middleware, and may decorate the Props.
 func TestSpawnMiddlewareInheritedAndOrdered(t *testing.T) {

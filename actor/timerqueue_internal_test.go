@@ -202,7 +202,7 @@ func TestRequestTimeoutsShareOneClockTimer(t *testing.T) {
 	require.Equal(t, 0, sys.tq.len())
 }
 
-// Issue 17: a stopped actor leaves nothing armed on the timer queue, also
+// A stopped actor leaves nothing armed on the timer queue, also
 // timers it armed while stopping.
 func TestStoppedActorLeavesNoTimerArmed(t *testing.T) {
 	sys, err := NewSystem(SystemConfig{})

@@ -44,7 +44,7 @@ func timerActor(got *[]any) *actor.Props {
 	})
 }
 
-// Issue 17: virtual time fires keyed timers deterministically; a timer
+// Virtual time fires keyed timers deterministically; a timer
 // started under a key replaces the one it had; Cancel stops a periodic one.
 func TestTimersKeyedOnVirtualTime(t *testing.T) {
 	sys := testkit.NewManualSystem(t)
@@ -82,7 +82,7 @@ func TestTimerCancelDropsQueuedTick(t *testing.T) {
 	require.Equal(t, []any{"after"}, got)
 }
 
-// Issue 17: timers owned by an actor are cancelled when it stops: nothing
+// Timers owned by an actor are cancelled when it stops: nothing
 // reaches Receive after Stopped, and nothing stays armed.
 func TestTimersCancelledAtStop(t *testing.T) {
 	sys := testkit.NewManualSystem(t)
@@ -123,7 +123,7 @@ func TestTimersCancelledAtStop(t *testing.T) {
 	require.Zero(t, sys.DeadLetters(), "the owner's own ticks are not dead letters")
 }
 
-// Issue 17: a restart cancels the timers of the failed instance.
+// A restart cancels the timers of the failed instance.
 func TestTimersCancelledAtRestart(t *testing.T) {
 	sys := testkit.NewManualSystem(t)
 	var got []any
@@ -191,7 +191,7 @@ func TestSendAfterWallClock(t *testing.T) {
 	probe.ExpectMsgEqual("hello", 5*time.Second)
 }
 
-// Issue 17: 100,000 armed timers cost memory, not goroutines.
+// 100,000 armed timers cost memory, not goroutines.
 func TestHundredThousandTimersNoGoroutines(t *testing.T) {
 	sys, err := actor.NewSystem(actor.SystemConfig{})
 	require.NoError(t, err)

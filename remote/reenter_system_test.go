@@ -8,7 +8,7 @@ import (
 	"github.com/fraktor-go/fraktor/testkit"
 )
 
-// Issue 17: ReenterAfter on a request to an actor on another node (real
+// ReenterAfter on a request to an actor on another node (real
 // TCP over loopback): the callback runs on the asking actor's turn with
 // the remote answer.
 func TestReenterAfterRemoteRequest(t *testing.T) {
