@@ -12,9 +12,13 @@ import (
 // Bytes per idle actor: spawn k actors, send each one message and wait
 // until all have handled it, then compare the live heap plus goroutine
 // stacks (runtime.MemStats HeapAlloc + StackInuse, after a GC) with the
-// figure before the spawns. The actors are stopped, and their Stopped
-// awaited, before the function returns. The result is the number of actors
-// that handled their message and the bytes per actor.
+// figure before the spawns. The actors are stopped, their Stopped awaited,
+// and the figure read once more: the baseline is the lower of the figures
+// before and after the actors, so memory that something else (an earlier
+// system still shutting down asynchronously, as protoactor-go's Shutdown
+// does) frees while the actors live does not cancel out theirs. The result
+// is the number of actors that handled their message and the bytes per
+// actor.
 
 // liveBytes forces a GC and returns HeapAlloc + StackInuse.
 func liveBytes() uint64 {
@@ -24,12 +28,14 @@ func liveBytes() uint64 {
 	return m.HeapAlloc + m.StackInuse
 }
 
-// perActor divides the growth from before to after over k.
-func perActor(before, after uint64, k int) float64 {
-	if after < before {
+// perActor divides the growth from the baseline, the lower of before and
+// end, to after over k.
+func perActor(before, after, end uint64, k int) float64 {
+	base := min(before, end)
+	if after < base {
 		return 0
 	}
-	return float64(after-before) / float64(k)
+	return float64(after-base) / float64(k)
 }
 
 // idleFraktor measures bytes per idle fraktor-go actor.
@@ -68,8 +74,9 @@ func idleFraktor(sys *fraktor.System, k int) (int, float64, error) {
 	if err := await(stopped); err != nil {
 		return 0, 0, err
 	}
+	end := liveBytes()
 	runtime.KeepAlive(pids)
-	return int(got.Load()), perActor(before, after, k), nil
+	return int(got.Load()), perActor(before, after, end, k), nil
 }
 
 // idleProto measures bytes per idle protoactor-go actor.
@@ -108,8 +115,9 @@ func idleProto(sys *proto.ActorSystem, k int) (int, float64, error) {
 	if err := await(stopped); err != nil {
 		return 0, 0, err
 	}
+	end := liveBytes()
 	runtime.KeepAlive(pids)
-	return int(got.Load()), perActor(before, after, k), nil
+	return int(got.Load()), perActor(before, after, end, k), nil
 }
 
 // idleGo measures bytes per idle goroutine blocked on its own channel
@@ -143,5 +151,7 @@ func idleGo(k int) (int, float64, error) {
 		close(in)
 	}
 	<-stopped
-	return int(got.Load()), perActor(before, after, k), nil
+	end := liveBytes()
+	runtime.KeepAlive(ins)
+	return int(got.Load()), perActor(before, after, end, k), nil
 }

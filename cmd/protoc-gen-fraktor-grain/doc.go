@@ -11,6 +11,8 @@
 // It refuses, with an error naming the service and method: streaming
 // methods (a grain method takes one request and returns one reply), two
 // methods of one service taking the same request message (a grain
-// dispatches on the request's type), and a method named like another's
-// Future variant (Deposit and DepositFuture).
+// dispatches on the request's type), a method named like another's
+// Future variant (Deposit and DepositFuture), and a service whose generated
+// names would clash with another name of its Go package (a message
+// AccountClient beside a service Account).
 package main

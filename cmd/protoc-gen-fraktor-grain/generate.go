@@ -37,6 +37,9 @@ func generate(gen *protogen.Plugin) error {
 			}
 		}
 	}
+	if err := checkNames(gen); err != nil {
+		return err
+	}
 	for _, f := range gen.Files {
 		if f.Generate && len(f.Services) > 0 {
 			generateFile(gen, f)
@@ -65,6 +68,93 @@ func check(s *protogen.Service) error {
 		byInput[in] = m
 		if names[m.GoName+"Future"] {
 			return fmt.Errorf("protoc-gen-fraktor-grain: %s: its client's %sFuture would clash with method %sFuture", full, m.GoName, m.GoName)
+		}
+	}
+	return nil
+}
+
+// serviceNames are the package-level identifiers genService declares for
+// service s, as it names them.
+func serviceNames(s *protogen.Service) []string {
+	n := s.GoName
+	return []string{n + "KindName", n + "Grain", n + "Kind", lowerFirst(n) + "Server",
+		lowerFirst(n) + "Messages", n + "Client", "New" + n + "Client"}
+}
+
+// checkNames refuses a service whose generated identifiers would clash
+// with another identifier of its Go package: what protoc-gen-go declares
+// for the package's messages, enums, enum values, oneof wrappers,
+// extensions and file descriptors, or what this plugin declares for
+// another service of the package (a service Account and a message
+// AccountClient, or two services whose Go names are the same). The Go
+// compiler would refuse the package anyway, with an error in generated
+// code; this names the service and the .proto element instead. Every file
+// protoc was given counts, generated in this run or not, since they share
+// the package when they share the Go import path.
+func checkNames(gen *protogen.Plugin) error {
+	declared := map[protogen.GoImportPath]map[string]string{}
+	add := func(p protogen.GoImportPath, id, what string) {
+		m := declared[p]
+		if m == nil {
+			m = map[string]string{}
+			declared[p] = m
+		}
+		if _, ok := m[id]; !ok {
+			m[id] = what
+		}
+	}
+	var addEnum func(p protogen.GoImportPath, e *protogen.Enum)
+	addEnum = func(p protogen.GoImportPath, e *protogen.Enum) {
+		add(p, e.GoIdent.GoName, "enum "+string(e.Desc.FullName()))
+		for _, v := range e.Values {
+			add(p, v.GoIdent.GoName, "enum value "+string(v.Desc.FullName()))
+		}
+	}
+	var addMessage func(p protogen.GoImportPath, m *protogen.Message)
+	addMessage = func(p protogen.GoImportPath, m *protogen.Message) {
+		if m.Desc.IsMapEntry() {
+			return
+		}
+		add(p, m.GoIdent.GoName, "message "+string(m.Desc.FullName()))
+		for _, f := range m.Fields {
+			if f.Oneof != nil && !f.Oneof.Desc.IsSynthetic() {
+				add(p, f.GoIdent.GoName, "oneof field "+string(f.Desc.FullName()))
+			}
+		}
+		for _, e := range m.Enums {
+			addEnum(p, e)
+		}
+		for _, x := range m.Extensions {
+			add(p, x.GoIdent.GoName, "extension "+string(x.Desc.FullName()))
+		}
+		for _, n := range m.Messages {
+			addMessage(p, n)
+		}
+	}
+	for _, f := range gen.Files {
+		p := f.GoImportPath
+		add(p, f.GoDescriptorIdent.GoName, "the descriptor of "+f.Desc.Path())
+		for _, e := range f.Enums {
+			addEnum(p, e)
+		}
+		for _, m := range f.Messages {
+			addMessage(p, m)
+		}
+		for _, x := range f.Extensions {
+			add(p, x.GoIdent.GoName, "extension "+string(x.Desc.FullName()))
+		}
+	}
+	for _, f := range gen.Files {
+		for _, s := range f.Services {
+			for _, id := range serviceNames(s) {
+				if what, ok := declared[f.GoImportPath][id]; ok {
+					return fmt.Errorf("protoc-gen-fraktor-grain: %s: its generated %s would clash with %s in Go package %s; rename one of them",
+						s.Desc.FullName(), id, what, f.GoImportPath)
+				}
+			}
+			for _, id := range serviceNames(s) {
+				add(f.GoImportPath, id, "the generated code of service "+string(s.Desc.FullName()))
+			}
 		}
 	}
 	return nil

@@ -185,6 +185,10 @@ func TestRefused(t *testing.T) {
 		{"bidi-streaming", "service S { rpc Chat(stream A) returns (stream B); }", "t.v1.S.Chat: streaming methods are not supported"},
 		{"shared-request", "service S { rpc Get(A) returns (B); rpc Reset(A) returns (B); }", "t.v1.S.Get and t.v1.S.Reset both take t.v1.A"},
 		{"future-clash", "service S { rpc Get(A) returns (B); rpc GetFuture(B) returns (A); }", "t.v1.S.Get: its client's GetFuture would clash"},
+		{"message-clash", "message SClient {}\nservice S { rpc Get(A) returns (B); }", "t.v1.S: its generated SClient would clash with message t.v1.SClient in Go package \"example.com/t/v1\""},
+		{"oneof-clash", "message Z { oneof o { A s_client = 1; } }\nservice Z_S { rpc Get(A) returns (B); }", "t.v1.Z_S: its generated Z_SClient would clash with oneof field t.v1.Z.s_client"},
+		{"enum-clash", "enum SKind { SKIND_UNSPECIFIED = 0; }\nservice S { rpc Get(A) returns (B); }", "t.v1.S: its generated SKind would clash with enum t.v1.SKind"},
+		{"service-clash", "service fine { rpc Get(A) returns (B); }", "t.v1.fine: its generated FineKindName would clash with the generated code of service t.v1.Fine"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
