@@ -526,6 +526,15 @@ func (c *Cluster) onBlockEvent(ev remote.BlockEvent) {
 	c.log.Info("cluster: block list update applied", "blocked", len(hit))
 }
 
+// isBlockedMember reports whether onBlockEvent took the member with this
+// key out of owner selection.
+func (c *Cluster) isBlockedMember(key string) bool {
+	c.blockMu.Lock()
+	defer c.blockMu.Unlock()
+	_, ok := c.blocked[key]
+	return ok
+}
+
 // invalidateMember drops the PidCache entries of m and returns how many.
 func (c *Cluster) invalidateMember(key string, m Member) int {
 	if c.custom {

@@ -129,11 +129,17 @@ func (p *placementActor) Receive(ctx actor.Context) {
 			p.handOver(ctx, a, now)
 		}
 	case *clusterpb.BlockNotice:
+		// Block runs onBlockEvent on this goroutine: when the member is in
+		// the caller-side view, that marks it blocked and queues a
+		// blockMsg, which reports the update. When it is not (the
+		// eviction reached this member's view before the notice did), no
+		// blockMsg follows: nothing moves, the cache is still swept and
+		// the update reported here (V4.4). The caller-side view is the one
+		// to ask: the placement actor's own view may still hold the member
+		// while its next view waits in this mailbox, and then neither path
+		// reported the block.
 		p.c.remote.BlockList().Block(m.Address)
-		if _, inView := p.core.view.Member(m.MemberId); !inView || !p.core.hasView {
-			// Already gone from this member's view (the eviction was
-			// faster than the notice): nothing to move, the cache is
-			// still swept and the update reported (V4.4).
+		if !p.c.isBlockedMember(m.MemberKey) {
 			p.c.sys.EventStream().Publish(&BlockListApplied{Member: m.MemberKey,
 				Invalidated: p.c.invalidateMember(m.MemberKey, Member{ID: m.MemberId, Address: m.Address}), At: now})
 		}
