@@ -206,12 +206,17 @@ type Requester interface {
 // ctx allows (its deadline is the timeout). It returns ErrTimeout (wrapping
 // ctx's error) when ctx ends first, ErrDeadLetter when pid does not exist,
 // and *TypeMismatchError when the reply is not a T.
+//
+// From the root context, when the process's worker pools are idle and pid
+// is an idle actor of the shared pool, the actor's turn runs on the
+// calling goroutine (see actor/caller_turn.go); ctx cannot interrupt that
+// turn, and the answer it gives is returned.
 func Request[T any](ctx context.Context, r Requester, pid *PID, msg any) (T, error) {
 	var zero T
 	var v any
 	var err error
 	if pr, ok := r.(signalRequester); ok {
-		v, err = pr.requestSignal(pid, msg).awaitSignal(ctx)
+		v, err = pr.requestSignal(ctx, pid, msg).awaitSignal(ctx)
 	} else {
 		v, err = r.RequestFuture(pid, msg, 0).ResultContext(ctx)
 	}

@@ -21,7 +21,7 @@ import (
 // context and actor contexts); Request takes the pooled path with them and
 // the ordinary RequestFuture path with any other Requester (a wrapper).
 type signalRequester interface {
-	requestSignal(pid *PID, msg any) *Future
+	requestSignal(ctx context.Context, pid *PID, msg any) *Future
 }
 
 // newSignalFuture is newFuture with no timeout and a pooled signal.
@@ -56,13 +56,24 @@ func (f *Future) awaitSignal(ctx context.Context) (any, error) {
 	return f.result, f.err
 }
 
-func (r *RootContext) requestSignal(pid *PID, msg any) *Future {
+// requestSignal from outside: the caller blocks on the answer next, so it
+// may run the target's turn itself (sendAndRun), unless ctx has already
+// ended: a caller that gave up does not start work it cannot interrupt.
+func (r *RootContext) requestSignal(ctx context.Context, pid *PID, msg any) *Future {
 	f := r.sys.newSignalFuture(pid)
-	r.sys.send(nil, pid, msg, &f.pidv)
+	if done := ctx.Done(); done != nil {
+		select {
+		case <-done:
+			r.sys.send(nil, pid, msg, &f.pidv)
+			return f
+		default:
+		}
+	}
+	r.sys.sendAndRun(pid, msg, &f.pidv)
 	return f
 }
 
-func (c *cell) requestSignal(pid *PID, msg any) *Future {
+func (c *cell) requestSignal(_ context.Context, pid *PID, msg any) *Future {
 	f := c.sys.newSignalFuture(pid)
 	c.send(pid, msg, &f.pidv)
 	return f

@@ -112,6 +112,7 @@ func (c *Coordinator) Start() {
 		return
 	}
 	c.started = true
+	active.Add(int64(len(c.workers))) // each counts until it parks
 	for _, w := range c.workers {
 		c.wg.Go(w.loop)
 	}
@@ -130,6 +131,8 @@ func (c *Coordinator) Schedule(r Runnable) {
 	if n := len(c.idle); n > 0 {
 		w = c.idle[n-1]
 		c.idle = c.idle[:n-1]
+		c.parked.Add(-1)
+		active.Add(1)
 	}
 	c.mu.Unlock()
 	if w != nil {
@@ -152,7 +155,8 @@ func (c *Coordinator) ScheduleFrom(w *Worker, r Runnable) {
 	w.next = r
 }
 
-// Parked returns the number of parked workers.
+// Parked returns the number of parked workers: those in the idle list, not
+// yet handed a wake-up.
 func (c *Coordinator) Parked() int { return int(c.parked.Load()) }
 
 // Workers returns the size of the pool.
@@ -178,6 +182,8 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 		} else {
 			go func() { c.wg.Wait(); close(c.done) }() //nolint: tracked by done
 		}
+		c.parked.Add(-int32(len(idle)))
+		active.Add(int64(len(idle))) // each counts until it exits
 		for _, w := range idle {
 			w.wake <- struct{}{}
 		}
@@ -257,13 +263,14 @@ func (w *Worker) park() bool {
 	}
 	if c.closed {
 		c.mu.Unlock()
+		active.Add(-1)
 		return false
 	}
 	c.idle = append(c.idle, w)
 	c.parked.Add(1)
+	active.Add(-1)
 	c.mu.Unlock()
-	<-w.wake
-	c.parked.Add(-1)
+	<-w.wake // whoever took w out of idle counted it as no longer parked
 	return true
 }
 
