@@ -37,14 +37,16 @@ func newCallerTurnSystem(t *testing.T, n int) *System {
 	return sys
 }
 
-// waitPoolIdle waits until every worker of sys's shared pool is parked.
+// waitPoolIdle waits until every worker of sys's shared pool is parked
+// and its ready queue is empty (a worker being woken still counts as
+// parked, but what it was woken for is still queued).
 func waitPoolIdle(t *testing.T, sys *System) {
 	t.Helper()
 	deadline := time.NewTimer(5 * time.Second)
 	defer deadline.Stop()
 	tick := time.NewTicker(50 * time.Microsecond)
 	defer tick.Stop()
-	for sys.coord.Parked() != sys.coord.Workers() {
+	for sys.coord.Parked() != sys.coord.Workers() || sys.coord.Queued() != 0 {
 		select {
 		case <-deadline.C:
 			t.Fatalf("parked %d of %d workers", sys.coord.Parked(), sys.coord.Workers())

@@ -33,14 +33,18 @@ func (s *System) newSignalFuture(target *PID) *Future {
 	return s.startFuture(&Future{done: ch, signal: true}, target, 0)
 }
 
-// signalDone wakes f's waiters: one token for a pooled signal, a close
-// otherwise. Called once, by the completion that won.
-func (f *Future) signalDone() {
+// signalDone wakes f's waiters on done, f's channel when complete read it:
+// one token for a pooled signal, a close otherwise (none when no channel
+// was made yet: a later waiter finds the future completed). Called once,
+// by the completion that won.
+func (f *Future) signalDone(done chan struct{}) {
 	if f.signal {
-		f.done <- struct{}{}
+		done <- struct{}{}
 		return
 	}
-	close(f.done)
+	if done != nil {
+		close(done)
+	}
 }
 
 // awaitSignal waits for f's answer or for ctx, like ResultContext, then

@@ -13,12 +13,14 @@ import "sync/atomic"
 //
 // It is allowed only when no worker of any pool in the process is running
 // and no other caller turn is: active below counts both. So a caller turn
-// never takes a core from a worker that has work (the pool's parallelism
-// holds), never overtakes queued work (a pool whose workers all parked has
-// an empty ready queue), and never starts inside another one (the turn in
-// progress counts as active, whatever system or pool the nested request
-// goes to), so the stack holds at most one. The count is process-wide for
-// that last reason: a turn does not know which goroutine it runs on.
+// does not take a core from a worker that has work (the pool's parallelism
+// holds; a worker being woken counts from the moment it runs, so for that
+// instant the two may overlap, which costs nothing but the overlap: the
+// mailbox claim, not this count, keeps a turn on one goroutine), and never
+// starts inside another one (the turn in progress counts as active,
+// whatever system or pool the nested request goes to), so the stack holds
+// at most one. The count is process-wide for that last reason: a turn does
+// not know which goroutine it runs on.
 //
 // A caller turn is one invocation with the pool's throughput hint, like a
 // worker's; what is left after it (a yield, work that arrived meanwhile)
@@ -29,10 +31,9 @@ import "sync/atomic"
 // TestCallerTurn* (scheduler) and TestRequestCallerTurn* (actor) pin it.
 
 // active is the number of workers, of every Coordinator in the process,
-// that are not parked in an idle list (woken, running or about to park),
-// plus the caller turns in progress. Changed under the owning
-// coordinator's lock for workers; by compare-and-swap from zero for a
-// caller turn.
+// that are running (started or woken, and not parked again), plus the
+// caller turns in progress. Workers change it themselves; a caller turn
+// takes it from zero with a compare-and-swap.
 var active atomic.Int64
 
 // BeginCallerTurn reports whether the calling goroutine may run a turn of
@@ -56,6 +57,11 @@ func (c *Coordinator) BeginCallerTurn() bool {
 	c.mu.Unlock()
 	return true
 }
+
+// CallerTurnAllowed reports whether BeginCallerTurn would succeed now as
+// far as the process's workers are concerned (none is active, no caller
+// turn runs); it changes no state, so the answer may be stale at once.
+func (c *Coordinator) CallerTurnAllowed() bool { return active.Load() == 0 }
 
 // RunCallerTurn runs one invocation of r on the calling goroutine, between
 // BeginCallerTurn and EndCallerTurn. The caller must have claimed r's

@@ -131,8 +131,6 @@ func (c *Coordinator) Schedule(r Runnable) {
 	if n := len(c.idle); n > 0 {
 		w = c.idle[n-1]
 		c.idle = c.idle[:n-1]
-		c.parked.Add(-1)
-		active.Add(1)
 	}
 	c.mu.Unlock()
 	if w != nil {
@@ -155,8 +153,7 @@ func (c *Coordinator) ScheduleFrom(w *Worker, r Runnable) {
 	w.next = r
 }
 
-// Parked returns the number of parked workers: those in the idle list, not
-// yet handed a wake-up.
+// Parked returns the number of parked workers.
 func (c *Coordinator) Parked() int { return int(c.parked.Load()) }
 
 // Workers returns the size of the pool.
@@ -182,8 +179,6 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 		} else {
 			go func() { c.wg.Wait(); close(c.done) }() //nolint: tracked by done
 		}
-		c.parked.Add(-int32(len(idle)))
-		active.Add(int64(len(idle))) // each counts until it exits
 		for _, w := range idle {
 			w.wake <- struct{}{}
 		}
@@ -270,7 +265,11 @@ func (w *Worker) park() bool {
 	c.parked.Add(1)
 	active.Add(-1)
 	c.mu.Unlock()
-	<-w.wake // whoever took w out of idle counted it as no longer parked
+	<-w.wake
+	// Counted here, on the worker's own core, not by the goroutine that
+	// woke it: a producer outside the pool then touches neither counter.
+	c.parked.Add(-1)
+	active.Add(1)
 	return true
 }
 
