@@ -14,7 +14,7 @@ import (
 // later answers are dropped.
 type Future struct {
 	sys    *System
-	done   chan struct{}
+	done   chan struct{} // made on first need (waitDone, Done) unless signal; guarded by mu then
 	state  atomic.Uint32
 	set    bool // result and err are written: PipeTo may read them
 	reg    bool
@@ -32,10 +32,10 @@ type Future struct {
 }
 
 func (s *System) newFuture(target *PID, timeout time.Duration) *Future {
-	return s.startFuture(&Future{done: make(chan struct{})}, target, timeout)
+	return s.startFuture(&Future{}, target, timeout)
 }
 
-// startFuture sets up f, whose done channel is set, and registers it.
+// startFuture sets up f and registers it.
 func (s *System) startFuture(f *Future, target *PID, timeout time.Duration) *Future {
 	f.sys, f.target = s, target
 	id := f.idbuf.format(s.futureSeq.Add(1))
@@ -69,28 +69,78 @@ func (s *System) startFuture(f *Future, target *PID, timeout time.Duration) *Fut
 func (f *Future) PID() *PID { return &f.pidv }
 
 // Done is closed when the future completes.
-func (f *Future) Done() <-chan struct{} { return f.done }
+func (f *Future) Done() <-chan struct{} {
+	f.releaseTurn()
+	f.mu.Lock()
+	if f.done == nil {
+		f.done = make(chan struct{})
+		if f.set {
+			close(f.done)
+		}
+	}
+	d := f.done
+	f.mu.Unlock()
+	return d
+}
 
-// Result waits for the answer.
+// waitDone blocks until f has completed. A future's done channel is made
+// only when someone has to wait on it: a request whose answer came before
+// anyone waited (its turn ran on the caller, future_deferred.go) makes
+// none, which is an allocation and a close less. complete writes the
+// result before it sets set under mu, so seeing set under mu is seeing the
+// result.
+func (f *Future) waitDone() {
+	f.mu.Lock()
+	if f.set {
+		f.mu.Unlock()
+		return
+	}
+	if f.done == nil {
+		f.done = make(chan struct{})
+	}
+	d := f.done
+	f.mu.Unlock()
+	<-d
+}
+
+// Result waits for the answer. On a request from outside whose target has
+// not started on it, it may run the target's turn on the calling goroutine
+// (see future_deferred.go).
 func (f *Future) Result() (any, error) {
-	<-f.done
+	f.runTurn()
+	f.waitDone()
 	return f.result, f.err
 }
 
-// Wait waits for completion and returns the error, if any.
+// Wait waits for completion and returns the error, if any; like Result, it
+// may run the target's turn.
 func (f *Future) Wait() error {
-	<-f.done
+	f.runTurn()
+	f.waitDone()
 	return f.err
 }
 
 // ResultContext waits for the answer or for ctx; on ctx's end the future is
-// failed with ErrTimeout (wrapping ctx's error) and that is returned.
+// failed with ErrTimeout (wrapping ctx's error) and that is returned. Like
+// Result it may run the target's turn, unless ctx has ended; ctx cannot
+// interrupt that turn.
 func (f *Future) ResultContext(ctx context.Context) (any, error) {
-	select {
-	case <-f.done:
-	case <-ctx.Done():
-		f.complete(nil, fmt.Errorf("%w: %w", ErrTimeout, ctx.Err()))
-		<-f.done
+	if f.sys.deferred.Load() == f {
+		if ctx.Err() != nil {
+			f.releaseTurn()
+		} else {
+			f.runTurn()
+		}
+	}
+	if done := ctx.Done(); done == nil {
+		f.waitDone()
+	} else {
+		select {
+		case <-f.Done():
+		case <-done:
+			f.complete(nil, fmt.Errorf("%w: %w", ErrTimeout, ctx.Err()))
+			f.waitDone()
+		}
 	}
 	return f.result, f.err
 }
@@ -98,6 +148,7 @@ func (f *Future) ResultContext(ctx context.Context) (any, error) {
 // PipeTo sends the answer (or the error) to each pid when the future
 // completes, or at once if it has.
 func (f *Future) PipeTo(pids ...*PID) {
+	f.releaseTurn()
 	f.mu.Lock()
 	// Not state: it turns non-zero before the result is written; set is
 	// written under mu after it, so a PipeTo that finds it false leaves the
@@ -134,8 +185,9 @@ func (f *Future) complete(v any, err error) {
 	pipes := f.pipes
 	f.pipes = nil
 	timed := f.timed
+	done := f.done
 	f.mu.Unlock()
-	f.signalDone()
+	f.signalDone(done)
 	if timed {
 		f.sys.tq.cancel(&f.tm)
 	}
@@ -143,6 +195,7 @@ func (f *Future) complete(v any, err error) {
 		f.sys.registry.remove(f.pidv.ID)
 	}
 	f.sys.metrics.futureCompleted(err)
+	f.releaseTurn() // completed before anyone waited: the request still runs
 	if len(pipes) > 0 {
 		f.pipe(pipes)
 	}
@@ -206,12 +259,17 @@ type Requester interface {
 // ctx allows (its deadline is the timeout). It returns ErrTimeout (wrapping
 // ctx's error) when ctx ends first, ErrDeadLetter when pid does not exist,
 // and *TypeMismatchError when the reply is not a T.
+//
+// From the root context, when the process's worker pools are idle and pid
+// is an idle actor of the shared pool, the actor's turn runs on the
+// calling goroutine (see actor/caller_turn.go); ctx cannot interrupt that
+// turn, and the answer it gives is returned.
 func Request[T any](ctx context.Context, r Requester, pid *PID, msg any) (T, error) {
 	var zero T
 	var v any
 	var err error
 	if pr, ok := r.(signalRequester); ok {
-		v, err = pr.requestSignal(pid, msg).awaitSignal(ctx)
+		v, err = pr.requestSignal(ctx, pid, msg).awaitSignal(ctx)
 	} else {
 		v, err = r.RequestFuture(pid, msg, 0).ResultContext(ctx)
 	}

@@ -21,7 +21,7 @@ import (
 // context and actor contexts); Request takes the pooled path with them and
 // the ordinary RequestFuture path with any other Requester (a wrapper).
 type signalRequester interface {
-	requestSignal(pid *PID, msg any) *Future
+	requestSignal(ctx context.Context, pid *PID, msg any) *Future
 }
 
 // newSignalFuture is newFuture with no timeout and a pooled signal.
@@ -33,14 +33,18 @@ func (s *System) newSignalFuture(target *PID) *Future {
 	return s.startFuture(&Future{done: ch, signal: true}, target, 0)
 }
 
-// signalDone wakes f's waiters: one token for a pooled signal, a close
-// otherwise. Called once, by the completion that won.
-func (f *Future) signalDone() {
+// signalDone wakes f's waiters on done, f's channel when complete read it:
+// one token for a pooled signal, a close otherwise (none when no channel
+// was made yet: a later waiter finds the future completed). Called once,
+// by the completion that won.
+func (f *Future) signalDone(done chan struct{}) {
 	if f.signal {
-		f.done <- struct{}{}
+		done <- struct{}{}
 		return
 	}
-	close(f.done)
+	if done != nil {
+		close(done)
+	}
 }
 
 // awaitSignal waits for f's answer or for ctx, like ResultContext, then
@@ -56,13 +60,24 @@ func (f *Future) awaitSignal(ctx context.Context) (any, error) {
 	return f.result, f.err
 }
 
-func (r *RootContext) requestSignal(pid *PID, msg any) *Future {
+// requestSignal from outside: the caller blocks on the answer next, so it
+// may run the target's turn itself (sendAndRun), unless ctx has already
+// ended: a caller that gave up does not start work it cannot interrupt.
+func (r *RootContext) requestSignal(ctx context.Context, pid *PID, msg any) *Future {
 	f := r.sys.newSignalFuture(pid)
-	r.sys.send(nil, pid, msg, &f.pidv)
+	if done := ctx.Done(); done != nil {
+		select {
+		case <-done:
+			r.sys.send(nil, pid, msg, &f.pidv)
+			return f
+		default:
+		}
+	}
+	r.sys.sendAndRun(pid, msg, &f.pidv)
 	return f
 }
 
-func (c *cell) requestSignal(pid *PID, msg any) *Future {
+func (c *cell) requestSignal(_ context.Context, pid *PID, msg any) *Future {
 	f := c.sys.newSignalFuture(pid)
 	c.send(pid, msg, &f.pidv)
 	return f

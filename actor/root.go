@@ -20,10 +20,13 @@ func (r *RootContext) SendWithSender(pid *PID, msg any, sender *PID) {
 }
 
 // RequestFuture delivers msg to pid with a future as the sender; the future
-// fails with ErrTimeout after timeout (never, when timeout ≤ 0).
+// fails with ErrTimeout after timeout (never, when timeout ≤ 0). When the
+// worker pools are idle, the target's turn may wait (at most 100 µs) for
+// the caller's Result, Wait or ResultContext, which then run it on the
+// calling goroutine (see future_deferred.go).
 func (r *RootContext) RequestFuture(pid *PID, msg any, timeout time.Duration) *Future {
 	f := r.sys.newFuture(pid, timeout)
-	r.sys.send(nil, pid, msg, &f.pidv)
+	r.sys.sendDeferred(f, pid, msg)
 	return f
 }
 

@@ -104,6 +104,10 @@ type System struct {
 	blockingMu  sync.Mutex
 	blocking    *scheduler.Coordinator
 	clock       scheduler.Clock
+	realClock   bool                   // clock is the system clock (future_deferred.go)
+	deferred    atomic.Pointer[Future] // the request whose turn waits for its caller (future_deferred.go)
+	sweepArmed  atomic.Bool            // sweep is armed or firing
+	sweep       timerNode              // hands a deferred turn to the pool after deferredTurnGrace
 	logger      *slog.Logger
 	metrics     *metrics
 	events      *EventStream
@@ -145,7 +149,11 @@ func NewSystem(cfg SystemConfig) (*System, error) {
 	if s.clock == nil {
 		s.clock = scheduler.SystemClock{}
 	}
+	if _, ok := s.clock.(scheduler.SystemClock); ok {
+		s.realClock = true
+	}
 	s.tq = newTimerQueue(s.clock)
+	s.sweep.target = (*deferSweep)(s)
 	s.logger = cfg.Logger
 	if s.logger == nil {
 		s.logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 100}))

@@ -75,6 +75,18 @@ func BenchmarkRequest(b *testing.B) {
 	)
 }
 
+// BenchmarkRequestFuture: Request's workload through
+// RequestFuture(pid, msg, 10s).Result(); compare with
+// BenchmarkRequest/impl=fraktor in the same run.
+func BenchmarkRequestFuture(b *testing.B) {
+	benchImpls(b,
+		impl{implFraktor, func(b *testing.B) {
+			sys := fraktorSys(b)
+			benchMessages(b, func(n int) (int, error) { return requestFutureFraktor(sys, n) })
+		}},
+	)
+}
+
 // Fan-out/fan-in: ns/op is per message (one request and its answer) with
 // FanOutActors actors; p50-ns and p99-ns are the round trips of every
 // message, each queued behind the rest of its round.

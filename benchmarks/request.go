@@ -45,6 +45,33 @@ func requestFraktor(sys *fraktor.System, n int) (int, error) {
 	return got, nil
 }
 
+// requestFutureFraktor is requestFraktor through RequestFuture with a
+// timeout and Result, the API a caller that does not wait at once uses;
+// the target row is its cost against actor.Request's.
+func requestFutureFraktor(sys *fraktor.System, n int) (int, error) {
+	if n < 1 {
+		return 0, ErrBadSize
+	}
+	root := sys.Root()
+	echo := root.Spawn(fraktor.PropsFromFunc(func(c fraktor.Context) {
+		if _, ok := c.Message().(*ping); ok {
+			c.Respond(pongMsg)
+		}
+	}))
+	defer root.Stop(echo)
+	got := 0
+	for range n {
+		v, err := root.RequestFuture(echo, pingMsg, requestTimeout).Result()
+		if err != nil {
+			return got, fmt.Errorf("benchmarks: fraktor request future: %w", err)
+		}
+		if _, ok := v.(*pong); ok {
+			got++
+		}
+	}
+	return got, nil
+}
+
 // requestProto runs Request on a protoactor-go system.
 func requestProto(sys *proto.ActorSystem, n int) (int, error) {
 	if n < 1 {

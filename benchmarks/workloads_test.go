@@ -55,6 +55,7 @@ func TestWorkloads(t *testing.T) {
 		{"Request/fraktor", func(t *testing.T) result { return cnt(requestFraktor(fraktorSys(t), n)) }},
 		{"Request/protoactor", func(t *testing.T) result { return cnt(requestProto(protoSys(t), n)) }},
 		{"Request/raw-chan", func(t *testing.T) result { return cnt(requestChan(n)) }},
+		{"RequestFuture/fraktor", func(t *testing.T) result { return cnt(requestFutureFraktor(fraktorSys(t), n)) }},
 		{"FanOut/fraktor", func(t *testing.T) result { return pp(fanOutFraktor(fraktorSys(t), 64, n, lat)) }},
 		{"FanOut/protoactor", func(t *testing.T) result { return pp(fanOutProto(protoSys(t), 64, n, lat)) }},
 		{"FanOut/raw-go", func(t *testing.T) result { return pp(fanOutGo(64, n, lat)) }},

@@ -74,20 +74,52 @@ func (m *Mailbox[T]) PostUser(w *scheduler.Worker, v T) error {
 		m.runnable.(Sink[T]).Sink(v)
 		return nil
 	}
-	if m.custom == nil {
-		m.user.Push(v)
-	} else {
-		dropped, did, err := m.custom.q.Push(v)
-		if err != nil {
-			return err
-		}
-		if did && m.custom.onDrop != nil {
-			m.custom.onDrop(dropped)
-		}
+	if err := m.push(v); err != nil {
+		return err
 	}
 	m.afterPost(w, false)
 	return nil
 }
+
+// push enqueues a user message on the user queue.
+func (m *Mailbox[T]) push(v T) error {
+	if m.custom == nil {
+		m.user.Push(v)
+		return nil
+	}
+	dropped, did, err := m.custom.q.Push(v)
+	if err != nil {
+		return err
+	}
+	if did && m.custom.onDrop != nil {
+		m.custom.onDrop(dropped)
+	}
+	return nil
+}
+
+// PostUserClaim is PostUser for a caller that may run the mailbox's turn
+// itself (a scheduler caller turn): when the post makes the mailbox
+// runnable, the caller gets its scheduled status (claimed is true) and the
+// mailbox is not handed to the dispatcher; the caller must then run the
+// turn (scheduler.Coordinator.RunCallerTurn) or hand the runnable to the
+// dispatcher. Otherwise it does what PostUser does.
+func (m *Mailbox[T]) PostUserClaim(v T) (claimed bool, err error) {
+	if m.Closed() {
+		m.runnable.(Sink[T]).Sink(v)
+		return false, nil
+	}
+	if err := m.push(v); err != nil {
+		return false, err
+	}
+	if m.status.Load() == statusIdle && !m.suspended.Load() && m.status.CompareAndSwap(statusIdle, statusScheduled) {
+		return true, nil
+	}
+	m.afterPost(nil, false)
+	return false, nil
+}
+
+// Dispatcher returns the dispatcher the mailbox is attached to.
+func (m *Mailbox[T]) Dispatcher() scheduler.Dispatcher { return m.dispatcher }
 
 // PostSystem enqueues a system message; it is delivered even while the
 // mailbox is suspended. On a closed mailbox it hands v to the sink on the

@@ -180,3 +180,34 @@ func TestMailboxDeferred(t *testing.T) {
 	mb2.PostSystem(nil, 2)
 	require.Equal(t, int64(1), d2.n.Load(), "already scheduled by the timer's owner")
 }
+
+// PostUserClaim gives the caller the scheduled status of an idle mailbox
+// instead of scheduling it; otherwise it is PostUser.
+func TestMailboxPostUserClaim(t *testing.T) {
+	mb, d := newMailbox(nil)
+	claimed, err := mb.PostUserClaim(1)
+	require.NoError(t, err)
+	assert.True(t, claimed)
+	assert.Zero(t, d.n.Load(), "not handed to the dispatcher")
+	claimed, err = mb.PostUserClaim(2)
+	require.NoError(t, err)
+	assert.False(t, claimed, "already scheduled: the claimer runs it")
+	for _, want := range []int{1, 2} {
+		v, ok := mb.PopUser()
+		require.True(t, ok)
+		assert.Equal(t, want, v)
+	}
+	assert.False(t, mb.SetIdle())
+
+	mb.Suspend()
+	claimed, err = mb.PostUserClaim(3)
+	require.NoError(t, err)
+	assert.False(t, claimed, "suspended: user posts do not make it runnable")
+	assert.Zero(t, d.n.Load())
+
+	full, _ := newMailbox(mailbox.NewBounded[int](1, mailbox.Reject))
+	_, err = full.PostUserClaim(1)
+	require.NoError(t, err)
+	_, err = full.PostUserClaim(2)
+	assert.ErrorIs(t, err, mailbox.ErrFull)
+}

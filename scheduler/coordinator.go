@@ -112,6 +112,7 @@ func (c *Coordinator) Start() {
 		return
 	}
 	c.started = true
+	active.Add(int64(len(c.workers))) // each counts until it parks
 	for _, w := range c.workers {
 		c.wg.Go(w.loop)
 	}
@@ -257,13 +258,18 @@ func (w *Worker) park() bool {
 	}
 	if c.closed {
 		c.mu.Unlock()
+		active.Add(-1)
 		return false
 	}
 	c.idle = append(c.idle, w)
 	c.parked.Add(1)
+	active.Add(-1)
 	c.mu.Unlock()
 	<-w.wake
+	// Counted here, on the worker's own core, not by the goroutine that
+	// woke it: a producer outside the pool then touches neither counter.
 	c.parked.Add(-1)
+	active.Add(1)
 	return true
 }
 

@@ -7,6 +7,10 @@
 // [InvokeResult]: re-queue, idle, resume after a delay, hand a failure to the
 // failure hook, or drop a stopped runnable (requirements S1–S10).
 //
+// A goroutine outside the pool that would block waiting for a turn's
+// outcome may run the turn itself while the process's workers are all
+// parked ([Coordinator.BeginCallerTurn], caller_turn.go).
+//
 // The [Manual] executor drives the same contracts step by step from a test,
 // with a [ManualClock] for resume timers and backoff, so a scenario gives the
 // same trace on every run.

@@ -1,0 +1,28 @@
+package actor
+
+// sendAndRun is send for the root context's Request, whose caller blocks
+// on the answer right after: when the target is a local actor of the
+// shared pool, the pool is idle and the post makes the actor runnable, the
+// caller runs the actor's turn itself (a scheduler caller turn; see
+// scheduler/caller_turn.go for the rules) instead of waking a worker and
+// waiting to be woken. Actors on a dedicated dispatcher (WithDispatcher,
+// WithBlocking) and systems with an external dispatcher always go through
+// their dispatcher. A turn on the caller cannot be interrupted by the
+// request's context: the answer arrives when the turn ends.
+// TestRequestCallerTurn* pin it.
+func (s *System) sendAndRun(pid *PID, msg any, sender *PID) {
+	co := s.coord
+	c := pid.local.Load()
+	if co == nil || c == nil || c.mb.Dispatcher() != s.dispatcher || !co.BeginCallerTurn() {
+		s.send(nil, pid, msg, sender)
+		return
+	}
+	claimed, err := c.mb.PostUserClaim(envelope{msg: msg, sender: sender})
+	if err != nil {
+		s.deadLetter(c.selfPID(), msg, sender, ErrMailboxFull)
+	}
+	if claimed {
+		co.RunCallerTurn(c)
+	}
+	co.EndCallerTurn()
+}

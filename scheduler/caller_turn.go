@@ -1,0 +1,83 @@
+package scheduler
+
+import "sync/atomic"
+
+// Caller turns. A goroutine outside the pool that posts a request to an
+// idle mailbox and then blocks until the answer comes (the root context's
+// Request) would wake a worker, hand it the mailbox, park itself and be
+// woken again by the answer: two goroutine hand-offs for a turn that the
+// caller, which has nothing else to do, can run itself. A caller turn is
+// that: the caller claims the mailbox's scheduled status without handing
+// it to the pool (the mailbox's PostUserClaim) and, when BeginCallerTurn
+// allows it, runs the turn on its own goroutine with RunCallerTurn.
+//
+// It is allowed only when no worker of any pool in the process is running
+// and no other caller turn is: active below counts both. So a caller turn
+// does not take a core from a worker that has work (the pool's parallelism
+// holds; a worker being woken counts from the moment it runs, so for that
+// instant the two may overlap, which costs nothing but the overlap: the
+// mailbox claim, not this count, keeps a turn on one goroutine), and never
+// starts inside another one (the turn in progress counts as active,
+// whatever system or pool the nested request goes to), so the stack holds
+// at most one. The count is process-wide for that last reason: a turn does
+// not know which goroutine it runs on.
+//
+// A caller turn is one invocation with the pool's throughput hint, like a
+// worker's; what is left after it (a yield, work that arrived meanwhile)
+// goes to the pool. Messages the actor sends during it are scheduled on
+// the pool (its worker is nil, so nothing runs next on the caller).
+// Shutdown waits for caller turns in progress as it does for workers.
+//
+// TestCallerTurn* (scheduler) and TestRequestCallerTurn* (actor) pin it.
+
+// active is the number of workers, of every Coordinator in the process,
+// that are running (started or woken, and not parked again), plus the
+// caller turns in progress. Workers change it themselves; a caller turn
+// takes it from zero with a compare-and-swap.
+var active atomic.Int64
+
+// BeginCallerTurn reports whether the calling goroutine may run a turn of
+// one of this pool's runnables itself; when it returns true, the caller
+// must call EndCallerTurn once, after RunCallerTurn or instead of it. It
+// returns false while any worker of any pool in the process is active or
+// another caller turn is in progress, and before Start or after Shutdown.
+// It never blocks. It is meant for a caller that would otherwise block
+// waiting for the turn's outcome.
+func (c *Coordinator) BeginCallerTurn() bool {
+	if active.Load() != 0 || !active.CompareAndSwap(0, 1) { // the load keeps a busy pool's cache line shared
+		return false
+	}
+	c.mu.Lock()
+	if c.closed || !c.started {
+		c.mu.Unlock()
+		active.Add(-1)
+		return false
+	}
+	c.wg.Add(1) // Shutdown waits for it; closed is false, so no Wait has begun
+	c.mu.Unlock()
+	return true
+}
+
+// CallerTurnAllowed reports whether BeginCallerTurn would succeed now as
+// far as the process's workers are concerned (none is active, no caller
+// turn runs); it changes no state, so the answer may be stale at once.
+func (c *Coordinator) CallerTurnAllowed() bool { return active.Load() == 0 }
+
+// RunCallerTurn runs one invocation of r on the calling goroutine, between
+// BeginCallerTurn and EndCallerTurn. The caller must have claimed r's
+// scheduled status (r is in no ready queue and no worker runs it). After
+// the invocation r is settled as a worker settles it; if it has more to do
+// it is handed to the pool.
+func (c *Coordinator) RunCallerTurn(r Runnable) {
+	r.BindWorker(nil)
+	res := r.InvokeBatch(c.cfg.Throughput)
+	if settle(r, res, c.cfg.Clock, c.resumeF, c.cfg.OnFailed, &c.timers) == actRequeue {
+		c.Schedule(r)
+	}
+}
+
+// EndCallerTurn ends what BeginCallerTurn began.
+func (c *Coordinator) EndCallerTurn() {
+	active.Add(-1)
+	c.wg.Done()
+}
