@@ -95,11 +95,11 @@ func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 				ep.held = it
 				carry = &ep.held
 			} else if flushing {
-				err := ep.writeControl(c, kindGoodbye, false, 0)
-				if err == nil {
-					err = fmt.Errorf("%w: node closing", ErrStopped)
+				if err := ep.writeControl(c, kindGoodbye, false, 0); err != nil {
+					return nil, err
 				}
-				return nil, err
+				n.awaitPeerClose(c)
+				return nil, fmt.Errorf("%w: node closing", ErrStopped)
 			} else {
 				if !ep.q.park() {
 					continue // something arrived meanwhile
@@ -162,6 +162,7 @@ func (ep *endpoint) writeControl(c *conn, kind frameKind, heartbeat bool, seq ui
 		// a direct write after it would be lost without a report. Senders
 		// queue from now on, and the queue goes to Undelivered.
 		w.direct.Store(nil)
+		c.goodbye.Store(true)
 	}
 	var body []byte
 	if kind != kindGoodbye {
