@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/actor"
 )
 
 // TestCloseWhileSendingLosesNothing: senders on several goroutines send to
@@ -328,4 +331,63 @@ func TestCloseWaitsForPeerToClose(t *testing.T) {
 	ev := rec.waitEvent(t, EventDisconnected, nil)
 	assert.ErrorIs(t, ev.Err, ErrStopped, "the peer closed after our goodbye: a normal end")
 	assert.Equal(t, &Ping{Seq: 7}, rec.delivered[0].Env.Message)
+}
+
+// dialCounter is a TCPTransport that counts its dials.
+type dialCounter struct {
+	TCPTransport
+	dials atomic.Int32
+}
+
+func (d *dialCounter) Dial(ctx context.Context, address string) (net.Conn, error) {
+	d.dials.Add(1)
+	return d.TCPTransport.Dial(ctx, address)
+}
+
+// TestCloseNoSecondConnectionAfterGoodbye: an envelope queued after the
+// goodbye was written (by a sender that took the endpoint just before
+// Close began, as in TestCloseWhileSendingLosesNothing) is reported
+// Undelivered with ErrStopped; the closing node does not open another
+// connection to flush it, which would race the peer's own reaction to the
+// goodbye and could lose it without a report.
+func TestCloseNoSecondConnectionAfterGoodbye(t *testing.T) {
+	cfg := testConfig()
+	tr := &dialCounter{}
+	rec := newRecorder()
+	b, err := NewNode(cfg, rec.hooks(), WithTransport(tr))
+	require.NoError(t, err)
+	require.NoError(t, b.Start(context.Background()))
+	t.Cleanup(func() { _ = b.Close(context.Background()) })
+	const peerAddr = "127.0.0.1:1" // the raw peer's claimed address: a dial there would be counted
+	r := dialRaw(t, b.Address())
+	r.handshake(cfg.SystemName, "peer", peerAddr)
+	rec.waitEvent(t, EventConnected, nil)
+	b.mu.Lock()
+	ep := b.endpoints[peerAddr]
+	b.mu.Unlock()
+	require.NotNil(t, ep)
+
+	closeErr := make(chan error, 1)
+	go func() { closeErr <- b.Close(context.Background()) }()
+	for {
+		kind, _, err := r.fr.next()
+		require.NoError(t, err)
+		if kind == kindGoodbye {
+			break
+		}
+	}
+	// A late sender's envelope, after the goodbye (Send itself refuses
+	// once Close began; this is the sender that got past that check).
+	codec, err := b.ser.codecFor(ping(9))
+	require.NoError(t, err)
+	require.NoError(t, ep.enqueue(outItem{target: actor.NewPID(peerAddr, "x"), msg: ping(9), codec: codec, size: codec.estimate(ping(9))}))
+	require.NoError(t, r.c.Close())
+	require.NoError(t, <-closeErr)
+
+	assert.Zero(t, tr.dials.Load(), "no connection opened after the goodbye")
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	require.Len(t, rec.undelivered, 1)
+	assert.Equal(t, ping(9), rec.undelivered[0].Envelope.Message)
+	assert.ErrorIs(t, rec.undelivered[0].Err, ErrStopped)
 }
