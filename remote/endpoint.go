@@ -56,6 +56,7 @@ func newEndpoint(n *Node, addr string) *endpoint {
 		timer: make(chan struct{}, 1),
 		stop:  make(chan struct{}),
 	}
+	ep.w.flush = make(chan struct{}, 1)
 	ep.fire = ep.fireTimer
 	return ep
 }

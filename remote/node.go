@@ -114,6 +114,7 @@ type nodeStats struct {
 	framesSent, framesReceived       atomic.Uint64
 	undelivered                      atomic.Uint64
 	directWrites                     atomic.Uint64 // envelopes written by their sender (tryDirect)
+	directHandoffs                   atomic.Uint64 // of those, frames finished by the writer goroutine (rest)
 	handshakesRefused                atomic.Uint64
 	protocolErrors                   atomic.Uint64
 	queueFull                        atomic.Uint64
