@@ -31,14 +31,12 @@ type connWriter struct {
 	// one waits until a frame has arrived since (see tryDirect). Stored
 	// under mu.
 	lastIn atomic.Uint64
-	// resumable: c's writes can be continued after a write deadline
-	// passed part-way (plain TCP or Unix; not TLS, whose state a timed-out
-	// write corrupts).
-	resumable bool
+	// now writes to c without waiting (a TCP or Unix socket on a Unix
+	// system); nil under TLS, whose writes cannot be split like that.
+	now *nowWriter
 
 	// rest is the unwritten end of a direct write's frame that did not fit
-	// the socket buffer within directWait (a resumable stream only), and
-	// restItem its envelope. The peer has the frame's beginning, so the
+	// the socket buffer (written with now), and restItem its envelope. The peer has the frame's beginning, so the
 	// writer goroutine writes rest before any other frame (finishDirect);
 	// while rest is pending no other direct write starts. flush (capacity
 	// 1) wakes the writer goroutine for it. restBuf is rest's storage.
@@ -54,19 +52,13 @@ type connWriter struct {
 // with the buffer already full; see tryDirect for that case.
 const directMaxFrame = 4 << 10
 
-// directWait and directWaitTLS bound how long a direct write waits for
-// room in the socket's send buffer, so that a peer that stops reading
-// holds a sender (an actor's goroutine) only that long, not WriteTimeout.
-// On a resumable stream what did not fit is handed to the writer goroutine
-// (rest), so the wait only needs to outlast a scheduling delay between
-// setting the deadline and writing. Under TLS a write that times out
-// cannot be resumed: the connection is closed and the envelope reported
-// Undelivered, so the wait is long enough that only a peer that has
-// stopped reading reaches it.
-const (
-	directWait    = 2 * time.Millisecond
-	directWaitTLS = 500 * time.Millisecond
-)
+// directWait bounds how long a direct write without a nowWriter (under
+// TLS, or on a system without one) waits for room in the socket's send buffer, so that a peer that
+// stops reading holds a sender (an actor's goroutine) only that long, not
+// WriteTimeout. A TLS write that times out cannot be resumed: the
+// connection is closed and the envelope reported Undelivered, so the wait
+// is long enough that only a peer that has stopped reading reaches it.
+const directWait = 500 * time.Millisecond
 
 // directCapable reports whether writes to raw go into a kernel socket
 // buffer (TCP or Unix sockets, also under TLS), so that a write of a small
@@ -92,9 +84,9 @@ func (ep *endpoint) attach(c *conn) {
 	w.mu.Lock()
 	w.c, w.e, w.hb = c, newEnvelopeEncoder(ep.n.addr, c.peer.Address), heartbeatPolicy{}
 	w.lastIn.Store(c.framesIn.Load() - 1) // the first direct write needs no frame in
-	_, isTLS := c.raw.(*tls.Conn)
-	w.resumable = !isTLS
+	w.now = nil
 	if directCapable(c.raw) {
+		w.now = newNowWriter(c.raw)
 		w.direct.Store(c)
 	}
 	w.mu.Unlock()
@@ -107,7 +99,7 @@ func (ep *endpoint) detach(c *conn, why error) {
 	w := &ep.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.c, w.e = nil, nil
+	w.c, w.e, w.now = nil, nil, nil
 	w.direct.Store(nil)
 	if w.rest != nil {
 		if why == nil {
@@ -174,17 +166,17 @@ func (ep *endpoint) finishDirect(c *conn) error {
 //   - No earlier direct write's frame is still being finished by the
 //     writer goroutine (rest).
 //
-// Blocking. net.Conn has no non-blocking write, so a direct write can
-// block when the socket's send buffer is full. With nothing queued the
+// Blocking. A write can find the socket's send buffer full. With nothing
+// queued the
 // writer goroutine had drained everything, and a frame of at most
 // directMaxFrame bytes fits the send buffer unless the peer stopped
-// reading with it already full. Then the write waits at most directWait:
-// on plain TCP what did not fit is handed to the writer goroutine, which
-// finishes the frame before anything else (under WriteTimeout, as every
-// write of it) and the envelope counts as taken; under TLS the connection
-// is closed and the envelope reported Undelivered (directWaitTLS). Only
-// the goroutine holding mu can be in that wait; the others find mu taken
-// and queue.
+// reading with it already full. On a TCP or Unix socket (nowWriter) the
+// sender does not wait: what did not fit is handed to the writer
+// goroutine, which finishes the frame before anything else (under
+// WriteTimeout, as every write of it), and the envelope counts as taken.
+// Under TLS the write waits at most directWait, then the connection is
+// closed and the envelope reported Undelivered. Only the goroutine holding
+// mu can be in that wait; the others find mu taken and queue.
 func (ep *endpoint) tryDirect(it *outItem) (bool, error) {
 	q, w := ep.q, &ep.w
 	// A first look without the lock: a stream of one-way sends stops here
@@ -218,31 +210,26 @@ func (ep *endpoint) tryDirect(it *outItem) (bool, error) {
 	binary.BigEndian.PutUint32(frame[5:9], uint32(len(frame)-frameHeaderSize))
 	ep.frame = frame[:0]
 	w.lastIn.Store(in)
-	wait := directWait
-	if !w.resumable {
-		wait = directWaitTLS
-	}
-	_ = c.raw.SetWriteDeadline(time.Now().Add(wait))
-	k, err := c.raw.Write(frame)
-	switch {
-	case err == nil:
-		n.stats.directWrites.Add(1)
-		w.hb.written()
-		n.stats.framesSent.Add(1)
-		n.stats.envelopesSent.Add(1)
-		return true, nil
-	case errors.Is(err, os.ErrDeadlineExceeded) && w.resumable:
-		w.restBuf = append(w.restBuf[:0], frame[k:]...)
-		w.rest, w.restItem = w.restBuf, *it
-		n.stats.directWrites.Add(1)
-		n.stats.directHandoffs.Add(1)
-		select {
-		case w.flush <- struct{}{}:
-		default:
+	var k int
+	if w.now != nil {
+		k, err = w.now.write(frame)
+		if err == nil || (k == 0 && errors.Is(err, os.ErrDeadlineExceeded)) {
+			// The deadline is the writer goroutine's, passed meanwhile:
+			// its next write sets a new one.
+			ep.directWritten(it, frame[k:])
+			return true, nil
 		}
-		return true, nil
+	} else {
+		_ = c.raw.SetWriteDeadline(time.Now().Add(directWait))
+		_, err = c.raw.Write(frame)
+		if err == nil {
+			ep.directWritten(it, nil)
+			return true, nil
+		}
+	}
+	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		err = fmt.Errorf("%w: direct write: the peer read nothing for %v and a timed-out TLS write cannot be resumed", ErrConnectionLost, wait)
+		err = fmt.Errorf("%w: direct write: no room in the send buffer for %v (the peer stopped reading)", ErrConnectionLost, directWait)
 		if tc, ok := c.raw.(*tls.Conn); ok {
 			// Close the socket under TLS first: tls.Conn.Close would
 			// write a close_notify alert, waiting up to 5 s for room the
@@ -254,6 +241,26 @@ func (ep *endpoint) tryDirect(it *outItem) (bool, error) {
 	}
 	n.closeConn(c, err)
 	return true, err
+}
+
+// directWritten counts a direct write of it whose frame is written but
+// for rest, which is handed to the writer goroutine (nil: none). w.mu held.
+func (ep *endpoint) directWritten(it *outItem, rest []byte) {
+	w, n := &ep.w, ep.n
+	n.stats.directWrites.Add(1)
+	if len(rest) == 0 {
+		w.hb.written()
+		n.stats.framesSent.Add(1)
+		n.stats.envelopesSent.Add(1)
+		return
+	}
+	w.restBuf = append(w.restBuf[:0], rest...)
+	w.rest, w.restItem = w.restBuf, *it
+	n.stats.directHandoffs.Add(1)
+	select {
+	case w.flush <- struct{}{}:
+	default:
+	}
 }
 
 // frameCounter counts the frames a connection's reader has read; only the

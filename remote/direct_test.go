@@ -207,12 +207,13 @@ func TestOrderingDirectAndQueued(t *testing.T) {
 
 // TestDirectWriteBoundedWhenPeerStopsReading: a peer whose reader stops
 // (its Deliver hook blocks) lets the socket buffers fill; a sender's direct
-// write then waits only briefly for room, never WriteTimeout (a minute
-// here). Over TCP the rest of its frame is handed to the writer goroutine,
-// Send returns nil, and once the peer reads again every envelope arrives,
-// in order, none reported undelivered. Over TLS, where a timed-out write
-// cannot be resumed, Send returns ErrConnectionLost, the envelope is
-// reported Undelivered and the connection closes.
+// write then never waits WriteTimeout (a minute here) for room. Over TCP
+// it does not wait at all: the rest of its frame is handed to the writer
+// goroutine, Send returns nil, and once the peer reads again every
+// envelope arrives, in order, none reported undelivered. Over TLS, where a
+// timed-out write cannot be resumed, Send returns ErrConnectionLost after
+// directWait, the envelope is reported Undelivered and the connection
+// closes.
 func TestDirectWriteBoundedWhenPeerStopsReading(t *testing.T) {
 	ca := newTestCA(t)
 	for _, tc := range []struct {
@@ -328,4 +329,49 @@ func TestDirectWriteBoundedWhenPeerStopsReading(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDirectWriteAfterWriterDeadlinePassed: a direct write on a TCP socket
+// sets no deadline of its own, so the one the writer goroutine set for its
+// last write (WriteTimeout, 20 ms here) passes while only direct writes
+// happen. The direct write that meets it hands its frame to the writer
+// goroutine, which writes it under a new deadline: the connection stays
+// up and nothing is lost.
+func TestDirectWriteAfterWriterDeadlinePassed(t *testing.T) {
+	cfg := testConfig()
+	cfg.WriteTimeout = 20 * time.Millisecond
+	cfg.HeartbeatInterval = 5 * time.Second // no heartbeats: only direct writes after the first
+	a, ra := startNode(t, cfg)
+	b, rb := startNode(t, cfg)
+	got := make(chan uint64, 1)
+	rb.onDeliver = func(_ Peer, env Envelope) {
+		if p, ok := env.Message.(*Ping); ok {
+			if err := b.Send(env.Sender.Address, Envelope{Target: env.Sender, Message: &Pong{Seq: p.Seq}}); err != nil {
+				t.Errorf("reply: %v", err)
+			}
+		}
+	}
+	ra.onDeliver = func(_ Peer, env Envelope) {
+		if p, ok := env.Message.(*Pong); ok {
+			got <- p.Seq
+		}
+	}
+	deadline := time.NewTimer(waitTimeout)
+	defer deadline.Stop()
+	i := uint64(0)
+	for ; a.stats.directHandoffs.Load() == 0; i++ {
+		require.NoError(t, a.Send(b.Address(), Envelope{Target: PIDRef{b.Address(), "echo"}, Sender: PIDRef{a.Address(), "asker"}, Message: ping(i)}))
+		select {
+		case seq := <-got:
+			require.Equal(t, i, seq)
+		case <-deadline.C:
+			t.Fatalf("round trip %d timed out (direct writes %d)", i, a.stats.directWrites.Load())
+		}
+	}
+	assert.Zero(t, a.Stats().Undelivered)
+	assert.Zero(t, b.Stats().Undelivered)
+	for _, e := range ra.snapshotEvents() {
+		assert.NotEqual(t, EventDisconnected, e.Kind, "%v", e)
+	}
+	t.Logf("%d round trips, %d direct writes", i, a.stats.directWrites.Load())
 }
