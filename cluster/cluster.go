@@ -93,6 +93,13 @@ type Cluster struct {
 	shutErr   error
 	incarnSeq atomic.Uint64
 
+	// joinMu orders a rejoin's new membership against Shutdown, so that
+	// every incarnation a rejoin registers is left: a rejoin publishes its
+	// membership only while shutBegun is false (else it leaves it at once),
+	// and Shutdown sets shutBegun before it reads the membership to leave.
+	joinMu    sync.Mutex
+	shutBegun bool
+
 	// fenceAt is the lease deadline minus the stop budget in Unix
 	// nanoseconds of the system clock (1: fenced; 0: no lease yet), kept
 	// by the placement actor: past it a grain handles no more messages.
@@ -399,7 +406,9 @@ func (c *Cluster) rejoin() (Membership, bool) {
 		m, err := c.join(ctx)
 		cancel()
 		if err == nil {
-			c.membership.Store(&membershipBox{m})
+			if !c.adoptRejoined(m) {
+				return nil, false
+			}
 			c.log.Info("cluster: rejoined", "member", m.Self().Key())
 			c.root.Send(c.placement, &rejoinMsg{m: m})
 			return m, true
@@ -409,6 +418,31 @@ func (c *Cluster) rejoin() (Membership, bool) {
 			return nil, false
 		}
 	}
+}
+
+// adoptRejoined makes m, a rejoin's new membership, the current one and
+// reports true, unless Shutdown has begun: Shutdown leaves only the
+// membership current when it began, so m is left here at once (its Join ran
+// concurrently with Shutdown and would otherwise stay registered with the
+// provider, seen by every other member until its lease expired) and false
+// is reported.
+func (c *Cluster) adoptRejoined(m Membership) bool {
+	c.joinMu.Lock()
+	begun := c.shutBegun
+	if !begun {
+		c.membership.Store(&membershipBox{m})
+	}
+	c.joinMu.Unlock()
+	if !begun {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.RequestTimeout)
+	defer cancel()
+	if err := m.Leave(ctx); err != nil && !errors.Is(err, ErrMembershipEnded) {
+		c.log.Warn("cluster: leaving a membership rejoined during shutdown failed", "member", m.Self().Key(), "err", err)
+	}
+	c.log.Debug("cluster: rejoined during shutdown, left at once", "member", m.Self().Key())
+	return false
 }
 
 // wait waits d on the system clock, or returns false when the cluster
@@ -586,10 +620,15 @@ func (c *Cluster) evict(m Member) {
 // end. When ctx ends before every grain stopped, Shutdown returns an error
 // matching ErrShuttingDown and ends the membership without a released
 // marker (the others then wait its lease out, as after a crash). The actor
-// system calls it before remote shuts down. Idempotent: later calls return
-// the first call's result.
+// system calls it before remote shuts down. A rejoin in flight when
+// Shutdown begins (after a self-fence) leaves its new incarnation as soon as
+// its Join returns, and Shutdown waits for it, so no incarnation stays
+// registered. Idempotent: later calls return the first call's result.
 func (c *Cluster) Shutdown(ctx context.Context) error {
 	c.shutOnce.Do(func() {
+		c.joinMu.Lock()
+		c.shutBegun = true // from here on c.membership does not change
+		c.joinMu.Unlock()
 		c.setStatus(StatusLeaving)
 		done := make(chan struct{})
 		c.root.Send(c.placement, &shutdownMsg{done: done})

@@ -3,6 +3,7 @@ package remote
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"sync"
@@ -32,6 +33,14 @@ type conn struct {
 	probeUntil atomic.Int64
 
 	framesIn frameCounter // frames read, counted before they are handled (see endpoint.tryDirect)
+
+	// goodbye is set just before this side writes its goodbye: from then on
+	// the end of the stream is the peer's expected answer, not a loss.
+	// lingerUntil (unix nanoseconds, 0 = none) is set once the goodbye is
+	// written: the reader reads on until the peer closes or this deadline
+	// passes (see Node.awaitPeerClose).
+	goodbye     atomic.Bool
+	lingerUntil atomic.Int64
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -101,6 +110,23 @@ func (n *Node) probeTimeout() time.Duration {
 	return min(n.cfg.HeartbeatTimeout, max(n.cfg.HandshakeTimeout, 2*n.cfg.HeartbeatInterval))
 }
 
+// awaitPeerClose is the end of a connection on which this side has written
+// its goodbye: it waits until the peer closes it (the reader sees the end of
+// the stream) or until probeTimeout has passed, and does not close it
+// first. Closing a TCP socket while input is unread makes the kernel reset
+// the connection, which discards what is still in our send buffer and not
+// yet read by the peer: envelopes reported as written would be lost without
+// an Undelivered report. The peer closes as soon as it reads the goodbye,
+// which comes after everything we wrote, so a healthy peer ends the wait
+// at once; meanwhile the reader delivers what the peer sent before it saw
+// the goodbye. Node.Close's context ending closes the socket at once.
+func (n *Node) awaitPeerClose(c *conn) {
+	until := time.Now().Add(n.probeTimeout())
+	c.lingerUntil.Store(until.UnixNano())
+	_ = c.raw.SetReadDeadline(until) // the reader sets it again before its next read
+	<-c.closed
+}
+
 // readLoop reads frames until the connection fails or is closed, delivering
 // envelopes in order. It runs on its own tracked goroutine.
 func (n *Node) readLoop(c *conn) {
@@ -115,6 +141,10 @@ func (n *Node) readLoop(c *conn) {
 		if until := c.probeUntil.Load(); until != 0 {
 			// A probe started: its deadline holds (probe stores it before
 			// setting it, so one of the two settings is the last).
+			_ = c.raw.SetReadDeadline(time.Unix(0, until))
+		}
+		if until := c.lingerUntil.Load(); until != 0 {
+			// Our goodbye is out: the peer has until then to close.
 			_ = c.raw.SetReadDeadline(time.Unix(0, until))
 		}
 		kind, body, err := c.fr.next()
@@ -164,6 +194,11 @@ func (n *Node) readFailed(c *conn, err error) {
 	default:
 	}
 	switch {
+	case c.goodbye.Load() && errors.Is(err, io.EOF):
+		// The peer closed after our goodbye, as it should.
+		err = fmt.Errorf("%w: node closing", ErrStopped)
+	case c.lingerUntil.Load() != 0 && errors.Is(err, os.ErrDeadlineExceeded):
+		err = fmt.Errorf("%w: the peer did not close within %v of our goodbye", ErrConnectionLost, n.probeTimeout())
 	case isProtocolError(err):
 		n.stats.protocolErrors.Add(1)
 		n.log.Warn("remote: protocol error, closing connection", "peer", c.peerRef().String(), "remote", c.remoteAddr, "err", err)

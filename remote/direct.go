@@ -3,9 +3,13 @@ package remote
 import (
 	"crypto/tls"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // connWriter is the right to write to an endpoint's current connection.
@@ -27,6 +31,19 @@ type connWriter struct {
 	// one waits until a frame has arrived since (see tryDirect). Stored
 	// under mu.
 	lastIn atomic.Uint64
+	// now writes to c without waiting (a TCP or Unix socket on a Unix
+	// system); nil under TLS, whose writes cannot be split like that.
+	now *nowWriter
+
+	// rest is the unwritten end of a direct write's frame that did not fit
+	// the socket buffer (written with now), and restItem its envelope. The peer has the frame's beginning, so the
+	// writer goroutine writes rest before any other frame (finishDirect);
+	// while rest is pending no other direct write starts. flush (capacity
+	// 1) wakes the writer goroutine for it. restBuf is rest's storage.
+	rest     []byte
+	restBuf  []byte
+	restItem outItem
+	flush    chan struct{}
 }
 
 // directMaxFrame bounds the frame of a direct write. A frame this small is
@@ -34,6 +51,14 @@ type connWriter struct {
 // at least 16 KiB, autotuned upwards) unless the peer has stopped reading
 // with the buffer already full; see tryDirect for that case.
 const directMaxFrame = 4 << 10
+
+// directWait bounds how long a direct write without a nowWriter (under
+// TLS, or on a system without one) waits for room in the socket's send buffer, so that a peer that
+// stops reading holds a sender (an actor's goroutine) only that long, not
+// WriteTimeout. A TLS write that times out cannot be resumed: the
+// connection is closed and the envelope reported Undelivered, so the wait
+// is long enough that only a peer that has stopped reading reaches it.
+const directWait = 500 * time.Millisecond
 
 // directCapable reports whether writes to raw go into a kernel socket
 // buffer (TCP or Unix sockets, also under TLS), so that a write of a small
@@ -59,20 +84,60 @@ func (ep *endpoint) attach(c *conn) {
 	w.mu.Lock()
 	w.c, w.e, w.hb = c, newEnvelopeEncoder(ep.n.addr, c.peer.Address), heartbeatPolicy{}
 	w.lastIn.Store(c.framesIn.Load() - 1) // the first direct write needs no frame in
+	w.now = nil
 	if directCapable(c.raw) {
+		w.now = newNowWriter(c.raw)
 		w.direct.Store(c)
 	}
 	w.mu.Unlock()
 }
 
 // detach ends direct writes to the connection writeLoop served; called when
-// writeLoop returns.
-func (ep *endpoint) detach() {
+// writeLoop returns, with why. The unwritten end of a direct write still
+// pending cannot be written any more: its envelope goes to Undelivered.
+func (ep *endpoint) detach(c *conn, why error) {
 	w := &ep.w
 	w.mu.Lock()
-	w.c, w.e = nil, nil
+	defer w.mu.Unlock()
+	w.c, w.e, w.now = nil, nil, nil
 	w.direct.Store(nil)
-	w.mu.Unlock()
+	if w.rest != nil {
+		if why == nil {
+			why = ErrConnectionLost
+		}
+		ep.dropRest(c, fmt.Errorf("%w: the connection ended during a direct write: %w", ErrConnectionLost, why))
+	}
+}
+
+// dropRest reports the envelope of a pending rest Undelivered and forgets
+// it. w.mu held.
+func (ep *endpoint) dropRest(c *conn, err error) {
+	w, n := &ep.w, ep.n
+	it := w.restItem
+	w.rest, w.restItem = nil, outItem{}
+	n.undelivered(Undelivered{Peer: c.peerRef(), Envelope: it.envelope(n), TypeName: it.typeName(), Err: err})
+}
+
+// finishDirect writes the rest of a direct write's frame, if one is
+// pending, under WriteTimeout as any write of the writer goroutine. On
+// failure the envelope is reported Undelivered and the error returned (the
+// caller closes the connection). w.mu held.
+func (ep *endpoint) finishDirect(c *conn) error {
+	w, n := &ep.w, ep.n
+	if w.rest == nil {
+		return nil
+	}
+	_ = c.raw.SetWriteDeadline(time.Now().Add(n.cfg.WriteTimeout))
+	if _, err := c.raw.Write(w.rest); err != nil {
+		err = fmt.Errorf("%w: write: %w", ErrConnectionLost, err)
+		ep.dropRest(c, err)
+		return err
+	}
+	w.rest, w.restItem = nil, outItem{}
+	w.hb.written()
+	n.stats.framesSent.Add(1)
+	n.stats.envelopesSent.Add(1)
+	return nil
 }
 
 // tryDirect writes it on the sending goroutine when the connection is idle,
@@ -98,16 +163,20 @@ func (ep *endpoint) detach() {
 //     batches many envelopes into one write: request/response traffic
 //     (an answer arrives between two sends) is written directly; a burst
 //     of one-way sends is written directly once, then queued and batched.
+//   - No earlier direct write's frame is still being finished by the
+//     writer goroutine (rest).
 //
-// Blocking. net.Conn has no non-blocking write, so a direct write can
-// block when the socket's send buffer is full. With nothing queued the
+// Blocking. A write can find the socket's send buffer full. With nothing
+// queued the
 // writer goroutine had drained everything, and a frame of at most
 // directMaxFrame bytes fits the send buffer unless the peer stopped
-// reading with it already full; then the write waits at most WriteTimeout
-// (the deadline every write on a connection has), after which the
-// connection is closed and the envelope reported Undelivered, as for the
-// writer goroutine. Only the goroutine holding mu can be in that wait; the
-// others find mu taken and queue.
+// reading with it already full. On a TCP or Unix socket (nowWriter) the
+// sender does not wait: what did not fit is handed to the writer
+// goroutine, which finishes the frame before anything else (under
+// WriteTimeout, as every write of it), and the envelope counts as taken.
+// Under TLS the write waits at most directWait, then the connection is
+// closed and the envelope reported Undelivered. Only the goroutine holding
+// mu can be in that wait; the others find mu taken and queue.
 func (ep *endpoint) tryDirect(it *outItem) (bool, error) {
 	q, w := ep.q, &ep.w
 	// A first look without the lock: a stream of one-way sends stops here
@@ -121,7 +190,7 @@ func (ep *endpoint) tryDirect(it *outItem) (bool, error) {
 	}
 	defer w.mu.Unlock()
 	c := w.direct.Load()
-	if c == nil || q.count.Load() != 0 || c.isClosed() {
+	if c == nil || q.count.Load() != 0 || c.isClosed() || w.rest != nil {
 		return false, nil
 	}
 	in := c.framesIn.Load()
@@ -141,14 +210,57 @@ func (ep *endpoint) tryDirect(it *outItem) (bool, error) {
 	binary.BigEndian.PutUint32(frame[5:9], uint32(len(frame)-frameHeaderSize))
 	ep.frame = frame[:0]
 	w.lastIn.Store(in)
-	if err := n.writeFrame(c, frame); err != nil {
-		n.closeConn(c, err)
-		return true, err
+	var k int
+	if w.now != nil {
+		k, err = w.now.write(frame)
+		if err == nil || (k == 0 && errors.Is(err, os.ErrDeadlineExceeded)) {
+			// The deadline is the writer goroutine's, passed meanwhile:
+			// its next write sets a new one.
+			ep.directWritten(it, frame[k:])
+			return true, nil
+		}
+	} else {
+		_ = c.raw.SetWriteDeadline(time.Now().Add(directWait))
+		_, err = c.raw.Write(frame)
+		if err == nil {
+			ep.directWritten(it, nil)
+			return true, nil
+		}
 	}
-	w.hb.written()
-	n.stats.envelopesSent.Add(1)
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		err = fmt.Errorf("%w: direct write: no room in the send buffer for %v (the peer stopped reading)", ErrConnectionLost, directWait)
+		if tc, ok := c.raw.(*tls.Conn); ok {
+			// Close the socket under TLS first: tls.Conn.Close would
+			// write a close_notify alert, waiting up to 5 s for room the
+			// peer does not make, on this sender's goroutine.
+			_ = tc.NetConn().Close()
+		}
+	default:
+		err = fmt.Errorf("%w: write: %w", ErrConnectionLost, err)
+	}
+	n.closeConn(c, err)
+	return true, err
+}
+
+// directWritten counts a direct write of it whose frame is written but
+// for rest, which is handed to the writer goroutine (nil: none). w.mu held.
+func (ep *endpoint) directWritten(it *outItem, rest []byte) {
+	w, n := &ep.w, ep.n
 	n.stats.directWrites.Add(1)
-	return true, nil
+	if len(rest) == 0 {
+		w.hb.written()
+		n.stats.framesSent.Add(1)
+		n.stats.envelopesSent.Add(1)
+		return
+	}
+	w.restBuf = append(w.restBuf[:0], rest...)
+	w.rest, w.restItem = w.restBuf, *it
+	n.stats.directHandoffs.Add(1)
+	select {
+	case w.flush <- struct{}{}:
+	default:
+	}
 }
 
 // frameCounter counts the frames a connection's reader has read; only the

@@ -1,7 +1,10 @@
 package remote
 
 import (
+	"crypto/tls"
 	"fmt"
+	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -200,4 +203,175 @@ func TestOrderingDirectAndQueued(t *testing.T) {
 	direct, sent := src.stats.directWrites.Load(), src.Stats().EnvelopesSent
 	assert.Positive(t, direct, "direct writes")
 	assert.Less(t, direct, sent, "some envelopes went through the queue (sent %d)", sent)
+}
+
+// TestDirectWriteBoundedWhenPeerStopsReading: a peer whose reader stops
+// (its Deliver hook blocks) lets the socket buffers fill; a sender's direct
+// write then never waits WriteTimeout (a minute here) for room. Over TCP
+// it does not wait at all: the rest of its frame is handed to the writer
+// goroutine, Send returns nil, and once the peer reads again every
+// envelope arrives, in order, none reported undelivered. Over TLS, where a
+// timed-out write cannot be resumed, Send returns ErrConnectionLost after
+// directWait, the envelope is reported Undelivered and the connection
+// closes.
+func TestDirectWriteBoundedWhenPeerStopsReading(t *testing.T) {
+	ca := newTestCA(t)
+	for _, tc := range []struct {
+		name string
+		cfg  func() Config
+		tls  bool
+	}{
+		{"tcp", testConfig, false},
+		{"tls", func() Config { return mtlsConfig(t, ca, "127.0.0.1") }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg()
+			cfg.WriteTimeout = time.Minute // a sender held for it fails the bound below
+			cfg.HeartbeatTimeout = time.Minute
+			cfg.HeartbeatInterval = 20 * time.Second // no heartbeats in the way
+			a, ra := startNode(t, cfg)
+			p, rp := startNode(t, cfg)
+			stalled, resume := make(chan struct{}), make(chan struct{})
+			var stallOnce sync.Once
+			rp.onDeliver = func(Peer, Envelope) {
+				stallOnce.Do(func() {
+					close(stalled)
+					<-resume // p's reader stops here: nothing more is read
+				})
+			}
+			resumed := sync.OnceFunc(func() { close(resume) })
+			t.Cleanup(resumed)
+			got := make(chan struct{}, 1)
+			ra.onDeliver = func(Peer, Envelope) { got <- struct{}{} }
+
+			bigID := strings.Repeat("x", 3000) // a frame of about 3 KiB: a direct write
+			env := func(i int) Envelope {
+				return Envelope{Target: PIDRef{p.Address(), fmt.Sprintf("%06d%s", i, bigID)}, Message: ping(uint64(i))}
+			}
+			require.NoError(t, a.Send(p.Address(), env(0)))
+			select {
+			case <-stalled:
+			case <-time.After(waitTimeout):
+				t.Fatal("p never delivered the first envelope")
+			}
+			// The writer goroutine wrote it; once it has also released it
+			// (a busy test can keep it from running for a while), nothing is
+			// queued and the sends below can be direct writes.
+			require.Eventually(t, func() bool { return a.Stats().EnvelopesSent == 1 }, waitTimeout, time.Millisecond)
+			// Small socket buffers: they fill after a few dozen frames.
+			shrink := func(n *Node, peer string, set func(*net.TCPConn)) {
+				n.mu.Lock()
+				ep := n.endpoints[peer]
+				n.mu.Unlock()
+				require.NotNil(t, ep)
+				raw := ep.current().raw
+				if tc, ok := raw.(*tls.Conn); ok {
+					raw = tc.NetConn()
+				}
+				set(raw.(*net.TCPConn))
+			}
+			shrink(a, p.Address(), func(c *net.TCPConn) { require.NoError(t, c.SetWriteBuffer(4096)) })
+			shrink(p, a.Address(), func(c *net.TCPConn) { require.NoError(t, c.SetReadBuffer(64<<10)) })
+
+			// Each round: a frame from p (so that a may write directly), then
+			// a Send from a, which must return well before WriteTimeout.
+			sent, handedOff := 1, false
+			for i := 1; i < 20000 && !handedOff; i++ {
+				require.NoError(t, p.Send(a.Address(), Envelope{Target: PIDRef{a.Address(), "a"}, Message: &Pong{Seq: uint64(i)}}))
+				select {
+				case <-got:
+				case <-time.After(waitTimeout):
+					t.Fatal("a never got p's frame")
+				}
+				done := make(chan error, 1)
+				start := time.Now()
+				go func() { done <- a.Send(p.Address(), env(i)) }()
+				var err error
+				select {
+				case err = <-done:
+				case <-time.After(10 * time.Second):
+					t.Fatalf("Send %d blocked by a peer that stopped reading", i)
+				}
+				elapsed := time.Since(start)
+				require.Less(t, elapsed, 3*time.Second, "Send %d", i)
+				if tc.tls {
+					if err == nil {
+						sent++
+						continue
+					}
+					require.ErrorIs(t, err, ErrConnectionLost)
+					ra.waitUntil(t, "the envelope reported undelivered", func(r *recorder) bool {
+						for _, u := range r.undelivered {
+							if u.Envelope.Message.(*Ping).Seq == uint64(i) {
+								return true
+							}
+						}
+						return false
+					})
+					ra.waitEvent(t, EventDisconnected, ErrConnectionLost)
+					return
+				}
+				require.NoError(t, err)
+				sent++
+				handedOff = a.stats.directHandoffs.Load() > 0
+			}
+			require.True(t, handedOff, "no direct write met a full socket buffer")
+			ra.mu.Lock()
+			require.Empty(t, ra.undelivered)
+			ra.mu.Unlock()
+			resumed()
+			rp.waitUntil(t, "every envelope", func(r *recorder) bool { return len(r.delivered) >= sent })
+			rp.mu.Lock()
+			defer rp.mu.Unlock()
+			require.Len(t, rp.delivered, sent)
+			for i, d := range rp.delivered {
+				require.Equal(t, uint64(i), d.Env.Message.(*Ping).Seq)
+			}
+		})
+	}
+}
+
+// TestDirectWriteAfterWriterDeadlinePassed: a direct write on a TCP socket
+// sets no deadline of its own, so the one the writer goroutine set for its
+// last write (WriteTimeout, 20 ms here) passes while only direct writes
+// happen. The direct write that meets it hands its frame to the writer
+// goroutine, which writes it under a new deadline: the connection stays
+// up and nothing is lost.
+func TestDirectWriteAfterWriterDeadlinePassed(t *testing.T) {
+	cfg := testConfig()
+	cfg.WriteTimeout = 20 * time.Millisecond
+	cfg.HeartbeatInterval = 5 * time.Second // no heartbeats: only direct writes after the first
+	a, ra := startNode(t, cfg)
+	b, rb := startNode(t, cfg)
+	got := make(chan uint64, 1)
+	rb.onDeliver = func(_ Peer, env Envelope) {
+		if p, ok := env.Message.(*Ping); ok {
+			if err := b.Send(env.Sender.Address, Envelope{Target: env.Sender, Message: &Pong{Seq: p.Seq}}); err != nil {
+				t.Errorf("reply: %v", err)
+			}
+		}
+	}
+	ra.onDeliver = func(_ Peer, env Envelope) {
+		if p, ok := env.Message.(*Pong); ok {
+			got <- p.Seq
+		}
+	}
+	deadline := time.NewTimer(waitTimeout)
+	defer deadline.Stop()
+	i := uint64(0)
+	for ; a.stats.directHandoffs.Load() == 0; i++ {
+		require.NoError(t, a.Send(b.Address(), Envelope{Target: PIDRef{b.Address(), "echo"}, Sender: PIDRef{a.Address(), "asker"}, Message: ping(i)}))
+		select {
+		case seq := <-got:
+			require.Equal(t, i, seq)
+		case <-deadline.C:
+			t.Fatalf("round trip %d timed out (direct writes %d)", i, a.stats.directWrites.Load())
+		}
+	}
+	assert.Zero(t, a.Stats().Undelivered)
+	assert.Zero(t, b.Stats().Undelivered)
+	for _, e := range ra.snapshotEvents() {
+		assert.NotEqual(t, EventDisconnected, e.Kind, "%v", e)
+	}
+	t.Logf("%d round trips, %d direct writes", i, a.stats.directWrites.Load())
 }

@@ -56,6 +56,7 @@ func newEndpoint(n *Node, addr string) *endpoint {
 		timer: make(chan struct{}, 1),
 		stop:  make(chan struct{}),
 	}
+	ep.w.flush = make(chan struct{}, 1)
 	ep.fire = ep.fireTimer
 	return ep
 }
@@ -381,6 +382,14 @@ func (ep *endpoint) run(ctx context.Context) {
 		}
 		pol.connected()
 		carry = ep.connected(c, carry)
+		if c.goodbye.Load() {
+			// Our goodbye was written: that was the Close's flush. What
+			// was queued after it (by senders that took the endpoint just
+			// before Close) goes to Undelivered at the next turn; a second
+			// connection would race the peer's own reaction to the goodbye
+			// and could lose envelopes without a report.
+			finalTry = true
+		}
 		if ep.current() == nil {
 			pol.lost(n.clock.Now())
 		}

@@ -114,6 +114,7 @@ type nodeStats struct {
 	framesSent, framesReceived       atomic.Uint64
 	undelivered                      atomic.Uint64
 	directWrites                     atomic.Uint64 // envelopes written by their sender (tryDirect)
+	directHandoffs                   atomic.Uint64 // of those, frames finished by the writer goroutine (rest)
 	handshakesRefused                atomic.Uint64
 	protocolErrors                   atomic.Uint64
 	queueFull                        atomic.Uint64
@@ -589,7 +590,11 @@ func (n *Node) onBlockEvent(ev BlockEvent) {
 // Close stops the Node: it stops accepting, flushes each peer's queue (a
 // peer that is connected, being dialed, or not tried yet gets one attempt to
 // connect) and says goodbye, hands what could not be sent to the Undelivered
-// hook with ErrStopped, and waits for every goroutine. When ctx ends first,
+// hook with ErrStopped, and waits for every goroutine. After a goodbye it
+// leaves closing the connection to the peer (which closes on reading it),
+// for at most the probe timeout (HandshakeTimeout, clamped to at least two
+// HeartbeatIntervals and at most HeartbeatTimeout), so that nothing it
+// wrote is discarded by a reset. When ctx ends first,
 // the remaining connections are closed at once (their queued envelopes
 // become Undelivered) and ctx.Err() is returned after the goroutines ended;
 // a ctx that is already done closes every connection without a goodbye, so

@@ -72,10 +72,10 @@ func (e *dialError) Unwrap() error { return e.err }
 // connection was idle for a heartbeat interval (a busy connection needs
 // neither: its frames keep the peer's read deadline alive). It returns the
 // envelope it holds but could not write, and why it stopped.
-func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
+func (ep *endpoint) writeLoop(c *conn, carry *outItem) (_ *outItem, err error) {
 	n := ep.n
 	ep.attach(c)
-	defer ep.detach()
+	defer func() { ep.detach(c, err) }()
 	// The heartbeat ticks on the Node's clock: one timer at a time, re-armed
 	// when it fired.
 	tick := make(chan struct{}, 1)
@@ -95,17 +95,21 @@ func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 				ep.held = it
 				carry = &ep.held
 			} else if flushing {
-				err := ep.writeControl(c, kindGoodbye, false, 0)
-				if err == nil {
-					err = fmt.Errorf("%w: node closing", ErrStopped)
+				if err := ep.writeControl(c, kindGoodbye, false, 0); err != nil {
+					return nil, err
 				}
-				return nil, err
+				n.awaitPeerClose(c)
+				return nil, fmt.Errorf("%w: node closing", ErrStopped)
 			} else {
 				if !ep.q.park() {
 					continue // something arrived meanwhile
 				}
 				select {
 				case <-ep.q.ready:
+				case <-ep.w.flush:
+					if err := ep.finishDirectLocking(c); err != nil {
+						return nil, err
+					}
 				case <-c.probeReq:
 					seq++
 					if err := ep.writeControl(c, kindPing, false, seq); err != nil {
@@ -139,11 +143,19 @@ func (ep *endpoint) writeLoop(c *conn, carry *outItem) (*outItem, error) {
 			return carry, c.err
 		default:
 		}
-		var err error
 		if carry, err = ep.writeBatch(c, carry); err != nil {
 			return carry, err
 		}
 	}
+}
+
+// finishDirectLocking is finishDirect under the write lock: the writer
+// goroutine's answer to a direct write that handed it the rest of its
+// frame.
+func (ep *endpoint) finishDirectLocking(c *conn) error {
+	ep.w.mu.Lock()
+	defer ep.w.mu.Unlock()
+	return ep.finishDirect(c)
 }
 
 // writeControl writes a ping, pong (both with sequence number seq) or
@@ -154,6 +166,9 @@ func (ep *endpoint) writeControl(c *conn, kind frameKind, heartbeat bool, seq ui
 	w := &ep.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if err := ep.finishDirect(c); err != nil {
+		return err // a frame is on the wire half-written: nothing else may follow
+	}
 	if heartbeat && !w.hb.tick() {
 		return nil
 	}
@@ -162,6 +177,7 @@ func (ep *endpoint) writeControl(c *conn, kind frameKind, heartbeat bool, seq ui
 		// a direct write after it would be lost without a report. Senders
 		// queue from now on, and the queue goes to Undelivered.
 		w.direct.Store(nil)
+		c.goodbye.Store(true)
 	}
 	var body []byte
 	if kind != kindGoodbye {
@@ -183,6 +199,9 @@ func (ep *endpoint) writeBatch(c *conn, first *outItem) (*outItem, error) {
 	w := &ep.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if err := ep.finishDirect(c); err != nil {
+		return first, err // first stays for the next connection
+	}
 	enc := w.e
 	limit := min(frameHeaderSize+n.cfg.MaxFrameSize, batchTarget)
 	frame := appendFrameHeader(ep.frame[:0], kindEnvelopes, 0)

@@ -87,3 +87,52 @@ func TestClusterKillRestartNoOverlap(t *testing.T) {
 	tc.Observer().AssertTokensMonotonic(t)
 	t.Log(tc.Observer().Report())
 }
+
+// AwaitConverged's error reports what each running member and the registry
+// see, naming a registered member that no slot runs (as an incarnation
+// left registered by a rejoin that outlived its member's shutdown would
+// be).
+func TestAwaitConvergedReportsEachMembersView(t *testing.T) {
+	tc := testkit.NewCluster(t, testkit.Nodes(2), testkit.Kinds(plainCounter()), testkit.Serializers(counterMessages))
+	ctx := ctxFor(t, 30*time.Second)
+	require.NoError(t, tc.AwaitConverged(ctx))
+	ghost, err := tc.Registry().Join(ctx, cluster.Member{ID: "ghost", Incarnation: 1, Address: "127.0.0.1:1"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ghost.Leave(context.Background()) })
+	for i := range 2 {
+		saw := make(chan struct{}, 1)
+		es := tc.System(i).EventStream()
+		sub := actor.Subscribe(es, func(ev *cluster.TopologyChanged) {
+			if len(ev.Members) == 3 {
+				select {
+				case saw <- struct{}{}:
+				default:
+				}
+			}
+		})
+		if len(tc.Node(i).Members()) != 3 {
+			select {
+			case <-saw:
+			case <-ctx.Done():
+				t.Fatalf("member %d never saw the ghost", i)
+			}
+		}
+		es.Unsubscribe(sub)
+	}
+
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	err = tc.AwaitConverged(done)
+	require.ErrorIs(t, err, context.Canceled)
+	msg := err.Error()
+	t.Log(msg)
+	for _, want := range []string{
+		"member 0 sees 3 members, 2 run",
+		"member 0 " + tc.Node(0).Self().Key() + ": ready",
+		"member 1 " + tc.Node(1).Self().Key() + ": ready",
+		"3 members; not running: ghost#1 (no slot)",
+		"registry: view epoch",
+	} {
+		require.Contains(t, msg, want)
+	}
+}
