@@ -23,6 +23,12 @@ const (
 // the incarnation or address, so a member that restarts under the same ID
 // owns the same identities again.
 func memberHash(seed uint64, memberID string) uint64 {
+	if n := 4 + len(memberID); n < xxShortMax {
+		var buf [xxShortMax]byte
+		binary.LittleEndian.PutUint32(buf[:], uint32(len(memberID)))
+		copy(buf[4:], memberID)
+		return xxh64Short(seed, buf[:n])
+	}
 	var d xxhash.Digest
 	d.ResetWithSeed(seed)
 	var n [4]byte
@@ -34,8 +40,17 @@ func memberHash(seed uint64, memberID string) uint64 {
 
 // identityHash is the rendezvous hash of an identity: XXH64 with seed over
 // LE32(len(Kind)) || Kind || LE32(len(ID)) || ID. The length prefixes keep
-// {"ab","c"} apart from {"a","bc"}.
+// {"ab","c"} apart from {"a","bc"}. It is also the PidCache's shard hash,
+// so it runs on every cache access.
 func identityHash(seed uint64, id Identity) uint64 {
+	if n := 8 + len(id.Kind) + len(id.ID); n < xxShortMax {
+		var buf [xxShortMax]byte
+		binary.LittleEndian.PutUint32(buf[:], uint32(len(id.Kind)))
+		k := 4 + copy(buf[4:], id.Kind)
+		binary.LittleEndian.PutUint32(buf[k:], uint32(len(id.ID)))
+		copy(buf[k+4:], id.ID)
+		return xxh64Short(seed, buf[:n])
+	}
 	var d xxhash.Digest
 	d.ResetWithSeed(seed)
 	var n [4]byte
@@ -46,6 +61,39 @@ func identityHash(seed uint64, id Identity) uint64 {
 	_, _ = d.Write(n[:])
 	_, _ = d.WriteString(id.ID)
 	return d.Sum64()
+}
+
+// xxShortMax bounds the inputs that xxh64Short hashes: XXH64 of fewer than
+// 32 bytes has no stripe loop.
+const xxShortMax = 32
+
+// xxh64Short is XXH64 of b (len(b) < xxShortMax) with seed: the
+// specification's path for short inputs, which is all but the longest
+// identities and member IDs. Hashing them here, from a buffer on the stack,
+// costs a third of the streaming xxhash.Digest (its Write and Sum64 calls
+// and state copies), and identityHash runs on every PidCache access and
+// every record's lane; TestXXH64ShortMatchesDigest holds it to the Digest.
+func xxh64Short(seed uint64, b []byte) uint64 {
+	h := seed + xxPrime5 + uint64(len(b))
+	for ; len(b) >= 8; b = b[8:] {
+		h ^= xxRound(binary.LittleEndian.Uint64(b))
+		h = bits.RotateLeft64(h, 27)*xxPrime1 + xxPrime4
+	}
+	if len(b) >= 4 {
+		h ^= uint64(binary.LittleEndian.Uint32(b)) * xxPrime1
+		h = bits.RotateLeft64(h, 23)*xxPrime2 + xxPrime3
+		b = b[4:]
+	}
+	for _, c := range b {
+		h ^= uint64(c) * xxPrime5
+		h = bits.RotateLeft64(h, 11) * xxPrime1
+	}
+	h ^= h >> 33
+	h *= xxPrime2
+	h ^= h >> 29
+	h *= xxPrime3
+	h ^= h >> 32
+	return h
 }
 
 // rendezvousScore is the score of a member for an identity:

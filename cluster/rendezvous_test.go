@@ -1,8 +1,11 @@
 package cluster
 
 import (
+	"encoding/binary"
 	"fmt"
 	"testing"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -230,4 +233,52 @@ func TestWeightedScoreOrdersByWeight(t *testing.T) {
 	assert.Equal(t, weightedScore(s, 0), weightedScore(s, 1), "weight 0 counts as 1")
 	assert.Greater(t, weightedScore(^uint64(0), 1), 0.0)
 	assert.Greater(t, weightedScore(0, 1), 0.0, "u is never 0")
+}
+
+// digestHash is XXH64 with seed over the concatenation of parts, each
+// preceded by its LE32 length, through the streaming xxhash.Digest: the
+// documented layout of memberHash (one part) and identityHash (two).
+func digestHash(seed uint64, parts ...string) uint64 {
+	d := xxhash.NewWithSeed(seed)
+	for _, p := range parts {
+		_, _ = d.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(p))))
+		_, _ = d.WriteString(p)
+	}
+	return d.Sum64()
+}
+
+// The short-input XXH64 computed on the stack equals the streaming digest
+// at every length below 32 bytes, and memberHash and identityHash equal
+// the digest of their layout on both sides of the short-input bound.
+func TestXXH64ShortMatchesDigest(t *testing.T) {
+	rng := newTestRand(13)
+	buf := make([]byte, xxShortMax)
+	for n := range xxShortMax {
+		for range 50 {
+			for i := range buf[:n] {
+				buf[i] = byte(rng.Uint32())
+			}
+			seed := rng.Uint64()
+			d := xxhash.NewWithSeed(seed)
+			_, _ = d.Write(buf[:n])
+			require.Equal(t, d.Sum64(), xxh64Short(seed, buf[:n]), "length %d, seed %#x", n, seed)
+		}
+	}
+	text := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		return string(b)
+	}
+	for kl := range 30 {
+		for il := range 30 {
+			seed := rng.Uint64()
+			id := NewIdentity(text(kl), text(il))
+			require.Equal(t, digestHash(seed, id.Kind, id.ID), identityHash(seed, id), "kind %d bytes, id %d bytes", kl, il)
+		}
+		seed := rng.Uint64()
+		m := text(kl)
+		require.Equal(t, digestHash(seed, m), memberHash(seed, m), "member %d bytes", kl)
+	}
 }
