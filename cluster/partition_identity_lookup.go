@@ -400,7 +400,19 @@ func (p *PartitionIdentityLookup) UpdateTopology(t Topology) error {
 // ring keeps the provider's hash and epoch: leases and requests are bound
 // to the provider's view.
 func (p *PartitionIdentityLookup) rebuild() {
-	p.ring = p.strategy.Build(withoutBlocked(p.topo, p.blocked, refOf))
+	t := withoutBlocked(p.topo, p.blocked, refOf)
+	if inc, ok := p.strategy.(incrementalStrategy); ok && p.ring != nil {
+		p.ring = inc.BuildFrom(p.ring, t)
+		return
+	}
+	p.ring = p.strategy.Build(t)
+}
+
+// incrementalStrategy is a HashStrategy that builds the ring of a view
+// faster given the ring of the previous one (Rendezvous.BuildFrom). The
+// ring must equal what Build(t) returns.
+type incrementalStrategy interface {
+	BuildFrom(prev Ring, t Topology) Ring
 }
 
 func sameMembers(a, b []Member) bool {

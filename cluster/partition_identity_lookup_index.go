@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"math"
-	"slices"
 )
 
 // kindRecords holds the records of one kind column-wise, with each record's
@@ -306,7 +305,7 @@ func (p *PartitionIdentityLookup) ringDelta(before, after Ring) *ringChange {
 			d.kinds[kind] = &kindChange{full: true}
 		}
 	}
-	sorted := slices.IsSortedFunc(o.topo.Members, compareMembers) && slices.IsSortedFunc(n.topo.Members, compareMembers)
+	sorted := o.sorted && n.sorted
 	for kind, nk := range n.kinds {
 		ok := o.kinds[kind]
 		if ok == nil {

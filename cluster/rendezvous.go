@@ -182,28 +182,66 @@ type rendezvousRing struct {
 	weighted bool
 	topo     Topology
 	kinds    map[string]*rendezvousKind
+	lanes    []uint64 // memberLane of each of topo.Members, by index
+	sorted   bool     // topo.Members are sorted by compareMembers (view order)
 }
 
 // Build implements HashStrategy: it hashes every member once and groups the
 // members by kind, in view order (ID, incarnation).
-func (r *Rendezvous) Build(t Topology) Ring {
+func (r *Rendezvous) Build(t Topology) Ring { return r.build(t, nil) }
+
+// BuildFrom returns the ring of view t, as Build does, reusing the member
+// hashes of prev, the ring of the previous view, when prev is a ring of the
+// same seed and both views are sorted (as NewTopology sorts them): a view
+// change then hashes only the members that joined. Any other prev is
+// ignored.
+func (r *Rendezvous) BuildFrom(prev Ring, t Topology) Ring {
+	p, ok := prev.(*rendezvousRing)
+	if !ok || p.seed != r.seed || !p.sorted {
+		p = nil
+	}
+	return r.build(t, p)
+}
+
+// build is Build, taking the member lanes of prev (sorted, same seed) for
+// the IDs it holds as long as t is sorted: a merge walk costs about one
+// string comparison per member, a member hash several times that.
+func (r *Rendezvous) build(t Topology, prev *rendezvousRing) Ring {
 	ring := &rendezvousRing{
 		seed:     r.seed,
 		weighted: r.weighted,
 		topo:     t,
 		kinds:    make(map[string]*rendezvousKind),
+		lanes:    make([]uint64, len(t.Members)),
+		sorted:   true,
 	}
+	var was []Member
+	if prev != nil {
+		was = prev.topo.Members
+	}
+	j := 0 // the first member of was whose ID is not below the ID of m
 	for i, m := range t.Members {
-		lane := memberLane(r.seed, memberHash(r.seed, m.ID))
+		if i > 0 && ring.sorted && compareMembers(t.Members[i-1], m) >= 0 {
+			ring.sorted = false
+		}
+		for ring.sorted && j < len(was) && was[j].ID < m.ID {
+			j++
+		}
+		if ring.sorted && j < len(was) && was[j].ID == m.ID {
+			ring.lanes[i] = prev.lanes[j]
+		} else {
+			ring.lanes[i] = memberLane(r.seed, memberHash(r.seed, m.ID))
+		}
+		lane := ring.lanes[i]
 		w := float64(m.EffectiveWeight())
-		for j, k := range m.Kinds {
-			if slices.Contains(m.Kinds[:j], k) {
+		for k, kind := range m.Kinds {
+			if slices.Contains(m.Kinds[:k], kind) {
 				continue // listed twice: a member's kinds are few, a scan is cheaper than a set
 			}
-			rk := ring.kinds[k]
+			rk := ring.kinds[kind]
 			if rk == nil {
 				rk = &rendezvousKind{uniform: true, cands: make([]rendezvousCandidate, 0, len(t.Members))}
-				ring.kinds[k] = rk
+				ring.kinds[kind] = rk
 			}
 			if len(rk.cands) > 0 && rk.cands[0].weight != w {
 				rk.uniform = false

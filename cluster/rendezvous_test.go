@@ -282,3 +282,52 @@ func TestXXH64ShortMatchesDigest(t *testing.T) {
 		require.Equal(t, digestHash(seed, m), memberHash(seed, m), "member %d bytes", kl)
 	}
 }
+
+// BuildFrom gives the ring Build gives, for random pairs of views: members
+// joining, leaving and restarting, kinds and weights changing, views out of
+// order, and a previous ring of another seed or of another strategy.
+func TestRendezvousBuildFromEqualsBuild(t *testing.T) {
+	rng := newTestRand(21)
+	kinds := []string{"a", "b", "c"}
+	for round := range 300 {
+		cfg := HashConfig{Seed: rng.Uint64N(3), Weighted: round%2 == 1}
+		r := NewRendezvous(cfg)
+		before := randomTopology(rng, kinds)
+		after := randomTopology(rng, kinds)
+		for i := range after.Members {
+			if rng.IntN(4) == 0 {
+				after.Members[i].Incarnation++ // a restart: same ID, same lane
+			}
+		}
+		after = NewTopology(2, after.Members)
+		if rng.IntN(5) == 0 {
+			rng.Shuffle(len(after.Members), func(i, j int) { after.Members[i], after.Members[j] = after.Members[j], after.Members[i] })
+		}
+		prev := r.Build(before)
+		switch rng.IntN(6) {
+		case 0:
+			prev = NewRendezvous(HashConfig{Seed: cfg.Seed + 1}).Build(before)
+		case 1:
+			prev = nil
+		}
+		require.Equal(t, r.Build(after), r.BuildFrom(prev, after), "round %d", round)
+	}
+}
+
+// BuildFrom takes the member lanes of the previous ring instead of hashing
+// the members again: a lane planted in the previous ring shows in the new
+// one, for the member of that ID only.
+func TestRendezvousBuildFromReusesLanes(t *testing.T) {
+	r := NewRendezvous(DefaultHashConfig())
+	ms := testMembers(10, "k")
+	prev := r.Build(NewTopology(1, ms[:8])).(*rendezvousRing)
+	prev.lanes[3] = 42 // ms[3]
+	next := r.BuildFrom(prev, NewTopology(2, ms[2:])).(*rendezvousRing)
+	require.True(t, next.sorted)
+	require.Equal(t, uint64(42), next.lanes[1], "ms[3]'s lane comes from the previous ring")
+	for i, m := range next.topo.Members {
+		if m.ID != ms[3].ID {
+			require.Equal(t, memberLane(DefaultHashSeed, memberHash(DefaultHashSeed, m.ID)), next.lanes[i], m.ID)
+		}
+	}
+}
