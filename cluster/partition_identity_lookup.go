@@ -127,7 +127,8 @@ type PartitionIdentityLookup struct {
 	present   map[memberRef]int        // UpdateTopology's index of the view, kept for its buckets
 	sortKeys  []eventKey               // sortEvents' buffers
 	sortKinds []string
-	joinHits  []int32 // checkJoin's buffer
+	joinHits  []int32 // checkJoin's buffers
+	joinMask  []byte
 	events    []VirtualActorEvent
 
 	// Record and slot lanes are rendezvous lanes under laneSeed (set by the

@@ -207,12 +207,7 @@ func (p *PartitionIdentityLookup) checkJoin(kr *kindRecords, added []rendezvousC
 	if !weighted {
 		best := kr.best[:len(lanes)]
 		if len(added) == 1 {
-			c := added[0].lane
-			for i, lane := range lanes {
-				if scoreFinish(c^lane) >= best[i] {
-					hits = append(hits, int32(i))
-				}
-			}
+			hits, p.joinMask = joinScan(lanes, best, added[0].lane, hits, p.joinMask)
 		} else {
 			for i, lane := range lanes {
 				var top uint64

@@ -395,3 +395,48 @@ func medianOfThreeKiller(n int) []eventKey {
 	}
 	return keys
 }
+
+// The join scan finds the same records eight at a time (AVX-512, where the
+// CPU has it) as one at a time: random scores, exact ties (a tie is a hit)
+// and scores one above or below, at every length around the vector width
+// and at 10k records.
+func TestJoinScanWideMatchesScalar(t *testing.T) {
+	if !hasJoinScanWide {
+		t.Skip("no wide join scan on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	lengths := []int{10007}
+	for n := range 70 {
+		lengths = append(lengths, n)
+	}
+	for _, n := range lengths {
+		for round := range 20 {
+			c := rng.Uint64()
+			lanes, best := make([]uint64, n), make([]uint64, n)
+			for i := range lanes {
+				lanes[i] = rng.Uint64()
+				s := scoreFinish(c ^ lanes[i])
+				switch rng.IntN(5) {
+				case 0:
+					best[i] = s // tie
+				case 1:
+					best[i] = s + 1
+				case 2:
+					best[i] = s - 1
+				default:
+					best[i] = rng.Uint64()
+				}
+			}
+			want := joinScanScalar(lanes, best, c, nil, 0)
+			got, _ := joinScan(lanes, best, c, nil, nil)
+			require.Equal(t, want, got, "%d records, round %d", n, round)
+			if n >= 8 {
+				mask := make([]byte, n/8)
+				joinScanWide(lanes[:n&^7], best[:n&^7], c, mask)
+				for i := range n &^ 7 {
+					require.Equal(t, scoreFinish(c^lanes[i]) >= best[i], mask[i/8]&(1<<(i%8)) != 0, "record %d of %d", i, n)
+				}
+			}
+		}
+	}
+}
