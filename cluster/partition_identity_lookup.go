@@ -402,7 +402,7 @@ func (p *PartitionIdentityLookup) UpdateTopology(t Topology) error {
 // to the provider's view.
 func (p *PartitionIdentityLookup) rebuild() {
 	t := withoutBlocked(p.topo, p.blocked, refOf)
-	if inc, ok := p.strategy.(incrementalStrategy); ok && p.ring != nil {
+	if inc, ok := p.strategy.(incrementalStrategy); ok {
 		p.ring = inc.BuildFrom(p.ring, t)
 		return
 	}

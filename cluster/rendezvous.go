@@ -182,38 +182,42 @@ type rendezvousRing struct {
 	weighted bool
 	topo     Topology
 	kinds    map[string]*rendezvousKind
-	lanes    []uint64 // memberLane of each of topo.Members, by index
 	sorted   bool     // topo.Members are sorted by compareMembers (view order)
+	lanes    []uint64 // memberLane of each of topo.Members, by index; kept by BuildFrom only
 }
 
 // Build implements HashStrategy: it hashes every member once and groups the
 // members by kind, in view order (ID, incarnation).
-func (r *Rendezvous) Build(t Topology) Ring { return r.build(t, nil) }
+func (r *Rendezvous) Build(t Topology) Ring { return r.build(t, nil, false) }
 
 // BuildFrom returns the ring of view t, as Build does, reusing the member
-// hashes of prev, the ring of the previous view, when prev is a ring of the
-// same seed and both views are sorted (as NewTopology sorts them): a view
-// change then hashes only the members that joined. Any other prev is
-// ignored.
+// hashes of prev, the ring of the previous view, when prev is a ring that
+// BuildFrom made with the same seed and both views are sorted (as
+// NewTopology sorts them): a view change then hashes only the members that
+// joined. Any other prev is ignored. The ring keeps its member hashes for
+// the next BuildFrom (one word per member, which Build does not keep).
 func (r *Rendezvous) BuildFrom(prev Ring, t Topology) Ring {
 	p, ok := prev.(*rendezvousRing)
-	if !ok || p.seed != r.seed || !p.sorted {
+	if !ok || p.seed != r.seed || !p.sorted || p.lanes == nil {
 		p = nil
 	}
-	return r.build(t, p)
+	return r.build(t, p, true)
 }
 
-// build is Build, taking the member lanes of prev (sorted, same seed) for
-// the IDs it holds as long as t is sorted: a merge walk costs about one
-// string comparison per member, a member hash several times that.
-func (r *Rendezvous) build(t Topology, prev *rendezvousRing) Ring {
+// build is Build, taking the member lanes of prev (sorted, same seed, with
+// lanes) for the IDs it holds as long as t is sorted: a merge walk costs
+// about one string comparison per member, a member hash several times
+// that. keep records the ring's lanes.
+func (r *Rendezvous) build(t Topology, prev *rendezvousRing, keep bool) Ring {
 	ring := &rendezvousRing{
 		seed:     r.seed,
 		weighted: r.weighted,
 		topo:     t,
 		kinds:    make(map[string]*rendezvousKind),
-		lanes:    make([]uint64, len(t.Members)),
 		sorted:   true,
+	}
+	if keep {
+		ring.lanes = make([]uint64, len(t.Members))
 	}
 	var was []Member
 	if prev != nil {
@@ -227,12 +231,15 @@ func (r *Rendezvous) build(t Topology, prev *rendezvousRing) Ring {
 		for ring.sorted && j < len(was) && was[j].ID < m.ID {
 			j++
 		}
+		var lane uint64
 		if ring.sorted && j < len(was) && was[j].ID == m.ID {
-			ring.lanes[i] = prev.lanes[j]
+			lane = prev.lanes[j]
 		} else {
-			ring.lanes[i] = memberLane(r.seed, memberHash(r.seed, m.ID))
+			lane = memberLane(r.seed, memberHash(r.seed, m.ID))
 		}
-		lane := ring.lanes[i]
+		if keep {
+			ring.lanes[i] = lane
+		}
 		w := float64(m.EffectiveWeight())
 		for k, kind := range m.Kinds {
 			if slices.Contains(m.Kinds[:k], kind) {

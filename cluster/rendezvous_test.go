@@ -303,14 +303,21 @@ func TestRendezvousBuildFromEqualsBuild(t *testing.T) {
 		if rng.IntN(5) == 0 {
 			rng.Shuffle(len(after.Members), func(i, j int) { after.Members[i], after.Members[j] = after.Members[j], after.Members[i] })
 		}
-		prev := r.Build(before)
+		prev := r.BuildFrom(nil, before)
 		switch rng.IntN(6) {
 		case 0:
-			prev = NewRendezvous(HashConfig{Seed: cfg.Seed + 1}).Build(before)
+			prev = NewRendezvous(HashConfig{Seed: cfg.Seed + 1}).BuildFrom(nil, before)
 		case 1:
 			prev = nil
+		case 2:
+			prev = r.Build(before) // keeps no member hashes
 		}
-		require.Equal(t, r.Build(after), r.BuildFrom(prev, after), "round %d", round)
+		got := r.BuildFrom(prev, after).(*rendezvousRing)
+		for i, m := range after.Members {
+			require.Equal(t, memberLane(cfg.Seed, memberHash(cfg.Seed, m.ID)), got.lanes[i], "round %d: lane of %s", round, m.ID)
+		}
+		got.lanes = nil // the one field Build leaves empty
+		require.Equal(t, r.Build(after), Ring(got), "round %d", round)
 	}
 }
 
@@ -320,7 +327,7 @@ func TestRendezvousBuildFromEqualsBuild(t *testing.T) {
 func TestRendezvousBuildFromReusesLanes(t *testing.T) {
 	r := NewRendezvous(DefaultHashConfig())
 	ms := testMembers(10, "k")
-	prev := r.Build(NewTopology(1, ms[:8])).(*rendezvousRing)
+	prev := r.BuildFrom(nil, NewTopology(1, ms[:8])).(*rendezvousRing)
 	prev.lanes[3] = 42 // ms[3]
 	next := r.BuildFrom(prev, NewTopology(2, ms[2:])).(*rendezvousRing)
 	require.True(t, next.sorted)
