@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 	"time"
@@ -90,10 +91,11 @@ type activationRecord struct {
 	// stale: the ring of the latest view picks another owner than slot (a
 	// VirtualActorMoved was recorded). A record that is not stale is owned
 	// by slot according to the current ring.
-	stale   bool
-	slotPos int    // index in slot.recs
-	kindPos int    // index in the kindRecords of id.Kind
-	seen    uint64 // the UpdateTopology (updateSeq) that last examined it
+	stale    bool
+	stalePos int    // index in PartitionIdentityLookup.stale, while stale
+	slotPos  int    // index in slot.recs
+	kindPos  int    // index in the kindRecords of id.Kind
+	seen     uint64 // the UpdateTopology (updateSeq) that last examined it
 }
 
 // PartitionIdentityLookup is the partition identity lookup of seed 000: a
@@ -115,16 +117,19 @@ type PartitionIdentityLookup struct {
 	ledger   *ActivationLedger
 	cache    *PidCache
 
-	topo     Topology // as given by the provider
-	ring     Ring     // built from topo minus blocked members; nil before the first view
-	blocked  map[memberRef]struct{}
-	records  map[Identity]*activationRecord
-	owners   map[memberRef]*ownerSlot // owners of the records, by incarnation
-	byKind   map[string]*kindRecords  // the records of each kind, column-wise
-	stale    map[*activationRecord]struct{}
-	present  map[memberRef]int // UpdateTopology's index of the view, kept for its buckets
-	sortKeys []eventKey        // sortEvents' buffer
-	events   []VirtualActorEvent
+	topo      Topology // as given by the provider
+	ring      Ring     // built from topo minus blocked members; nil before the first view
+	blocked   map[memberRef]struct{}
+	records   map[Identity]*activationRecord
+	owners    map[memberRef]*ownerSlot // owners of the records, by incarnation
+	byKind    map[string]*kindRecords  // the records of each kind, column-wise
+	stale     []*activationRecord      // the stale records; activationRecord.stalePos indexes it
+	present   map[memberRef]int        // UpdateTopology's index of the view, kept for its buckets
+	sortKeys  []eventKey               // sortEvents' buffers
+	sortKinds []string
+	joinHits  []int32 // checkJoin's buffers
+	joinMask  []byte
+	events    []VirtualActorEvent
 
 	// Record and slot lanes are rendezvous lanes under laneSeed (set by the
 	// first rendezvous ring); laneless counts records without a lane.
@@ -158,7 +163,6 @@ func NewPartitionIdentityLookup(cfg LookupConfig, opts ...LookupOption) (*Partit
 		records:  make(map[Identity]*activationRecord),
 		owners:   make(map[memberRef]*ownerSlot),
 		byKind:   make(map[string]*kindRecords),
-		stale:    make(map[*activationRecord]struct{}),
 		present:  make(map[memberRef]int),
 	}
 	for _, o := range opts {
@@ -397,7 +401,19 @@ func (p *PartitionIdentityLookup) UpdateTopology(t Topology) error {
 // ring keeps the provider's hash and epoch: leases and requests are bound
 // to the provider's view.
 func (p *PartitionIdentityLookup) rebuild() {
-	p.ring = p.strategy.Build(withoutBlocked(p.topo, p.blocked, refOf))
+	t := withoutBlocked(p.topo, p.blocked, refOf)
+	if inc, ok := p.strategy.(incrementalStrategy); ok {
+		p.ring = inc.BuildFrom(p.ring, t)
+		return
+	}
+	p.ring = p.strategy.Build(t)
+}
+
+// incrementalStrategy is a HashStrategy that builds the ring of a view
+// faster given the ring of the previous one (Rendezvous.BuildFrom). The
+// ring must equal what Build(t) returns.
+type incrementalStrategy interface {
+	BuildFrom(prev Ring, t Topology) Ring
 }
 
 func sameMembers(a, b []Member) bool {
@@ -481,32 +497,63 @@ func (p *PartitionIdentityLookup) DrainEvents() []VirtualActorEvent {
 // DrainCacheEvents returns and forgets the pending PidCache events.
 func (p *PartitionIdentityLookup) DrainCacheEvents() []PidCacheEvent { return p.cache.DrainEvents() }
 
-// sortEvents sorts es by identity. It sorts small keys (with the first
-// eight bytes of the ID as a number, which orders most pairs without a
-// string comparison) in a buffer it keeps, then moves each event once, in
-// place: an event is large, and a view change may record hundreds.
+// sortEvents sorts es by identity. It sorts small integer keys (the rank
+// of the event's kind and the first eight bytes of its ID as a number,
+// which order all but IDs sharing those bytes) in a buffer it keeps, with
+// the comparisons inlined, orders the rare runs of equal keys by the whole
+// ID, then moves each event once, in place: an event is large, and a view
+// change may record hundreds.
 func (p *PartitionIdentityLookup) sortEvents(es []VirtualActorEvent) {
-	byID := func(a, b VirtualActorEvent) int { return compareIdentities(a.Identity, b.Identity) }
-	if len(es) < 16 || slices.IsSortedFunc(es, byID) {
-		slices.SortFunc(es, byID)
+	if len(es) < 16 {
+		slices.SortFunc(es, byIdentity)
 		return
 	}
+	kinds := p.sortKinds[:0]
 	keys := p.sortKeys[:0]
+	rank := -1
 	for i := range es {
-		keys = append(keys, eventKey{id: es[i].Identity, prefix: idPrefix(es[i].Identity.ID), at: int32(i)})
+		id := &es[i].Identity
+		if rank < 0 || id.Kind != kinds[rank] {
+			rank = slices.Index(kinds, id.Kind)
+			if rank < 0 {
+				if len(kinds) == maxSortKinds {
+					clear(kinds)
+					p.sortKinds, p.sortKeys = kinds[:0], keys[:0]
+					slices.SortFunc(es, byIdentity)
+					return
+				}
+				rank = len(kinds)
+				kinds = append(kinds, id.Kind)
+			}
+		}
+		keys = append(keys, eventKey{rank: uint32(rank), at: int32(i), prefix: idPrefix(id.ID)})
 	}
-	slices.SortFunc(keys, func(a, b eventKey) int {
-		if a.id.Kind != b.id.Kind {
-			return strings.Compare(a.id.Kind, b.id.Kind)
+	if len(kinds) > 1 { // ranks in encounter order -> ranks in kind order
+		var order, byRank [maxSortKinds]uint32
+		for r := range kinds {
+			order[r] = uint32(r)
 		}
-		switch {
-		case a.prefix < b.prefix:
-			return -1
-		case a.prefix > b.prefix:
-			return 1
+		slices.SortFunc(order[:len(kinds)], func(a, b uint32) int { return strings.Compare(kinds[a], kinds[b]) })
+		for r, was := range order[:len(kinds)] {
+			byRank[was] = uint32(r)
 		}
-		return strings.Compare(a.id.ID, b.id.ID)
-	})
+		for i := range keys {
+			keys[i].rank = byRank[keys[i].rank]
+		}
+	}
+	clear(kinds)
+	p.sortKinds = kinds[:0]
+	sortEventKeys(keys, 2*bits.Len(uint(len(keys))))
+	for i := 1; i < len(keys); {
+		j := i
+		for j < len(keys) && keys[j].rank == keys[i-1].rank && keys[j].prefix == keys[i-1].prefix {
+			j++
+		}
+		if j > i { // keys[i-1:j] share kind and prefix: order them by ID
+			slices.SortFunc(keys[i-1:j], func(a, b eventKey) int { return strings.Compare(es[a.at].Identity.ID, es[b.at].Identity.ID) })
+		}
+		i = j + 1
+	}
 	// keys[i].at is the event that goes to i: follow each cycle of that
 	// permutation once, marking the places filled with -1.
 	for i := range keys {
@@ -525,14 +572,108 @@ func (p *PartitionIdentityLookup) sortEvents(es []VirtualActorEvent) {
 			j = from
 		}
 	}
-	clear(keys) // no references to identities kept
 	p.sortKeys = keys[:0]
 }
 
+func byIdentity(a, b VirtualActorEvent) int { return compareIdentities(a.Identity, b.Identity) }
+
+// maxSortKinds bounds the kinds sortEvents ranks; events of more kinds are
+// sorted by comparing identities.
+const maxSortKinds = 16
+
 type eventKey struct {
-	id     Identity
-	prefix uint64 // idPrefix(id.ID)
+	rank   uint32 // of the kind, in kind order
 	at     int32  // position in the unsorted events
+	prefix uint64 // idPrefix of the ID
+}
+
+func (a eventKey) less(b eventKey) bool {
+	return a.rank < b.rank || (a.rank == b.rank && a.prefix < b.prefix)
+}
+
+// sortEventKeys sorts keys by (rank, prefix), in no particular order among
+// equal keys. It is a quicksort (median-of-three pivot, insertion sort
+// below 12 keys) with the comparison inlined: slices.SortFunc's call per
+// comparison was most of the sorting time. After depth levels of
+// partitioning a range is finished by heapsort, so that no input makes it
+// quadratic; it returns how many ranges were (for tests).
+func sortEventKeys(keys []eventKey, depth int) (heapsorted int) {
+	for len(keys) > 12 {
+		if depth == 0 {
+			heapSortEventKeys(keys)
+			return heapsorted + 1
+		}
+		depth--
+		last, m := len(keys)-1, len(keys)/2
+		if keys[m].less(keys[0]) {
+			keys[m], keys[0] = keys[0], keys[m]
+		}
+		if keys[last].less(keys[m]) {
+			keys[last], keys[m] = keys[m], keys[last]
+			if keys[m].less(keys[0]) {
+				keys[m], keys[0] = keys[0], keys[m]
+			}
+		}
+		// keys[0] <= keys[m] <= keys[last]: the median is the pivot, at 0;
+		// keys[0] and keys[last] bound both scans.
+		keys[0], keys[m] = keys[m], keys[0]
+		pivot := keys[0]
+		i, j := 1, last
+		for {
+			for keys[i].less(pivot) {
+				i++
+			}
+			for pivot.less(keys[j]) {
+				j--
+			}
+			if i >= j {
+				break
+			}
+			keys[i], keys[j] = keys[j], keys[i]
+			i, j = i+1, j-1
+		}
+		keys[0], keys[j] = keys[j], keys[0]
+		if left, right := keys[:j], keys[j+1:]; len(left) < len(right) {
+			heapsorted += sortEventKeys(left, depth)
+			keys = right
+		} else {
+			heapsorted += sortEventKeys(right, depth)
+			keys = left
+		}
+	}
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && keys[j].less(keys[j-1]); j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	return heapsorted
+}
+
+func heapSortEventKeys(keys []eventKey) {
+	for i := len(keys)/2 - 1; i >= 0; i-- {
+		siftDownEventKeys(keys, i, len(keys))
+	}
+	for end := len(keys) - 1; end > 0; end-- {
+		keys[0], keys[end] = keys[end], keys[0]
+		siftDownEventKeys(keys, 0, end)
+	}
+}
+
+func siftDownEventKeys(keys []eventKey, root, end int) {
+	for {
+		child := 2*root + 1
+		if child >= end {
+			return
+		}
+		if child+1 < end && keys[child].less(keys[child+1]) {
+			child++
+		}
+		if !keys[root].less(keys[child]) {
+			return
+		}
+		keys[root], keys[child] = keys[child], keys[root]
+		root = child
+	}
 }
 
 // idPrefix is the first eight bytes of s as a big-endian number, padded

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"math"
-	"slices"
 )
 
 // kindRecords holds the records of one kind column-wise, with each record's
@@ -41,7 +40,7 @@ func (p *PartitionIdentityLookup) track(rec *activationRecord) {
 func (p *PartitionIdentityLookup) untrack(rec *activationRecord) {
 	delete(p.records, rec.id)
 	if rec.stale {
-		delete(p.stale, rec)
+		p.unmarkStale(rec)
 	}
 	if !rec.hasLane {
 		p.laneless--
@@ -95,8 +94,7 @@ func (p *PartitionIdentityLookup) laneRing() *rendezvousRing {
 // is not stale, and its lane and cached owner score are those of the ring.
 func (p *PartitionIdentityLookup) ownerConfirmed(rec *activationRecord) {
 	if rec.stale {
-		rec.stale = false
-		delete(p.stale, rec)
+		p.unmarkStale(rec)
 	}
 	rr := p.laneRing()
 	if rr == nil {
@@ -141,8 +139,8 @@ func (p *PartitionIdentityLookup) checkOwner(rec *activationRecord) {
 func (p *PartitionIdentityLookup) moved(rec *activationRecord) {
 	rec.seen = p.updateSeq
 	if !rec.stale {
-		rec.stale = true
-		p.stale[rec] = struct{}{}
+		rec.stale, rec.stalePos = true, len(p.stale)
+		p.stale = append(p.stale, rec)
 	}
 	p.cache.RemoveWithReason(rec.id, CacheOwnerMoved)
 	p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorMoved, Identity: rec.id, PID: rec.pid, Owner: rec.slot.key, LeaseID: rec.leaseID, Token: rec.token})
@@ -176,9 +174,22 @@ func (p *PartitionIdentityLookup) checkChanged(d *ringChange) {
 			p.checkJoin(kr, kc.added, d.weighted)
 		}
 	}
-	for rec := range p.stale {
-		p.checkOwner(rec)
+	// From the end: a record confirmed here leaves the slice, replaced by
+	// its last element, which was checked already.
+	for i := len(p.stale) - 1; i >= 0; i-- {
+		p.checkOwner(p.stale[i])
 	}
+}
+
+// unmarkStale takes the stale rec out of p.stale.
+func (p *PartitionIdentityLookup) unmarkStale(rec *activationRecord) {
+	last := len(p.stale) - 1
+	if moved := p.stale[last]; moved != rec {
+		p.stale[rec.stalePos], moved.stalePos = moved, rec.stalePos
+	}
+	p.stale[last] = nil
+	p.stale = p.stale[:last]
+	rec.stale = false
 }
 
 // checkJoin handles the records of kr that a candidate of added scores at
@@ -186,28 +197,55 @@ func (p *PartitionIdentityLookup) checkChanged(d *ringChange) {
 // ring's pick scores at least the joiner's, so it is not the owner, and the
 // record moved. An equal score (a 64-bit or rounding tie) is settled by the
 // full computation, which applies the ring's tie rule.
+//
+// The scan runs over every record of the kind, so it reads only the two
+// columns and makes no call per record: it collects the positions reached
+// (about one record in members+1 per joiner) and handles them after.
 func (p *PartitionIdentityLookup) checkJoin(kr *kindRecords, added []rendezvousCandidate, weighted bool) {
-	best := kr.best[:len(kr.lanes)]
+	lanes := kr.lanes
+	hits := p.joinHits[:0]
 	if !weighted {
-		for i, lane := range kr.lanes {
-			for _, c := range added {
-				if s := scoreFinish(c.lane ^ lane); s >= best[i] {
-					p.joinTaken(kr.recs[i], s > best[i])
-					break
+		best := kr.best[:len(lanes)]
+		if len(added) == 1 {
+			hits, p.joinMask = joinScan(lanes, best, added[0].lane, hits, p.joinMask)
+		} else {
+			for i, lane := range lanes {
+				var top uint64
+				for _, c := range added {
+					top = max(top, scoreFinish(c.lane^lane))
+				}
+				if top >= best[i] {
+					hits = append(hits, int32(i))
 				}
 			}
 		}
-		return
-	}
-	bestW := kr.bestW[:len(kr.lanes)]
-	for i, lane := range kr.lanes {
-		for _, c := range added {
-			if w := -c.weight / math.Log(unitInterval(scoreFinish(c.lane^lane))); w >= bestW[i] {
-				p.joinTaken(kr.recs[i], w > bestW[i])
-				break
+		for _, i := range hits {
+			top := uint64(0)
+			for _, c := range added {
+				top = max(top, scoreFinish(c.lane^lanes[i]))
+			}
+			p.joinTaken(kr.recs[i], top > best[i])
+		}
+	} else {
+		bestW := kr.bestW[:len(lanes)]
+		for i, lane := range lanes {
+			top := 0.0
+			for _, c := range added {
+				top = max(top, -c.weight/math.Log(unitInterval(scoreFinish(c.lane^lane))))
+			}
+			if top >= bestW[i] {
+				hits = append(hits, int32(i))
 			}
 		}
+		for _, i := range hits {
+			top := 0.0
+			for _, c := range added {
+				top = max(top, -c.weight/math.Log(unitInterval(scoreFinish(c.lane^lanes[i]))))
+			}
+			p.joinTaken(kr.recs[i], top > bestW[i])
+		}
 	}
+	p.joinHits = hits[:0]
 }
 
 // joinTaken handles a record that a joining candidate scores at least as
@@ -262,7 +300,7 @@ func (p *PartitionIdentityLookup) ringDelta(before, after Ring) *ringChange {
 			d.kinds[kind] = &kindChange{full: true}
 		}
 	}
-	sorted := slices.IsSortedFunc(o.topo.Members, compareMembers) && slices.IsSortedFunc(n.topo.Members, compareMembers)
+	sorted := o.sorted && n.sorted
 	for kind, nk := range n.kinds {
 		ok := o.kinds[kind]
 		if ok == nil {

@@ -1,7 +1,10 @@
 package cluster
 
 import (
+	"cmp"
 	"fmt"
+	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -188,7 +191,7 @@ func checkRecordIndex(t *testing.T, p *PartitionIdentityLookup) {
 	for _, rec := range p.records {
 		if rec.stale {
 			stale++
-			if _, ok := p.stale[rec]; !ok {
+			if rec.stalePos >= len(p.stale) || p.stale[rec.stalePos] != rec {
 				t.Fatalf("stale %s not in the stale set", rec.id)
 			}
 		}
@@ -266,11 +269,16 @@ func TestLookupSortEvents(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	alphabet := []string{"a", "b", "ab", "\x00", "\xff", "id-0000", "id-00001", "x"}
 	p := &PartitionIdentityLookup{}
-	for round := range 200 {
+	kinds := []string{"k", "kk", "a"}
+	for i := range maxSortKinds + 2 {
+		kinds = append(kinds, fmt.Sprintf("kind-%c", 'z'-i))
+	}
+	for round := range 300 {
 		seen := map[Identity]bool{}
 		var es []VirtualActorEvent
+		nk := []int{1, 3, maxSortKinds, len(kinds)}[round%4] // the last one more kinds than ranked
 		for len(es) < 1+rng.IntN(300) {
-			id := Identity{Kind: []string{"k", "kk", "a"}[rng.IntN(3)]}
+			id := Identity{Kind: kinds[rng.IntN(nk)]}
 			for range rng.IntN(4) {
 				id.ID += alphabet[rng.IntN(len(alphabet))]
 			}
@@ -284,5 +292,151 @@ func TestLookupSortEvents(t *testing.T) {
 		slices.SortFunc(want, func(a, b VirtualActorEvent) int { return compareIdentities(a.Identity, b.Identity) })
 		p.sortEvents(es)
 		require.Equal(t, want, es, "round %d", round)
+	}
+}
+
+// sortEventKeys orders keys by kind rank, then ID prefix, for any input:
+// random keys with many repeats, sorted and reversed runs, and with every
+// depth limit, down to 0, where heapsort sorts the whole range.
+func TestSortEventKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	byKey := func(a, b eventKey) int {
+		if c := cmp.Compare(a.rank, b.rank); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.prefix, b.prefix)
+	}
+	for round := range 400 {
+		n := rng.IntN(600)
+		keys := make([]eventKey, n)
+		spread := uint64(1 + rng.IntN(4)*rng.IntN(1000)) // 1: all prefixes equal
+		for i := range keys {
+			keys[i] = eventKey{rank: uint32(rng.IntN(3)), at: int32(i), prefix: rng.Uint64N(spread)}
+		}
+		switch round % 4 {
+		case 1:
+			slices.SortFunc(keys, byKey)
+		case 2:
+			slices.SortFunc(keys, func(a, b eventKey) int { return byKey(b, a) })
+		}
+		want := slices.Clone(keys)
+		slices.SortFunc(want, byKey)
+		depth := []int{0, 1, 3, 2 * bits.Len(uint(n))}[rng.IntN(4)]
+		heapsorted := sortEventKeys(keys, depth)
+		require.Zero(t, slices.CompareFunc(want, keys, byKey), "round %d: %d keys, depth %d", round, n, depth)
+		if depth == 0 && n > 12 {
+			require.Equal(t, 1, heapsorted)
+		}
+		seen := make([]bool, n)
+		for _, k := range keys {
+			require.False(t, seen[k.at], "key %d twice", k.at)
+			seen[k.at] = true
+		}
+	}
+}
+
+// The depth limit bounds the quicksort on inputs that defeat its pivot:
+// with the median of three at the ends and the middle, this input puts the
+// second-smallest key in the middle at every level, so each partition
+// splits off about two keys. The sort still finishes in n log n steps
+// (heapsort takes over) and sorts.
+func TestSortEventKeysDepthLimit(t *testing.T) {
+	const n = 1 << 14
+	keys := medianOfThreeKiller(n)
+	heapsorted := sortEventKeys(keys, 2*bits.Len(uint(n)))
+	require.Positive(t, heapsorted, "the quicksort went %d levels deep without a fallback", 2*bits.Len(uint(n)))
+	require.True(t, slices.IsSortedFunc(keys, func(a, b eventKey) int { return cmp.Compare(a.prefix, b.prefix) }))
+}
+
+// medianOfThreeKiller returns n keys on which every partition of
+// sortEventKeys takes the second-smallest key of its range as the pivot.
+// It replays the sort's moves on positions and gives a position its value
+// when the sort first reads it as a pivot candidate: the two smallest
+// values left go to the range's first and middle places; every place not
+// yet given a value is larger than all that are.
+func medianOfThreeKiller(n int) []eventKey {
+	const unset = math.MaxUint64
+	at := make([]int, n)     // at[i]: the key (by first place) now at place i
+	val := make([]uint64, n) // by first place
+	for i := range at {
+		at[i], val[i] = i, unset
+	}
+	next := uint64(0)
+	for r := at; len(r) > 12; {
+		last, m := len(r)-1, len(r)/2
+		val[r[0]], val[r[m]] = next, next+1 // r[last] is unset: no swap in the median of three
+		next += 2
+		r[0], r[m] = r[m], r[0]
+		pivot := val[r[0]]
+		i, j := 1, last
+		for {
+			for val[r[i]] < pivot {
+				i++
+			}
+			for pivot < val[r[j]] {
+				j--
+			}
+			if i >= j {
+				break
+			}
+			r[i], r[j] = r[j], r[i]
+			i, j = i+1, j-1
+		}
+		r[0], r[j] = r[j], r[0]
+		r = r[j+1:] // the larger side, which the sort keeps partitioning
+	}
+	keys := make([]eventKey, n)
+	for i := range keys {
+		if val[i] == unset {
+			val[i] = next
+			next++
+		}
+		keys[i] = eventKey{at: int32(i), prefix: val[i]}
+	}
+	return keys
+}
+
+// The join scan finds the same records eight at a time (AVX-512, where the
+// CPU has it) as one at a time: random scores, exact ties (a tie is a hit)
+// and scores one above or below, at every length around the vector width
+// and at 10k records.
+func TestJoinScanWideMatchesScalar(t *testing.T) {
+	if !hasJoinScanWide {
+		t.Skip("no wide join scan on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	lengths := []int{10007}
+	for n := range 70 {
+		lengths = append(lengths, n)
+	}
+	for _, n := range lengths {
+		for round := range 20 {
+			c := rng.Uint64()
+			lanes, best := make([]uint64, n), make([]uint64, n)
+			for i := range lanes {
+				lanes[i] = rng.Uint64()
+				s := scoreFinish(c ^ lanes[i])
+				switch rng.IntN(5) {
+				case 0:
+					best[i] = s // tie
+				case 1:
+					best[i] = s + 1
+				case 2:
+					best[i] = s - 1
+				default:
+					best[i] = rng.Uint64()
+				}
+			}
+			want := joinScanScalar(lanes, best, c, nil, 0)
+			got, _ := joinScan(lanes, best, c, nil, nil)
+			require.Equal(t, want, got, "%d records, round %d", n, round)
+			if n >= 8 {
+				mask := make([]byte, n/8)
+				joinScanWide(lanes[:n&^7], best[:n&^7], c, mask)
+				for i := range n &^ 7 {
+					require.Equal(t, scoreFinish(c^lanes[i]) >= best[i], mask[i/8]&(1<<(i%8)) != 0, "record %d of %d", i, n)
+				}
+			}
+		}
 	}
 }

@@ -129,6 +129,7 @@ type PidCache struct {
 
 	memMu   sync.Mutex // taken after a shard lock, never before one
 	members map[string]*cachedMember
+	markGen uint64 // counts the marks set (markShard on), under memMu
 
 	invalVisits atomic.Uint64 // entries examined by InvalidateMember and InvalidateAbsent (tests)
 }
@@ -138,6 +139,7 @@ type cachedMember struct {
 	ref    memberRef // parsed from the key; valid when parsed
 	parsed bool      // the key has the form of Member.Key
 	shards [4]uint64 // bit i: shard i holds entries of the member
+	gen    uint64    // PidCache.markGen after its last mark
 }
 
 // memberEntries is the list of one member's entries within one shard,
@@ -320,16 +322,6 @@ func (c *PidCache) sweep(s *cacheShard) {
 	s.empty = 0
 }
 
-// drop forgets member's list in s, which has no entry left; the write lock
-// is held.
-func (c *PidCache) drop(s *cacheShard, member string) {
-	if l := s.members[member]; l != nil && l.n == 0 {
-		delete(s.members, member)
-		s.empty--
-		c.markShard(member, s.num, false)
-	}
-}
-
 // markShard records that shard num holds entries of member (on) or no
 // longer does. Called with that shard's write lock held.
 func (c *PidCache) markShard(member string, num int, on bool) {
@@ -344,6 +336,8 @@ func (c *PidCache) markShard(member string, num int, on bool) {
 			c.members[member] = m
 		}
 		m.shards[w] |= bit
+		c.markGen++
+		m.gen = c.markGen
 		return
 	}
 	if m == nil {
@@ -488,13 +482,27 @@ func containsRef(members []Member, ref memberRef) bool {
 // member while it runs, into a shard it has already passed, stays (as if
 // the Put came after it).
 func (c *PidCache) invalidate(member string, reason CacheDropReason) int {
-	var shards [4]uint64
+	shards, gen := c.memberShards(member)
+	n, emptied := c.dropMemberLists(member, shards, reason)
+	c.unmarkShards(member, emptied, gen)
+	return n
+}
+
+// memberShards returns the shards marked as holding entries of member and
+// the mark generation they date from.
+func (c *PidCache) memberShards(member string) (shards [4]uint64, gen uint64) {
 	c.memMu.Lock()
+	defer c.memMu.Unlock()
 	if m := c.members[member]; m != nil {
 		shards = m.shards
 	}
-	c.memMu.Unlock()
-	n := 0
+	return shards, c.markGen
+}
+
+// dropMemberLists drops member's entries in each of shards, one shard lock
+// at a time, and returns how many it dropped and the shards it left
+// without a list of member. It leaves their marks to unmarkShards.
+func (c *PidCache) dropMemberLists(member string, shards [4]uint64, reason CacheDropReason) (n int, emptied [4]uint64) {
 	for w, set := range shards {
 		for set != 0 {
 			b := bits.TrailingZeros64(set)
@@ -503,12 +511,56 @@ func (c *PidCache) invalidate(member string, reason CacheDropReason) int {
 			s.mu.Lock()
 			if l := s.members[member]; l != nil {
 				n += c.removeList(s, l, reason)
-				c.drop(s, member)
+				delete(s.members, member)
+				s.empty--
+			}
+			s.mu.Unlock()
+			emptied[w] |= 1 << b
+		}
+	}
+	return n, emptied
+}
+
+// unmarkShards clears member's marks of the emptied shards. The marks are
+// cleared in one memMu round rather than one per shard (with that shard's
+// lock held), which is safe as long as no shard gained a list of member
+// since the marks were read (generation gen): then every emptied shard is
+// still without one. Otherwise (a Put for the member ran meanwhile) each
+// emptied shard is checked under its lock, so that one refilled keeps its
+// mark; InvalidateMember relies on the marks to find every entry.
+func (c *PidCache) unmarkShards(member string, emptied [4]uint64, gen uint64) {
+	if emptied == [4]uint64{} {
+		return
+	}
+	c.memMu.Lock()
+	m := c.members[member]
+	if m == nil {
+		c.memMu.Unlock()
+		return
+	}
+	if m.gen <= gen {
+		for w := range m.shards {
+			m.shards[w] &^= emptied[w]
+		}
+		if m.shards == [4]uint64{} {
+			delete(c.members, member)
+		}
+		c.memMu.Unlock()
+		return
+	}
+	c.memMu.Unlock()
+	for w, set := range emptied {
+		for set != 0 {
+			b := bits.TrailingZeros64(set)
+			set &= set - 1
+			s := &c.shards[w*64+b]
+			s.mu.Lock()
+			if s.members[member] == nil {
+				c.markShard(member, s.num, false)
 			}
 			s.mu.Unlock()
 		}
 	}
-	return n
 }
 
 // removeList drops every entry of the member list l of s, as remove does
@@ -541,7 +593,7 @@ func (c *PidCache) removeList(s *cacheShard, l *memberEntries, reason CacheDropR
 		i = next
 	}
 	l.head, l.n = -1, 0
-	s.empty++ // the list is empty now; the caller drops it
+	s.empty++ // the list is empty now; the caller forgets it
 	c.count.Add(int64(-n))
 	c.invalVisits.Add(uint64(n))
 	return n

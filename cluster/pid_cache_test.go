@@ -296,3 +296,90 @@ func TestPidCacheInvalidateMemberBatchBoundsEvents(t *testing.T) {
 	assert.Equal(t, 30, c.InvalidateMember("a#2"), "20 new entries and 10 taken over from b#1")
 	assert.Equal(t, 90, c.Len())
 }
+
+// Invalidation clears a member's shard marks in one round after dropping
+// its lists; a Put for the member into a shard already dropped, between the
+// two, keeps that shard's mark (the generation check), so the entry is
+// found by the next invalidation. The marks of the shards not refilled are
+// cleared.
+func TestPidCacheShardRefilledMeanwhileKeepsItsMark(t *testing.T) {
+	c := newTestCache(t, 8192, time.Hour)
+	require.Greater(t, len(c.shards), 8)
+	ids := testIdentities(256, "k")
+	for _, id := range ids {
+		c.Put(id, actor.NewPID("a", id.ID), "a#1", t0)
+	}
+	shards, gen := c.memberShards("a#1")
+	n, emptied := c.dropMemberLists("a#1", shards, CacheMemberLeft)
+	require.Equal(t, len(ids), n)
+	refill := ids[0]
+	c.Put(refill, actor.NewPID("a", refill.ID), "a#1", t0) // a Put racing with the invalidation
+	c.unmarkShards("a#1", emptied, gen)
+
+	home := int(identityHash(0, refill) & c.mask)
+	c.memMu.Lock()
+	marks := c.members["a#1"].shards
+	c.memMu.Unlock()
+	want := [4]uint64{}
+	want[home/64] = 1 << (home % 64)
+	require.Equal(t, want, marks, "only the refilled shard stays marked")
+	require.Equal(t, 1, c.InvalidateMember("a#1"))
+	_, ok := c.Get(refill, t0)
+	require.False(t, ok)
+
+	// Without a racing Put the marks go in the one round: the member is
+	// forgotten.
+	for _, id := range ids {
+		c.Put(id, actor.NewPID("a", id.ID), "a#1", t0)
+	}
+	require.Equal(t, len(ids), c.InvalidateMember("a#1"))
+	c.memMu.Lock()
+	_, known := c.members["a#1"]
+	c.memMu.Unlock()
+	require.False(t, known)
+}
+
+// Puts racing with invalidations of their owner never leave an entry in a
+// shard that is not marked for its owner: after the race, every member's
+// entries are found by InvalidateMember.
+func TestPidCacheMarksCoverEntriesUnderConcurrentInvalidation(t *testing.T) {
+	c := newTestCache(t, 8192, time.Hour)
+	ids := testIdentities(3000, "k")
+	members := []string{"a#1", "b#1"}
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Go(func() {
+			for i := w; i < len(ids); i += 2 {
+				c.Put(ids[i], actor.NewPID("n", ids[i].ID), members[i%2], t0)
+			}
+		})
+	}
+	for _, m := range members {
+		wg.Go(func() {
+			for range 200 {
+				c.InvalidateMember(m)
+			}
+		})
+	}
+	wg.Wait()
+	c.memMu.Lock()
+	for si := range c.shards {
+		s := &c.shards[si]
+		for member, l := range s.members {
+			if l.n == 0 {
+				continue
+			}
+			m := c.members[member]
+			if m == nil || m.shards[si/64]&(1<<(si%64)) == 0 {
+				t.Errorf("shard %d holds %d entries of %s but is not marked", si, l.n, member)
+			}
+		}
+	}
+	c.memMu.Unlock()
+	n := c.Len()
+	for _, m := range members {
+		n -= c.InvalidateMember(m)
+	}
+	require.Zero(t, n)
+	require.Zero(t, c.Len())
+}

@@ -23,6 +23,12 @@ const (
 // the incarnation or address, so a member that restarts under the same ID
 // owns the same identities again.
 func memberHash(seed uint64, memberID string) uint64 {
+	if n := 4 + len(memberID); n < xxShortMax {
+		var buf [xxShortMax]byte
+		binary.LittleEndian.PutUint32(buf[:], uint32(len(memberID)))
+		copy(buf[4:], memberID)
+		return xxh64Short(seed, buf[:n])
+	}
 	var d xxhash.Digest
 	d.ResetWithSeed(seed)
 	var n [4]byte
@@ -34,8 +40,17 @@ func memberHash(seed uint64, memberID string) uint64 {
 
 // identityHash is the rendezvous hash of an identity: XXH64 with seed over
 // LE32(len(Kind)) || Kind || LE32(len(ID)) || ID. The length prefixes keep
-// {"ab","c"} apart from {"a","bc"}.
+// {"ab","c"} apart from {"a","bc"}. It is also the PidCache's shard hash,
+// so it runs on every cache access.
 func identityHash(seed uint64, id Identity) uint64 {
+	if n := 8 + len(id.Kind) + len(id.ID); n < xxShortMax {
+		var buf [xxShortMax]byte
+		binary.LittleEndian.PutUint32(buf[:], uint32(len(id.Kind)))
+		k := 4 + copy(buf[4:], id.Kind)
+		binary.LittleEndian.PutUint32(buf[k:], uint32(len(id.ID)))
+		copy(buf[k+4:], id.ID)
+		return xxh64Short(seed, buf[:n])
+	}
 	var d xxhash.Digest
 	d.ResetWithSeed(seed)
 	var n [4]byte
@@ -46,6 +61,39 @@ func identityHash(seed uint64, id Identity) uint64 {
 	_, _ = d.Write(n[:])
 	_, _ = d.WriteString(id.ID)
 	return d.Sum64()
+}
+
+// xxShortMax bounds the inputs that xxh64Short hashes: XXH64 of fewer than
+// 32 bytes has no stripe loop.
+const xxShortMax = 32
+
+// xxh64Short is XXH64 of b (len(b) < xxShortMax) with seed: the
+// specification's path for short inputs, which is all but the longest
+// identities and member IDs. Hashing them here, from a buffer on the stack,
+// costs a third of the streaming xxhash.Digest (its Write and Sum64 calls
+// and state copies), and identityHash runs on every PidCache access and
+// every record's lane; TestXXH64ShortMatchesDigest holds it to the Digest.
+func xxh64Short(seed uint64, b []byte) uint64 {
+	h := seed + xxPrime5 + uint64(len(b))
+	for ; len(b) >= 8; b = b[8:] {
+		h ^= xxRound(binary.LittleEndian.Uint64(b))
+		h = bits.RotateLeft64(h, 27)*xxPrime1 + xxPrime4
+	}
+	if len(b) >= 4 {
+		h ^= uint64(binary.LittleEndian.Uint32(b)) * xxPrime1
+		h = bits.RotateLeft64(h, 23)*xxPrime2 + xxPrime3
+		b = b[4:]
+	}
+	for _, c := range b {
+		h ^= uint64(c) * xxPrime5
+		h = bits.RotateLeft64(h, 11) * xxPrime1
+	}
+	h ^= h >> 33
+	h *= xxPrime2
+	h ^= h >> 29
+	h *= xxPrime3
+	h ^= h >> 32
+	return h
 }
 
 // rendezvousScore is the score of a member for an identity:
@@ -134,28 +182,73 @@ type rendezvousRing struct {
 	weighted bool
 	topo     Topology
 	kinds    map[string]*rendezvousKind
+	sorted   bool     // topo.Members are sorted by compareMembers (view order)
+	lanes    []uint64 // memberLane of each of topo.Members, by index; kept by BuildFrom only
 }
 
 // Build implements HashStrategy: it hashes every member once and groups the
 // members by kind, in view order (ID, incarnation).
-func (r *Rendezvous) Build(t Topology) Ring {
+func (r *Rendezvous) Build(t Topology) Ring { return r.build(t, nil, false) }
+
+// BuildFrom returns the ring of view t, as Build does, reusing the member
+// hashes of prev, the ring of the previous view, when prev is a ring that
+// BuildFrom made with the same seed and both views are sorted (as
+// NewTopology sorts them): a view change then hashes only the members that
+// joined. Any other prev is ignored. The ring keeps its member hashes for
+// the next BuildFrom (one word per member, which Build does not keep).
+func (r *Rendezvous) BuildFrom(prev Ring, t Topology) Ring {
+	p, ok := prev.(*rendezvousRing)
+	if !ok || p.seed != r.seed || !p.sorted || p.lanes == nil {
+		p = nil
+	}
+	return r.build(t, p, true)
+}
+
+// build is Build, taking the member lanes of prev (sorted, same seed, with
+// lanes) for the IDs it holds as long as t is sorted: a merge walk costs
+// about one string comparison per member, a member hash several times
+// that. keep records the ring's lanes.
+func (r *Rendezvous) build(t Topology, prev *rendezvousRing, keep bool) Ring {
 	ring := &rendezvousRing{
 		seed:     r.seed,
 		weighted: r.weighted,
 		topo:     t,
 		kinds:    make(map[string]*rendezvousKind),
+		sorted:   true,
 	}
+	if keep {
+		ring.lanes = make([]uint64, len(t.Members))
+	}
+	var was []Member
+	if prev != nil {
+		was = prev.topo.Members
+	}
+	j := 0 // the first member of was whose ID is not below the ID of m
 	for i, m := range t.Members {
-		lane := memberLane(r.seed, memberHash(r.seed, m.ID))
+		if i > 0 && ring.sorted && compareMembers(t.Members[i-1], m) >= 0 {
+			ring.sorted = false
+		}
+		for ring.sorted && j < len(was) && was[j].ID < m.ID {
+			j++
+		}
+		var lane uint64
+		if ring.sorted && j < len(was) && was[j].ID == m.ID {
+			lane = prev.lanes[j]
+		} else {
+			lane = memberLane(r.seed, memberHash(r.seed, m.ID))
+		}
+		if keep {
+			ring.lanes[i] = lane
+		}
 		w := float64(m.EffectiveWeight())
-		for j, k := range m.Kinds {
-			if slices.Contains(m.Kinds[:j], k) {
+		for k, kind := range m.Kinds {
+			if slices.Contains(m.Kinds[:k], kind) {
 				continue // listed twice: a member's kinds are few, a scan is cheaper than a set
 			}
-			rk := ring.kinds[k]
+			rk := ring.kinds[kind]
 			if rk == nil {
 				rk = &rendezvousKind{uniform: true, cands: make([]rendezvousCandidate, 0, len(t.Members))}
-				ring.kinds[k] = rk
+				ring.kinds[kind] = rk
 			}
 			if len(rk.cands) > 0 && rk.cands[0].weight != w {
 				rk.uniform = false

@@ -1,8 +1,11 @@
 package cluster
 
 import (
+	"encoding/binary"
 	"fmt"
 	"testing"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -230,4 +233,108 @@ func TestWeightedScoreOrdersByWeight(t *testing.T) {
 	assert.Equal(t, weightedScore(s, 0), weightedScore(s, 1), "weight 0 counts as 1")
 	assert.Greater(t, weightedScore(^uint64(0), 1), 0.0)
 	assert.Greater(t, weightedScore(0, 1), 0.0, "u is never 0")
+}
+
+// digestHash is XXH64 with seed over the concatenation of parts, each
+// preceded by its LE32 length, through the streaming xxhash.Digest: the
+// documented layout of memberHash (one part) and identityHash (two).
+func digestHash(seed uint64, parts ...string) uint64 {
+	d := xxhash.NewWithSeed(seed)
+	for _, p := range parts {
+		_, _ = d.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(p))))
+		_, _ = d.WriteString(p)
+	}
+	return d.Sum64()
+}
+
+// The short-input XXH64 computed on the stack equals the streaming digest
+// at every length below 32 bytes, and memberHash and identityHash equal
+// the digest of their layout on both sides of the short-input bound.
+func TestXXH64ShortMatchesDigest(t *testing.T) {
+	rng := newTestRand(13)
+	buf := make([]byte, xxShortMax)
+	for n := range xxShortMax {
+		for range 50 {
+			for i := range buf[:n] {
+				buf[i] = byte(rng.Uint32())
+			}
+			seed := rng.Uint64()
+			d := xxhash.NewWithSeed(seed)
+			_, _ = d.Write(buf[:n])
+			require.Equal(t, d.Sum64(), xxh64Short(seed, buf[:n]), "length %d, seed %#x", n, seed)
+		}
+	}
+	text := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		return string(b)
+	}
+	for kl := range 30 {
+		for il := range 30 {
+			seed := rng.Uint64()
+			id := NewIdentity(text(kl), text(il))
+			require.Equal(t, digestHash(seed, id.Kind, id.ID), identityHash(seed, id), "kind %d bytes, id %d bytes", kl, il)
+		}
+		seed := rng.Uint64()
+		m := text(kl)
+		require.Equal(t, digestHash(seed, m), memberHash(seed, m), "member %d bytes", kl)
+	}
+}
+
+// BuildFrom gives the ring Build gives, for random pairs of views: members
+// joining, leaving and restarting, kinds and weights changing, views out of
+// order, and a previous ring of another seed or of another strategy.
+func TestRendezvousBuildFromEqualsBuild(t *testing.T) {
+	rng := newTestRand(21)
+	kinds := []string{"a", "b", "c"}
+	for round := range 300 {
+		cfg := HashConfig{Seed: rng.Uint64N(3), Weighted: round%2 == 1}
+		r := NewRendezvous(cfg)
+		before := randomTopology(rng, kinds)
+		after := randomTopology(rng, kinds)
+		for i := range after.Members {
+			if rng.IntN(4) == 0 {
+				after.Members[i].Incarnation++ // a restart: same ID, same lane
+			}
+		}
+		after = NewTopology(2, after.Members)
+		if rng.IntN(5) == 0 {
+			rng.Shuffle(len(after.Members), func(i, j int) { after.Members[i], after.Members[j] = after.Members[j], after.Members[i] })
+		}
+		prev := r.BuildFrom(nil, before)
+		switch rng.IntN(6) {
+		case 0:
+			prev = NewRendezvous(HashConfig{Seed: cfg.Seed + 1}).BuildFrom(nil, before)
+		case 1:
+			prev = nil
+		case 2:
+			prev = r.Build(before) // keeps no member hashes
+		}
+		got := r.BuildFrom(prev, after).(*rendezvousRing)
+		for i, m := range after.Members {
+			require.Equal(t, memberLane(cfg.Seed, memberHash(cfg.Seed, m.ID)), got.lanes[i], "round %d: lane of %s", round, m.ID)
+		}
+		got.lanes = nil // the one field Build leaves empty
+		require.Equal(t, r.Build(after), Ring(got), "round %d", round)
+	}
+}
+
+// BuildFrom takes the member lanes of the previous ring instead of hashing
+// the members again: a lane planted in the previous ring shows in the new
+// one, for the member of that ID only.
+func TestRendezvousBuildFromReusesLanes(t *testing.T) {
+	r := NewRendezvous(DefaultHashConfig())
+	ms := testMembers(10, "k")
+	prev := r.BuildFrom(nil, NewTopology(1, ms[:8])).(*rendezvousRing)
+	prev.lanes[3] = 42 // ms[3]
+	next := r.BuildFrom(prev, NewTopology(2, ms[2:])).(*rendezvousRing)
+	require.True(t, next.sorted)
+	require.Equal(t, uint64(42), next.lanes[1], "ms[3]'s lane comes from the previous ring")
+	for i, m := range next.topo.Members {
+		if m.ID != ms[3].ID {
+			require.Equal(t, memberLane(DefaultHashSeed, memberHash(DefaultHashSeed, m.ID)), next.lanes[i], m.ID)
+		}
+	}
 }
