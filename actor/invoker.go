@@ -348,7 +348,7 @@ func (c *cell) finalize() {
 		}
 		x.pending = nil
 	}
-	c.sys.registry.remove(c.selfPID().ID)
+	c.sys.registry.removeCell(c)
 	c.mb.Close()
 	// Out of the parent's list before anyone hears of the stop: a watcher
 	// (StopFuture, Watch) that lists the parent's children must not find

@@ -294,6 +294,7 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 	}
 	id := name
 	nested := !s.isGuardian(parent)
+	var seq uint64 // the generated ID's number; 0 for a name
 	if name == "" || nested {
 		// One allocation for the whole ID: "[#<parent's index>/]<name>", the
 		// name given or "<prefix>$<seq>".
@@ -305,15 +306,23 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 		if name != "" {
 			b = append(b, name...)
 		} else {
-			b = strconv.AppendUint(append(append(b, prefix...), '$'), s.idSeq.Add(1), 36)
+			seq = s.idSeq.Add(1)
+			b = strconv.AppendUint(append(append(b, prefix...), '$'), seq, 36)
 		}
 		id = string(b)
 	}
 	if s.stopped.Load() {
+		if seq != 0 {
+			s.registry.finishSeq(seq)
+		}
 		return &PID{Address: s.Address(), ID: id}, ErrSystemStopped
 	}
 	c := s.newCell(parent, props, id, w)
-	if !s.registry.add(id, c) {
+	if seq != 0 {
+		if !s.registry.addSeq(id, seq, c) {
+			return nil, fmt.Errorf("%w: %q", ErrNameExists, id)
+		}
+	} else if !s.registry.add(id, c) {
 		return nil, fmt.Errorf("%w: %q", ErrNameExists, id)
 	}
 	s.metrics.spawned(c)
