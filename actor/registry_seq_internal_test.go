@@ -204,8 +204,8 @@ func TestSeqOf(t *testing.T) {
 		{"#3/worker$a", 10, true},
 		{"future$" + strconv.FormatUint(1<<64-1, 36), 1<<64 - 1, true},
 		{"$" + strconv.FormatUint(1<<64-1, 36) + "0", 0, false}, // overflows
-		{"$zzzzzzzzzzzzz", 0, false},                           // overflows
-		{"$01", 0, false},                                      // not how it is written
+		{"$zzzzzzzzzzzzz", 0, false},                            // overflows
+		{"$01", 0, false},                                       // not how it is written
 		{"$A", 0, false},
 		{"$", 0, false},
 		{"name", 0, false},
