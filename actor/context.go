@@ -136,7 +136,7 @@ func (c *cell) Send(pid *PID, msg any) { c.send(pid, msg, nil) }
 func (c *cell) Request(pid *PID, msg any) { c.send(pid, msg, c.selfPID()) }
 
 func (c *cell) send(pid *PID, msg any, sender *PID) {
-	if len(c.props.sendMW) > 0 {
+	if len(c.props.o().sendMW) > 0 {
 		ch := c.chains()
 		// The send chain gets the Context the actor was handed (a receive
 		// middleware's wrapper, if any), so that what a receive middleware

@@ -166,7 +166,7 @@ func (c *cell) deliver(msg any) {
 // dispatch runs the current message through the receive middleware, if
 // any, to the behaviour.
 func (c *cell) dispatch() {
-	if len(c.props.receiveMW) > 0 {
+	if len(c.props.o().receiveMW) > 0 {
 		c.chains().recv(c)
 		return
 	}

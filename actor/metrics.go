@@ -138,8 +138,8 @@ func (m *metrics) kindMiddleware(kind string) (mw scheduler.Middleware) {
 }
 
 func kindOf(p *Props, a Actor) string {
-	if p.kind != "" {
-		return p.kind
+	if k := p.o().kind; k != "" {
+		return k
 	}
 	if a == nil {
 		return "<nil>"

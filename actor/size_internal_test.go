@@ -16,6 +16,21 @@ func TestCellSize(t *testing.T) {
 	}
 }
 
+// Props without options are one 32-byte allocation (options sit apart, in
+// propsOptions): actors that make Props per spawn pay that per child.
+func TestPropsSize(t *testing.T) {
+	if n := unsafe.Sizeof(Props{}); n > 32 {
+		t.Fatalf("Props is %d bytes, more than 32", n)
+	}
+	if p := PropsFromFunc(func(Context) {}); p.opt != nil {
+		t.Fatal("Props without options allocated options")
+	}
+	p := PropsFromFunc(func(Context) {}, WithKind("k"), WithBlocking())
+	if o := p.o(); o.kind != "k" || !o.blocking || noOptions.kind != "" || noOptions.blocking {
+		t.Fatalf("options not kept apart: %+v, shared %+v", *o, noOptions)
+	}
+}
+
 // A future carries its ID and its timeout's heap node in its own allocation
 // (futureID, timerNode): a future costs the Future (224-byte size class) and
 // its done channel, nothing more, and its ID still reads

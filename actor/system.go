@@ -240,8 +240,8 @@ func (stopOnFailure) HandleFailure(sup Supervisor, f Failure) {
 func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Worker) *cell {
 	c := &cell{sys: s, props: props, idx: scheduler.MailboxIndex(s.mailboxSeq.Add(1)), childSlot: -1}
 	var q mailbox.Queue[envelope]
-	if props.newQueue != nil {
-		q = props.newQueue()
+	if nq := props.o().newQueue; nq != nil {
+		q = nq()
 	}
 	var onDrop func(envelope)
 	if q != nil {
@@ -264,7 +264,7 @@ func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Wor
 	if c.km.mw != nil {
 		c.AddMiddleware(c.km.mw)
 	}
-	for _, f := range props.invokeMW {
+	for _, f := range props.o().invokeMW {
 		c.AddMiddleware(f())
 	}
 	c.mb.Attach(s.dispatcherFor(props), c)
@@ -272,10 +272,11 @@ func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Wor
 }
 
 func (s *System) dispatcherFor(p *Props) scheduler.Dispatcher {
+	o := p.o()
 	switch {
-	case p.dispatcher != nil:
-		return p.dispatcher
-	case p.blocking && s.coord != nil:
+	case o.dispatcher != nil:
+		return o.dispatcher
+	case o.blocking && s.coord != nil:
 		s.blockingMu.Lock()
 		defer s.blockingMu.Unlock()
 		if s.blocking == nil {
