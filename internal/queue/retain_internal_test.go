@@ -195,3 +195,33 @@ func TestRingDropRacesProducers(t *testing.T) {
 	_, ok := q.Pop()
 	require.False(t, ok)
 }
+
+// The first rings of a queue are one allocation with their slots
+// (newRingSeg); larger ones are two.
+func TestRingSegOneAllocation(t *testing.T) {
+	type env struct {
+		msg any
+		p   *int
+	}
+	for _, n := range []int{ringFirst, 2 * ringFirst, 4 * ringFirst} {
+		allocs := testing.AllocsPerRun(100, func() {
+			r := newRingSeg[env](n)
+			if len(r.slots) != n || r.mask != uint64(n-1) {
+				t.Fatalf("ring of %d: %d slots, mask %d", n, len(r.slots), r.mask)
+			}
+		})
+		require.Equal(t, 1.0, allocs, "ring of %d slots", n)
+	}
+	require.Equal(t, 2.0, testing.AllocsPerRun(100, func() { _ = newRingSeg[env](8 * ringFirst) }))
+	// A queue that starts a ring per activation while young (Release gives
+	// it back) allocates once per ring.
+	allocs := testing.AllocsPerRun(100, func() {
+		q := new(RingMPSC[env])
+		for range keepAfter - 1 {
+			q.Push(env{})
+			_, _ = q.Pop()
+			q.Release()
+		}
+	})
+	require.Equal(t, float64(1+keepAfter-1), allocs, "the queue and one allocation per ring")
+}
