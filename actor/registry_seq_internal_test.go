@@ -219,3 +219,34 @@ func TestSeqOf(t *testing.T) {
 		}
 	}
 }
+
+// A page whose place in the cache a newer page took is still found through
+// the map; a finished page leaves both.
+func TestSeqTablePages(t *testing.T) {
+	var tb seqTable
+	tb.init()
+	a, b := &cell{}, &cell{}
+	old := uint64(seqPageSize + 5)       // page 1: page 0 starts with 0 done (never handed out)
+	newer := old + seqRecent*seqPageSize // the same cache place
+	tb.store(old, a)
+	tb.store(newer, b)
+	if tb.recent[(old>>seqPageBits)%seqRecent].Load().num != newer>>seqPageBits {
+		t.Fatal("the newer page did not take the cache place")
+	}
+	if tb.load(old) != a || tb.load(newer) != b {
+		t.Fatal("lookups failed")
+	}
+	// Finish every number of the old page: it leaves the map.
+	for i := range uint64(seqPageSize) {
+		tb.finish(old&^(seqPageSize-1) + i)
+	}
+	if tb.load(old) != nil || tb.pages() != 1 {
+		t.Fatalf("finished page still there: %d pages", tb.pages())
+	}
+	for i := range uint64(seqPageSize) {
+		tb.finish(newer&^(seqPageSize-1) + i)
+	}
+	if tb.load(newer) != nil || tb.pages() != 0 || tb.recent[(newer>>seqPageBits)%seqRecent].Load() != nil {
+		t.Fatal("finished page still cached")
+	}
+}
