@@ -166,6 +166,19 @@ func TestRingKeptOnceBusy(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(1000, activation))
 }
 
+// The second activation that takes a value keeps the ring (keepAfter): a
+// parent hearing from its children one at a time starts two rings, not one
+// per activation.
+func TestRingKeptFromSecondActivation(t *testing.T) {
+	q := new(RingMPSC[int])
+	for range 2 {
+		q.Push(1)
+		_, _ = q.Pop()
+		q.Release()
+	}
+	require.Equal(t, ringFirst, q.Cap(), "the ring is kept")
+}
+
 // Producers racing with a consumer that drops its ring at every idle: no
 // value is lost or reordered.
 func TestRingDropRacesProducers(t *testing.T) {

@@ -36,10 +36,13 @@ type ringSeg[T any] struct {
 
 // keepAfter is the number of activations that took values after which a
 // queue keeps its first-size ring when it goes idle. Until then Release
-// gives the empty ring back, so an actor that received a message or two and
-// went idle holds no ring (most actors of a large population); a busy queue
-// allocates at most keepAfter rings before it keeps one for good.
-const keepAfter = 4
+// gives the empty ring back, so an actor that received one message and went
+// idle holds no ring (most actors of a large population); a busy queue
+// allocates at most keepAfter rings before it keeps one for good. A second
+// activation is the sign of an actor that keeps hearing from others: with 4,
+// SkyNet's parents, which hear from ten children one or two at a time,
+// started three or four rings each (a fifth of SkyNet's bytes).
+const keepAfter = 2
 
 // shrinkAfter is the number of quiet activations in a row (each consuming
 // at most an eighth of the ring) after which Release gives a grown ring
