@@ -102,7 +102,7 @@ func (c *cell) MessageHeader() Header {
 }
 
 func (c *cell) childList() []*PID {
-	if g := c.kids; g != nil {
+	if g := c.kids(); g != nil {
 		var kids []*cell
 		for i := range g.shards {
 			s := &g.shards[i]

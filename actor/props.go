@@ -241,7 +241,9 @@ func (c *cell) chains() *chains {
 		}
 		ch.send = send
 	}
-	c.mw = ch
+	if c.mw == nil {
+		c.mw = ch // written only when nil: the metrics collector reads c.mw.inv (metrics.go)
+	}
 	return ch
 }
 

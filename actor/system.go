@@ -113,6 +113,7 @@ type System struct {
 	root        *RootContext
 
 	rootGuardian, userGuardian, systemGuardian *cell
+	guardianKids                               [3]guardianKids // root, user, system: see cell.kids
 	guardiansDone                              chan struct{}
 
 	idSeq, futureSeq, mailboxSeq atomic.Uint64
@@ -208,7 +209,6 @@ func (s *System) Stopped() bool { return s.stopped.Load() }
 func (s *System) startGuardians() {
 	s.guardiansDone = make(chan struct{})
 	s.rootGuardian = s.newCell(nil, PropsFromFunc(func(Context) {}, WithSupervisor(stopOnFailure{}), WithKind("guardian")), "root", nil)
-	s.rootGuardian.kids = &guardianKids{}
 	s.rootGuardian.ext().onStopped = func() { close(s.guardiansDone) }
 	gs := s.cfg.GuardianStrategy
 	if gs == nil {
@@ -216,7 +216,6 @@ func (s *System) startGuardians() {
 	}
 	s.userGuardian = s.newCell(s.rootGuardian, PropsFromFunc(func(Context) {}, WithSupervisor(gs), WithKind("guardian")), "user", nil)
 	s.systemGuardian = s.newCell(s.rootGuardian, PropsFromFunc(func(Context) {}, WithSupervisor(DefaultStrategy()), WithKind("guardian")), "system", nil)
-	s.userGuardian.kids, s.systemGuardian.kids = &guardianKids{}, &guardianKids{}
 	if len(s.cfg.SpawnMiddleware) > 0 {
 		if s.userGuardian.mw == nil {
 			s.userGuardian.mw = &chains{}
@@ -296,10 +295,10 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 	id := name
 	nested := !s.isGuardian(parent)
 	var seq uint64 // the generated ID's number; 0 for a name
+	var idb []byte // the ID when built here; it goes into the cell (cell_id.go)
+	var buf [64]byte
 	if name == "" || nested {
-		// One allocation for the whole ID: "[#<parent's index>/]<name>", the
-		// name given or "<prefix>$<seq>".
-		var buf [64]byte
+		// "[#<parent's index>/]<name>", the name given or "<prefix>$<seq>".
 		b := buf[:0]
 		if nested {
 			b = childPrefix(b, parent)
@@ -310,15 +309,22 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 			seq = s.idSeq.Add(1)
 			b = strconv.AppendUint(append(append(b, prefix...), '$'), seq, 36)
 		}
-		id = string(b)
+		idb = b
 	}
 	if s.stopped.Load() {
 		if seq != 0 {
 			s.registry.finishSeq(seq)
 		}
+		if idb != nil {
+			id = string(idb)
+		}
 		return &PID{Address: s.Address(), ID: id}, ErrSystemStopped
 	}
 	c := s.newCell(parent, props, id, w)
+	if idb != nil {
+		c.pid.ID = c.idbuf.set(idb)
+		id = c.pid.ID
+	}
 	if seq != 0 {
 		if !s.registry.addSeq(id, seq, c) {
 			return nil, fmt.Errorf("%w: %q", ErrNameExists, id)
