@@ -75,8 +75,7 @@ func (r *registry) finishSeq(seq uint64) { r.seq.finish(seq) }
 // removeCell removes c, registered by add or addSeq.
 func (r *registry) removeCell(c *cell) {
 	id := c.pid.ID
-	if seq, ok := seqOf(id); ok && r.seq.load(seq) == c {
-		r.seq.finish(seq)
+	if seq, ok := seqOf(id); ok && r.seq.remove(seq, c) {
 		return
 	}
 	r.remove(id)

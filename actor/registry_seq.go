@@ -33,12 +33,12 @@ const (
 // seqPage holds the actors whose sequence numbers share num (seq >>
 // seqPageBits).
 type seqPage struct {
-	num   uint64
-	slots [seqPageSize]atomic.Pointer[cell]
+	num uint64
 	// done counts the page's numbers that are finished with: their actor
 	// was removed, or it was never registered. The page leaves the
-	// directory when all are.
-	done atomic.Int32
+	// directory when all are. Beside num, so a stop touches one header line.
+	done  atomic.Int32
+	slots [seqPageSize]atomic.Pointer[cell]
 }
 
 type seqShard struct {
@@ -107,7 +107,21 @@ func (t *seqTable) load(seq uint64) *cell {
 // finish empties seq's slot and counts seq as finished with; called once
 // per handed-out number, whether or not it was stored.
 func (t *seqTable) finish(seq uint64) {
-	p := t.page(seq>>seqPageBits, true)
+	t.finishIn(t.page(seq>>seqPageBits, true), seq)
+}
+
+// remove finishes seq if c holds its slot, with one page lookup (a stop
+// of an old actor misses the caches on it); false otherwise.
+func (t *seqTable) remove(seq uint64, c *cell) bool {
+	p := t.page(seq>>seqPageBits, false)
+	if p == nil || p.slots[seq&(seqPageSize-1)].Load() != c {
+		return false
+	}
+	t.finishIn(p, seq)
+	return true
+}
+
+func (t *seqTable) finishIn(p *seqPage, seq uint64) {
 	p.slots[seq&(seqPageSize-1)].Store(nil)
 	if p.done.Add(1) != seqPageSize {
 		return

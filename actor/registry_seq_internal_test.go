@@ -236,9 +236,15 @@ func TestSeqTablePages(t *testing.T) {
 	if tb.load(old) != a || tb.load(newer) != b {
 		t.Fatal("lookups failed")
 	}
-	// Finish every number of the old page: it leaves the map.
+	// remove takes only the actor that holds the slot.
+	if tb.remove(old, b) || !tb.remove(old, a) || tb.load(old) != nil {
+		t.Fatal("remove took the wrong actor, or not the right one")
+	}
+	// Finish every other number of the old page: it leaves the map.
 	for i := range uint64(seqPageSize) {
-		tb.finish(old&^(seqPageSize-1) + i)
+		if seq := old&^(seqPageSize-1) + i; seq != old {
+			tb.finish(seq)
+		}
 	}
 	if tb.load(old) != nil || tb.pages() != 1 {
 		t.Fatalf("finished page still there: %d pages", tb.pages())
