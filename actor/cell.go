@@ -33,7 +33,8 @@ const (
 //
 // One cell exists per actor, so its size is the runtime's memory per idle
 // actor: TestCellSize pins it to the 416-byte size class. Small fields sit
-// together at the end; what most actors never use is in cellExtra.
+// together at the end; what most actors never use is in cellExtra, a
+// guardian's children are in its System, and the ID's bytes are in idbuf.
 type cell struct {
 	mb     mailbox.Mailbox[envelope]
 	pid    PID // the actor's own PID (selfPID): one allocation less per spawn
@@ -48,19 +49,18 @@ type cell struct {
 	sender *PID
 	x      *cellExtra // rarely used state, allocated on first use
 
-	mu       sync.Mutex    // guards children, childWait and the children's childSlot
-	children *childSet     // spawn order; nil until the first child
-	kids     *guardianKids // guardians only: children over several locks (children stays nil)
+	mu       sync.Mutex // guards children, childWait and the children's childSlot
+	children *childSet  // spawn order; nil until the first child (guardians: see kids)
 
 	mw *chains // nil without middleware
 
 	km *kindMetrics
 
 	state     cellState
-	childWait bool         // winding down: stopped children must send Terminated
-	childSlot int32        // position in the parent's childSet; the lock of that set guards it
-	failures  int32        // consecutive failures
-	queued    atomic.Int32 // user messages left after the last invocation (metrics only)
+	childWait bool  // winding down: stopped children must send Terminated
+	childSlot int32 // position in the parent's childSet; the lock of that set guards it
+
+	idbuf cellID // the bytes of pid.ID, when it fits (cell_id.go)
 }
 
 // selfPID returns the actor's PID.
@@ -88,6 +88,7 @@ type cellExtra struct {
 	incarnation uint32       // bumped at each restart: stale continuations are dropped
 
 	onStopped func() // guardians: signal shutdown progress
+	failures  int32  // consecutive failures, reset by a message handled
 
 	header Header // the current message's header (MessageEnvelope), while it is handled
 }
@@ -101,8 +102,9 @@ func (c *cell) ext() *cellExtra {
 
 // invokeMW is the invoke middleware chain and its reusable context.
 type invokeMW struct {
-	chain *scheduler.CompositeMiddleware
-	ictx  scheduler.InvokeContext
+	chain  *scheduler.CompositeMiddleware
+	ictx   scheduler.InvokeContext
+	queued atomic.Int32 // user messages left after the last invocation (kind metrics only)
 }
 
 var _ scheduler.Runnable = (*cell)(nil)
@@ -168,7 +170,7 @@ func (c *cell) Sink(e envelope) {
 // when it began, so one added later would never be stopped by it (a spawn
 // racing with Shutdown, or one from a Stopped handler).
 func (c *cell) addChild(ch *cell) bool {
-	if g := c.kids; g != nil {
+	if g := c.kids(); g != nil {
 		s := g.shard(ch)
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -217,7 +219,7 @@ func (c *cell) onChild(pid *PID, op func(*childSet, *cell) bool) bool {
 	if ch == nil {
 		return false
 	}
-	if g := c.kids; g != nil {
+	if g := c.kids(); g != nil {
 		s := g.shard(ch)
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -234,7 +236,7 @@ func (c *cell) onChild(pid *PID, op func(*childSet, *cell) bool) bool {
 // stopping under a live parent costs the parent no message and no
 // invocation.
 func (c *cell) childStopped(ch *cell) (notify bool) {
-	if g := c.kids; g != nil {
+	if g := c.kids(); g != nil {
 		s := g.shard(ch)
 		s.mu.Lock()
 		s.set.remove(ch)
@@ -253,7 +255,7 @@ func (c *cell) childStopped(ch *cell) (notify bool) {
 
 // setChildWait marks whether c is waiting for its children to stop.
 func (c *cell) setChildWait(v bool) {
-	if g := c.kids; g != nil {
+	if g := c.kids(); g != nil {
 		g.windDown(v)
 		return
 	}
@@ -263,7 +265,7 @@ func (c *cell) setChildWait(v bool) {
 }
 
 func (c *cell) childCount() int {
-	if g := c.kids; g != nil {
+	if g := c.kids(); g != nil {
 		return g.count()
 	}
 	c.mu.Lock()

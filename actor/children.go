@@ -94,6 +94,24 @@ func (s *childSet) snapshot() []*PID {
 	return out
 }
 
+// kids returns the children of a guardian (kept in its System, so that
+// other cells do not carry the field), nil for any other actor.
+func (c *cell) kids() *guardianKids {
+	s := c.sys
+	if s == nil {
+		return nil // a bare cell (tests)
+	}
+	switch c {
+	case s.rootGuardian:
+		return &s.guardianKids[0]
+	case s.userGuardian:
+		return &s.guardianKids[1]
+	case s.systemGuardian:
+		return &s.guardianKids[2]
+	}
+	return nil
+}
+
 // kidShards is the number of locks a guardian's children are spread over.
 const kidShards = 8
 

@@ -102,7 +102,7 @@ func (c *cell) MessageHeader() Header {
 }
 
 func (c *cell) childList() []*PID {
-	if g := c.kids; g != nil {
+	if g := c.kids(); g != nil {
 		var kids []*cell
 		for i := range g.shards {
 			s := &g.shards[i]
@@ -136,7 +136,7 @@ func (c *cell) Send(pid *PID, msg any) { c.send(pid, msg, nil) }
 func (c *cell) Request(pid *PID, msg any) { c.send(pid, msg, c.selfPID()) }
 
 func (c *cell) send(pid *PID, msg any, sender *PID) {
-	if len(c.props.sendMW) > 0 {
+	if len(c.props.o().sendMW) > 0 {
 		ch := c.chains()
 		// The send chain gets the Context the actor was handed (a receive
 		// middleware's wrapper, if any), so that what a receive middleware

@@ -35,7 +35,7 @@ func (c *cell) InvokeBatch(throughputHint int) scheduler.InvokeResult {
 	}
 	res, processed := c.run(throughputHint)
 	if c.km.mw != nil {
-		c.queued.Store(int32(c.mb.UserLen()))
+		mw.queued.Store(int32(c.mb.UserLen()))
 	}
 	mw.ictx.Processed = processed
 	mw.chain.AfterInvoke(&mw.ictx, res)
@@ -70,8 +70,8 @@ func (c *cell) run(hint int) (res scheduler.InvokeResult, processed int) {
 		}
 		processed++
 		c.invokeUser(env)
-		if c.failures != 0 {
-			c.failures = 0
+		if x := c.x; x != nil && x.failures != 0 {
+			x.failures = 0
 		}
 		if c.state != stateAlive || c.mb.HasSystem() {
 			if res, done := c.drainSystem(); done {
@@ -166,7 +166,7 @@ func (c *cell) deliver(msg any) {
 // dispatch runs the current message through the receive middleware, if
 // any, to the behaviour.
 func (c *cell) dispatch() {
-	if len(c.props.receiveMW) > 0 {
+	if len(c.props.o().receiveMW) > 0 {
 		c.chains().recv(c)
 		return
 	}
@@ -291,7 +291,7 @@ func (c *cell) windDown(s cellState, lifecycle any) {
 	// From here on, a stopping child tells c (childStopped), and the
 	// children c has now are the ones to stop.
 	var kids []*PID
-	if g := c.kids; g != nil {
+	if g := c.kids(); g != nil {
 		kids = g.windDown(true)
 	} else {
 		c.mu.Lock()
@@ -348,7 +348,7 @@ func (c *cell) finalize() {
 		}
 		x.pending = nil
 	}
-	c.sys.registry.remove(c.selfPID().ID)
+	c.sys.registry.removeCell(c)
 	c.mb.Close()
 	// Out of the parent's list before anyone hears of the stop: a watcher
 	// (StopFuture, Watch) that lists the parent's children must not find
@@ -386,13 +386,15 @@ func (c *cell) finalize() {
 
 // fail suspends the actor and tells its supervisor (S6).
 func (c *cell) fail(err error, msg any) scheduler.InvokeResult {
-	c.failures++
-	retry := scheduler.Backoff(int(c.failures) - 1)
+	x := c.ext()
+	x.failures++
+	failures := x.failures
+	retry := scheduler.Backoff(int(failures) - 1)
 	c.mb.Suspend()
 	c.sys.metrics.failed(c)
 	if c.sys.logger.Enabled(bg, slog.LevelWarn) {
 		path, _ := c.sys.PathOf(c.selfPID()) // the ID of a nested actor does not show its ancestors
-		c.sys.logger.Warn("actor failed", "pid", c.selfPID().String(), "path", path, "err", err, "consecutive", c.failures)
+		c.sys.logger.Warn("actor failed", "pid", c.selfPID().String(), "path", path, "err", err, "consecutive", failures)
 	}
 	if c.parent == nil {
 		c.sys.logger.Error("guardian failed; stopping it", "pid", c.selfPID().String(), "err", err)
@@ -402,7 +404,7 @@ func (c *cell) fail(err error, msg any) scheduler.InvokeResult {
 		}
 		return scheduler.Failed(err, retry)
 	}
-	c.sys.sendSystem(c.worker, c.parent, &failureMsg{child: c.selfPID(), err: err, message: msg, failures: int(c.failures), retry: retry, stats: &c.ext().stats})
+	c.sys.sendSystem(c.worker, c.parent, &failureMsg{child: c.selfPID(), err: err, message: msg, failures: int(failures), retry: retry, stats: &x.stats})
 	return scheduler.Failed(err, retry)
 }
 

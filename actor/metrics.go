@@ -101,8 +101,11 @@ func newMetrics(mp metric.MeterProvider, s *System) (*metrics, error) {
 		o.ObserveInt64(procs, int64(s.registry.len()))
 		var queued int64
 		s.registry.each(func(p Process) {
-			if c, ok := p.(*cell); ok {
-				queued += int64(c.queued.Load())
+			// Only with kind middleware (km.mw, set once) is it counted; the
+			// cell's invoke chain then exists from its spawn on, and
+			// chains() never replaces it.
+			if c, ok := p.(*cell); ok && c.km.mw != nil {
+				queued += int64(c.mw.inv.queued.Load())
 			}
 		})
 		o.ObserveInt64(mailboxes, queued)
@@ -138,8 +141,8 @@ func (m *metrics) kindMiddleware(kind string) (mw scheduler.Middleware) {
 }
 
 func kindOf(p *Props, a Actor) string {
-	if p.kind != "" {
-		return p.kind
+	if k := p.o().kind; k != "" {
+		return k
 	}
 	if a == nil {
 		return "<nil>"

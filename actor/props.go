@@ -37,9 +37,20 @@ type SendMiddleware func(next SendFunc) SendFunc
 // Props says how to make an actor: its producer, mailbox, supervisor
 // strategy for its children, middleware and dispatcher. Props are immutable
 // and may be shared by any number of spawns.
+//
+// Actors that spawn children often make Props per spawn (with arguments
+// captured by the function, as SkyNet's do), so Props without options are
+// one 32-byte allocation: the options sit apart, in propsOptions, allocated
+// by the first option. TestPropsSize pins it.
 type Props struct {
-	producer   Producer    // nil for PropsFromFunc
-	fn         ReceiveFunc // PropsFromFunc's function (see newActor)
+	producer Producer                    // nil for PropsFromFunc
+	fn       ReceiveFunc                 // PropsFromFunc's function (see newActor)
+	km       atomic.Pointer[kindMetrics] // kind metrics of the last system that spawned with it
+	opt      *propsOptions               // nil without options; read through o()
+}
+
+// propsOptions are the settings of Props that options set.
+type propsOptions struct {
 	supervisor SupervisorStrategy
 	receiveMW  []ReceiveMiddleware
 	sendMW     []SendMiddleware
@@ -49,7 +60,26 @@ type Props struct {
 	dispatcher scheduler.Dispatcher
 	blocking   bool
 	kind       string
-	km         atomic.Pointer[kindMetrics] // kind metrics of the last system that spawned with it
+}
+
+// noOptions is what o() returns for Props without options. Read-only.
+var noOptions propsOptions
+
+// o returns p's options for reading.
+func (p *Props) o() *propsOptions {
+	if p.opt == nil {
+		return &noOptions
+	}
+	return p.opt
+}
+
+// opts returns p's options for writing, allocating them on first use;
+// options only, while a constructor applies them.
+func (p *Props) opts() *propsOptions {
+	if p.opt == nil {
+		p.opt = &propsOptions{}
+	}
+	return p.opt
 }
 
 // PropsOption configures Props. Options are applied only by the
@@ -102,7 +132,7 @@ func (p *Props) newActor() Actor {
 
 // WithSupervisor sets the strategy this actor applies to its failed children.
 func WithSupervisor(s SupervisorStrategy) PropsOption {
-	return propsOption(func(p *Props) { p.supervisor = s })
+	return propsOption(func(p *Props) { p.opts().supervisor = s })
 }
 
 // WithReceiveMiddleware wraps every message delivery; the first middleware
@@ -111,21 +141,21 @@ func WithSupervisor(s SupervisorStrategy) PropsOption {
 // per-actor state); a panic while building or running the chain is the
 // actor's failure.
 func WithReceiveMiddleware(mw ...ReceiveMiddleware) PropsOption {
-	return propsOption(func(p *Props) { p.receiveMW = append(p.receiveMW, mw...) })
+	return propsOption(func(p *Props) { p.opts().receiveMW = append(p.opts().receiveMW, mw...) })
 }
 
 // WithSendMiddleware wraps every send the actor makes; the first middleware
 // is the outermost. As with WithReceiveMiddleware, each actor builds its own
 // chain, on its first send.
 func WithSendMiddleware(mw ...SendMiddleware) PropsOption {
-	return propsOption(func(p *Props) { p.sendMW = append(p.sendMW, mw...) })
+	return propsOption(func(p *Props) { p.opts().sendMW = append(p.opts().sendMW, mw...) })
 }
 
 // WithInvokeMiddleware adds scheduler middleware around every invocation of
 // the actor's mailbox (S3, S8). The factory is called once per spawned actor,
 // so a middleware may keep per-actor state.
 func WithInvokeMiddleware(factory func() scheduler.Middleware) PropsOption {
-	return propsOption(func(p *Props) { p.invokeMW = append(p.invokeMW, factory) })
+	return propsOption(func(p *Props) { p.opts().invokeMW = append(p.opts().invokeMW, factory) })
 }
 
 // WithBoundedMailbox gives the actor a mailbox of at most capacity user
@@ -133,7 +163,7 @@ func WithInvokeMiddleware(factory func() scheduler.Middleware) PropsOption {
 // letters; with mailbox.Reject a request fails with ErrMailboxFull.
 func WithBoundedMailbox(capacity int, policy mailbox.Overflow) PropsOption {
 	return propsOption(func(p *Props) {
-		p.newQueue = func() mailbox.Queue[envelope] { return mailbox.NewBounded[envelope](capacity, policy) }
+		p.opts().newQueue = func() mailbox.Queue[envelope] { return mailbox.NewBounded[envelope](capacity, policy) }
 	})
 }
 
@@ -145,7 +175,7 @@ type Prioritized interface{ Priority() int }
 // number of levels; a message's level is its Priority() (higher first).
 func WithPriorityMailbox(levels int) PropsOption {
 	return propsOption(func(p *Props) {
-		p.newQueue = func() mailbox.Queue[envelope] {
+		p.opts().newQueue = func() mailbox.Queue[envelope] {
 			return mailbox.NewPriority(levels, func(e envelope) int {
 				msg, _ := UnwrapEnvelope(e.msg)
 				if pm, ok := msg.(Prioritized); ok {
@@ -159,17 +189,17 @@ func WithPriorityMailbox(levels int) PropsOption {
 
 // WithDispatcher runs the actor on d instead of the system's worker pool.
 func WithDispatcher(d scheduler.Dispatcher) PropsOption {
-	return propsOption(func(p *Props) { p.dispatcher = d })
+	return propsOption(func(p *Props) { p.opts().dispatcher = d })
 }
 
 // WithKind names the actor's kind for metrics and logs (the attribute
 // fraktor.actor.kind); without it the kind is the Go type of the instance.
 // Keep the set of kinds small: it is a metric attribute.
-func WithKind(name string) PropsOption { return propsOption(func(p *Props) { p.kind = name }) }
+func WithKind(name string) PropsOption { return propsOption(func(p *Props) { p.opts().kind = name }) }
 
 // WithBlocking runs the actor on the system's dedicated pool for actors that
 // block (I/O, cgo), so they never starve the shared workers.
-func WithBlocking() PropsOption { return propsOption(func(p *Props) { p.blocking = true }) }
+func WithBlocking() PropsOption { return propsOption(func(p *Props) { p.opts().blocking = true }) }
 
 // chains are an actor's middleware chains. The receive and send chains are
 // built on first use; their innermost functions are bound to the actor's
@@ -196,7 +226,7 @@ func (c *cell) chains() *chains {
 	if ch == nil {
 		ch = &chains{}
 	}
-	p := c.props
+	p := c.props.o()
 	if len(p.receiveMW) > 0 {
 		var recv ReceiveFunc = c.receiveTracked
 		for i := len(p.receiveMW) - 1; i >= 0; i-- {
@@ -211,13 +241,15 @@ func (c *cell) chains() *chains {
 		}
 		ch.send = send
 	}
-	c.mw = ch
+	if c.mw == nil {
+		c.mw = ch // written only when nil: the metrics collector reads c.mw.inv (metrics.go)
+	}
 	return ch
 }
 
 func (p *Props) supervisorStrategy() SupervisorStrategy {
-	if p.supervisor != nil {
-		return p.supervisor
+	if s := p.o().supervisor; s != nil {
+		return s
 	}
 	return defaultStrategy
 }

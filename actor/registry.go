@@ -3,15 +3,26 @@ package actor
 import (
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 )
 
 const registryShards = 64
 
-// registry maps process IDs to local processes. It is sharded so that
-// spawns and stops on different workers rarely meet on one lock.
+// registry maps process IDs to local processes: actors with a generated ID
+// in seq (registry_seq.go), every other ID (names, futures, custom
+// processes) in a map sharded so that spawns and stops on different workers
+// rarely meet on one lock.
 type registry struct {
 	seed   maphash.Seed
 	shards [registryShards]registryShard
+	seq    seqTable
+
+	// Set once a named ID of the generated form is in the map (a name
+	// "x$5", a future's "future$5"); from then on a generated ID is also
+	// checked against the map, so that one ID never names two processes.
+	// One flag for nested IDs ("#..."), one for the rest: the futures that
+	// remote registers set only the second.
+	namedSeqTop, namedSeqNested atomic.Bool
 }
 
 type registryShard struct {
@@ -25,19 +36,80 @@ func newRegistry() *registry {
 	for i := range r.shards {
 		r.shards[i].m = make(map[string]Process)
 	}
+	r.seq.init()
 	return r
+}
+
+func (r *registry) namedSeqFlag(id string) *atomic.Bool {
+	if len(id) > 0 && id[0] == '#' {
+		return &r.namedSeqNested
+	}
+	return &r.namedSeqTop
+}
+
+// addSeq registers c under its generated ID id, whose sequence number seq
+// nobody else holds. It fails only when a named process took the same ID;
+// seq is then finished with.
+func (r *registry) addSeq(id string, seq uint64, c *cell) bool {
+	r.seq.store(seq, c)
+	// Sequentially consistent with add: either add sees c in the slot, or
+	// this sees the flag and takes the shard lock add holds while it
+	// inserts.
+	if !r.namedSeqFlag(id).Load() {
+		return true
+	}
+	s := r.shard(id)
+	s.mu.RLock()
+	_, taken := s.m[id]
+	s.mu.RUnlock()
+	if taken {
+		r.seq.finish(seq)
+		return false
+	}
+	return true
+}
+
+// finishSeq lets go of a number that was handed out and never added.
+func (r *registry) finishSeq(seq uint64) { r.seq.finish(seq) }
+
+// removeCell removes c, registered by add or addSeq.
+func (r *registry) removeCell(c *cell) {
+	id := c.pid.ID
+	if seq, ok := seqOf(id); ok && r.seq.remove(seq, c) {
+		return
+	}
+	r.remove(id)
+}
+
+// lookupSeq returns the actor whose generated ID is id, or nil.
+func (r *registry) lookupSeq(id string) *cell {
+	seq, ok := seqOf(id)
+	if !ok {
+		return nil
+	}
+	if c := r.seq.load(seq); c != nil && c.pid.ID == id {
+		return c
+	}
+	return nil
 }
 
 func (r *registry) shard(id string) *registryShard {
 	return &r.shards[maphash.String(r.seed, id)%registryShards]
 }
 
-// add registers p under id unless the id is taken.
+// add registers p under id, a name (not generated), unless the id is taken.
 func (r *registry) add(id string, p Process) bool {
+	_, shaped := seqOf(id)
+	if shaped {
+		r.namedSeqFlag(id).Store(true)
+	}
 	s := r.shard(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.m[id]; ok {
+		return false
+	}
+	if shaped && r.lookupSeq(id) != nil {
 		return false
 	}
 	s.m[id] = p
@@ -45,6 +117,9 @@ func (r *registry) add(id string, p Process) bool {
 }
 
 func (r *registry) get(id string) (Process, bool) {
+	if c := r.lookupSeq(id); c != nil {
+		return c, true
+	}
 	s := r.shard(id)
 	s.mu.RLock()
 	p, ok := s.m[id]
@@ -73,6 +148,7 @@ func (r *registry) removeIf(id string, p Process) bool {
 
 func (r *registry) len() int {
 	n := 0
+	r.seq.each(func(*cell) { n++ })
 	for i := range r.shards {
 		s := &r.shards[i]
 		s.mu.RLock()
@@ -84,6 +160,7 @@ func (r *registry) len() int {
 
 // each calls f for every registered process (for metrics collection).
 func (r *registry) each(f func(Process)) {
+	r.seq.each(func(c *cell) { f(c) })
 	for i := range r.shards {
 		s := &r.shards[i]
 		s.mu.RLock()

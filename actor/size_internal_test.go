@@ -3,6 +3,7 @@ package actor
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -13,6 +14,55 @@ import (
 func TestCellSize(t *testing.T) {
 	if n := unsafe.Sizeof(cell{}); n > 416 {
 		t.Fatalf("cell is %d bytes, more than 416", n)
+	}
+}
+
+// Props without options are one 32-byte allocation (options sit apart, in
+// propsOptions): actors that make Props per spawn pay that per child.
+func TestPropsSize(t *testing.T) {
+	if n := unsafe.Sizeof(Props{}); n > 32 {
+		t.Fatalf("Props is %d bytes, more than 32", n)
+	}
+	if p := PropsFromFunc(func(Context) {}); p.opt != nil {
+		t.Fatal("Props without options allocated options")
+	}
+	p := PropsFromFunc(func(Context) {}, WithKind("k"), WithBlocking())
+	if o := p.o(); o.kind != "k" || !o.blocking || noOptions.kind != "" || noOptions.blocking {
+		t.Fatalf("options not kept apart: %+v, shared %+v", *o, noOptions)
+	}
+}
+
+// An ID built by the spawn (generated, or nested) lives in the cell's own
+// allocation when it fits cellID; a longer one is allocated. Either reads
+// back as built and resolves.
+func TestCellIDInline(t *testing.T) {
+	sys := newTestSystem(t)
+	root := sys.Root()
+	inCell := func(pid *PID) bool {
+		c := pid.local.Load()
+		p := uintptr(unsafe.Pointer(unsafe.StringData(pid.ID)))
+		start := uintptr(unsafe.Pointer(c))
+		return p >= start && p < start+unsafe.Sizeof(*c)
+	}
+	short := root.Spawn(PropsFromFunc(func(Context) {}))
+	long := root.SpawnPrefix(PropsFromFunc(func(Context) {}), "a-prefix-longer-than-the-buffer")
+	named, err := root.SpawnNamed(PropsFromFunc(func(Context) {}), "given")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !inCell(short) {
+		t.Fatalf("short ID %q is not in its cell", short.ID)
+	}
+	if inCell(long) || !strings.HasPrefix(long.ID, "a-prefix-longer-than-the-buffer$") {
+		t.Fatalf("long ID %q", long.ID)
+	}
+	if named.ID != "given" {
+		t.Fatalf("named ID %q", named.ID)
+	}
+	for _, pid := range []*PID{short, long, named} {
+		if p, ok := sys.registry.get(strings.Clone(pid.ID)); !ok || p != pid.local.Load() {
+			t.Fatalf("%q does not resolve", pid.ID)
+		}
 	}
 }
 
@@ -44,9 +94,10 @@ func TestFutureIDInline(t *testing.T) {
 }
 
 // StopFuture on a local actor is one system message carried in the
-// future's allocation (stop_future.go): a whole synchronous life (spawn,
-// StopFuture, Wait) costs the cell, its ID, the future with the message and
-// the future's channel. With Watch + Stop it cost eight.
+// future's allocation (stop_future.go), and a generated ID lives in the
+// cell (cell_id.go): a whole synchronous life (spawn, StopFuture, Wait)
+// costs the cell, the future with the message and the future's channel.
+// With Watch + Stop and the ID apart it cost eight.
 func TestStopFutureAllocs(t *testing.T) {
 	sys, err := NewSystem(SystemConfig{})
 	if err != nil {
@@ -60,14 +111,14 @@ func TestStopFutureAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if allocs > 4 {
-		t.Fatalf("spawn + StopFuture + Wait costs %.1f allocations, want at most 4", allocs)
+	if allocs > 3 {
+		t.Fatalf("spawn + StopFuture + Wait costs %.1f allocations, want at most 3", allocs)
 	}
 }
 
 // PropsFromFunc keeps the function in the Props (Props.newActor): one
 // allocation, and Spawn with Props made for it (a kind cached without a
-// wrapper: kindMetrics.owner) adds none to a life's four (TestStopFutureAllocs).
+// wrapper: kindMetrics.owner) adds none to a life's three (TestStopFutureAllocs).
 // With a producer closure and a per-Props kind wrapper it cost seven.
 func TestPropsFromFuncAllocs(t *testing.T) {
 	n := 0
@@ -86,8 +137,8 @@ func TestPropsFromFuncAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if allocs > 5 {
-		t.Fatalf("a life with fresh Props costs %.1f allocations, want at most 5", allocs)
+	if allocs > 4 {
+		t.Fatalf("a life with fresh Props costs %.1f allocations, want at most 4", allocs)
 	}
 }
 

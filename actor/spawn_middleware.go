@@ -37,7 +37,7 @@ type SpawnMiddleware func(next SpawnFunc) SpawnFunc
 // add their own Props' middleware inside it); the first middleware is the
 // outermost. SystemConfig.SpawnMiddleware wraps all of them, outermost.
 func WithSpawnMiddleware(mw ...SpawnMiddleware) PropsOption {
-	return propsOption(func(p *Props) { p.spawnMW = append(p.spawnMW, mw...) })
+	return propsOption(func(p *Props) { p.opts().spawnMW = append(p.opts().spawnMW, mw...) })
 }
 
 // inheritSpawnMW gives the new cell c its spawn chain: its parent's, then
@@ -47,7 +47,7 @@ func (c *cell) inheritSpawnMW(parent *cell) {
 	if parent != nil && parent.mw != nil {
 		inherited = parent.mw.spawn
 	}
-	own := c.props.spawnMW
+	own := c.props.o().spawnMW
 	if len(inherited) == 0 && len(own) == 0 {
 		return
 	}

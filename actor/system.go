@@ -117,6 +117,7 @@ type System struct {
 	root        *RootContext
 
 	rootGuardian, userGuardian, systemGuardian *cell
+	guardianKids                               [3]guardianKids // root, user, system: see cell.kids
 	guardiansDone                              chan struct{}
 
 	idSeq, futureSeq, mailboxSeq atomic.Uint64
@@ -216,7 +217,6 @@ func (s *System) Stopped() bool { return s.stopped.Load() }
 func (s *System) startGuardians() {
 	s.guardiansDone = make(chan struct{})
 	s.rootGuardian = s.newCell(nil, PropsFromFunc(func(Context) {}, WithSupervisor(stopOnFailure{}), WithKind("guardian")), "root", nil)
-	s.rootGuardian.kids = &guardianKids{}
 	s.rootGuardian.ext().onStopped = func() { close(s.guardiansDone) }
 	gs := s.cfg.GuardianStrategy
 	if gs == nil {
@@ -224,7 +224,6 @@ func (s *System) startGuardians() {
 	}
 	s.userGuardian = s.newCell(s.rootGuardian, PropsFromFunc(func(Context) {}, WithSupervisor(gs), WithKind("guardian")), "user", nil)
 	s.systemGuardian = s.newCell(s.rootGuardian, PropsFromFunc(func(Context) {}, WithSupervisor(DefaultStrategy()), WithKind("guardian")), "system", nil)
-	s.userGuardian.kids, s.systemGuardian.kids = &guardianKids{}, &guardianKids{}
 	if len(s.cfg.SpawnMiddleware) > 0 {
 		if s.userGuardian.mw == nil {
 			s.userGuardian.mw = &chains{}
@@ -248,8 +247,8 @@ func (stopOnFailure) HandleFailure(sup Supervisor, f Failure) {
 func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Worker) *cell {
 	c := &cell{sys: s, props: props, idx: scheduler.MailboxIndex(s.mailboxSeq.Add(1)), childSlot: -1}
 	var q mailbox.Queue[envelope]
-	if props.newQueue != nil {
-		q = props.newQueue()
+	if nq := props.o().newQueue; nq != nil {
+		q = nq()
 	}
 	var onDrop func(envelope)
 	if q != nil {
@@ -272,7 +271,7 @@ func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Wor
 	if c.km.mw != nil {
 		c.AddMiddleware(c.km.mw)
 	}
-	for _, f := range props.invokeMW {
+	for _, f := range props.o().invokeMW {
 		c.AddMiddleware(f())
 	}
 	c.mb.Attach(s.dispatcherFor(props), c)
@@ -280,10 +279,11 @@ func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Wor
 }
 
 func (s *System) dispatcherFor(p *Props) scheduler.Dispatcher {
+	o := p.o()
 	switch {
-	case p.dispatcher != nil:
-		return p.dispatcher
-	case p.blocking && s.coord != nil:
+	case o.dispatcher != nil:
+		return o.dispatcher
+	case o.blocking && s.coord != nil:
 		s.blockingMu.Lock()
 		defer s.blockingMu.Unlock()
 		if s.blocking == nil {
@@ -302,10 +302,11 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 	}
 	id := name
 	nested := !s.isGuardian(parent)
+	var seq uint64 // the generated ID's number; 0 for a name
+	var idb []byte // the ID when built here; it goes into the cell (cell_id.go)
+	var buf [64]byte
 	if name == "" || nested {
-		// One allocation for the whole ID: "[#<parent's index>/]<name>", the
-		// name given or "<prefix>$<seq>".
-		var buf [64]byte
+		// "[#<parent's index>/]<name>", the name given or "<prefix>$<seq>".
 		b := buf[:0]
 		if nested {
 			b = childPrefix(b, parent)
@@ -313,15 +314,30 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 		if name != "" {
 			b = append(b, name...)
 		} else {
-			b = strconv.AppendUint(append(append(b, prefix...), '$'), s.idSeq.Add(1), 36)
+			seq = s.idSeq.Add(1)
+			b = strconv.AppendUint(append(append(b, prefix...), '$'), seq, 36)
 		}
-		id = string(b)
+		idb = b
 	}
 	if s.stopped.Load() {
+		if seq != 0 {
+			s.registry.finishSeq(seq)
+		}
+		if idb != nil {
+			id = string(idb)
+		}
 		return &PID{Address: s.Address(), ID: id}, ErrSystemStopped
 	}
 	c := s.newCell(parent, props, id, w)
-	if !s.registry.add(id, c) {
+	if idb != nil {
+		c.pid.ID = c.idbuf.set(idb)
+		id = c.pid.ID
+	}
+	if seq != 0 {
+		if !s.registry.addSeq(id, seq, c) {
+			return nil, fmt.Errorf("%w: %q", ErrNameExists, id)
+		}
+	} else if !s.registry.add(id, c) {
 		return nil, fmt.Errorf("%w: %q", ErrNameExists, id)
 	}
 	s.metrics.spawned(c)

@@ -166,6 +166,19 @@ func TestRingKeptOnceBusy(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(1000, activation))
 }
 
+// The second activation that takes a value keeps the ring (keepAfter): a
+// parent hearing from its children one at a time starts two rings, not one
+// per activation.
+func TestRingKeptFromSecondActivation(t *testing.T) {
+	q := new(RingMPSC[int])
+	for range 2 {
+		q.Push(1)
+		_, _ = q.Pop()
+		q.Release()
+	}
+	require.Equal(t, ringFirst, q.Cap(), "the ring is kept")
+}
+
 // Producers racing with a consumer that drops its ring at every idle: no
 // value is lost or reordered.
 func TestRingDropRacesProducers(t *testing.T) {
@@ -194,4 +207,37 @@ func TestRingDropRacesProducers(t *testing.T) {
 	wg.Wait()
 	_, ok := q.Pop()
 	require.False(t, ok)
+}
+
+var ringSink any
+
+// The first rings of a queue are one allocation with their slots
+// (newRingSeg); larger ones are two.
+func TestRingSegOneAllocation(t *testing.T) {
+	type env struct {
+		msg any
+		p   *int
+	}
+	for _, n := range []int{ringFirst, 2 * ringFirst, 4 * ringFirst} {
+		allocs := testing.AllocsPerRun(100, func() {
+			r := newRingSeg[env](n)
+			if len(r.slots) != n || r.mask != uint64(n-1) {
+				t.Fatalf("ring of %d: %d slots, mask %d", n, len(r.slots), r.mask)
+			}
+			ringSink = r // on the heap, as in a queue
+		})
+		require.Equal(t, 1.0, allocs, "ring of %d slots", n)
+	}
+	require.Equal(t, 2.0, testing.AllocsPerRun(100, func() { ringSink = newRingSeg[env](8 * ringFirst) }))
+	// A queue that starts a ring per activation while young (Release gives
+	// it back) allocates once per ring.
+	allocs := testing.AllocsPerRun(100, func() {
+		q := new(RingMPSC[env])
+		for range keepAfter - 1 {
+			q.Push(env{})
+			_, _ = q.Pop()
+			q.Release()
+		}
+	})
+	require.Equal(t, float64(1+keepAfter-1), allocs, "the queue and one allocation per ring")
 }

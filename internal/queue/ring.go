@@ -36,10 +36,13 @@ type ringSeg[T any] struct {
 
 // keepAfter is the number of activations that took values after which a
 // queue keeps its first-size ring when it goes idle. Until then Release
-// gives the empty ring back, so an actor that received a message or two and
-// went idle holds no ring (most actors of a large population); a busy queue
-// allocates at most keepAfter rings before it keeps one for good.
-const keepAfter = 4
+// gives the empty ring back, so an actor that received one message and went
+// idle holds no ring (most actors of a large population); a busy queue
+// allocates at most keepAfter rings before it keeps one for good. A second
+// activation is the sign of an actor that keeps hearing from others: with 4,
+// SkyNet's parents, which hear from ten children one or two at a time,
+// started three or four rings each (a fifth of SkyNet's bytes).
+const keepAfter = 2
 
 // shrinkAfter is the number of quiet activations in a row (each consuming
 // at most an eighth of the ring) after which Release gives a grown ring
@@ -53,8 +56,42 @@ const shrinkAfter = 8
 // newRingSeg returns a ring of n slots (a power of two). Zeroed slots need no
 // initialization: a slot's seq is ticket+1 only once that ticket's value is
 // published, and 0 is nobody's ticket+1.
+//
+// The rings a queue starts with and first grows to (up to 32 slots) are one
+// allocation with their slots: a young queue gives its ring back when it
+// goes idle (Release), so an actor that hears from its children one at a
+// time starts a ring per message for its first activations; two
+// allocations each doubled that (SkyNet's parents made eight per actor).
+// TestRingSegOneAllocation pins it.
 func newRingSeg[T any](n int) *ringSeg[T] {
-	return &ringSeg[T]{slots: make([]rslot[T], n), mask: uint64(n - 1), pubMask: uint64(max(n/4, 1) - 1)}
+	var r *ringSeg[T]
+	switch n {
+	case ringFirst:
+		x := &struct {
+			r ringSeg[T]
+			a [ringFirst]rslot[T]
+		}{}
+		r = &x.r
+		r.slots = x.a[:]
+	case 2 * ringFirst:
+		x := &struct {
+			r ringSeg[T]
+			a [2 * ringFirst]rslot[T]
+		}{}
+		r = &x.r
+		r.slots = x.a[:]
+	case 4 * ringFirst:
+		x := &struct {
+			r ringSeg[T]
+			a [4 * ringFirst]rslot[T]
+		}{}
+		r = &x.r
+		r.slots = x.a[:]
+	default:
+		r = &ringSeg[T]{slots: make([]rslot[T], n)}
+	}
+	r.mask, r.pubMask = uint64(n-1), uint64(max(n/4, 1)-1)
+	return r
 }
 
 // RingMPSC is an unbounded lock-free multi-producer single-consumer FIFO made
