@@ -277,6 +277,7 @@ func runChaos(t *testing.T, seed uint64, beyondP bool) {
 			t.Errorf("chaos: request %s acknowledged twice (%s)", a.RequestID, a.Identity)
 		}
 	}
+	lost := 0
 	for _, op := range history {
 		stats.requests++
 		if !op.ok {
@@ -290,6 +291,9 @@ func runChaos(t *testing.T, seed uint64, beyondP bool) {
 		st, _ := store.Load(op.id)
 		if _, ok := st.Applied[op.reqID]; !ok {
 			t.Errorf("chaos: acknowledged add %s to %s was not applied", op.reqID, op.id)
+			if lost++; lost <= 3 {
+				logLostAdd(t, obs, store, op)
+			}
 		}
 	}
 	for _, id := range store.Identities() {
@@ -385,5 +389,29 @@ func checkLinearizable(t *testing.T, history []chaosOp) {
 		t.Errorf("chaos: a counter's history is not linearizable")
 	case porcupine.Unknown:
 		t.Logf("chaos: linearizability check timed out")
+	}
+}
+
+// logLostAdd logs what the observer and the store saw of an acknowledged
+// add the store does not hold: who acknowledged it (member, token, time),
+// every activation of the identity and every write the store accepted for
+// it, so a failing seed shows which activations wrote over it.
+func logLostAdd(t *testing.T, obs *testkit.Observer, store *testkit.FencedStore[counterState], op chaosOp) {
+	t.Helper()
+	for _, a := range obs.Acks() {
+		if a.RequestID == op.reqID {
+			t.Logf("  %s acknowledged by %s token %v at %s (call %d, return %d)", op.reqID, a.Member, a.Token,
+				a.At.Format("15:04:05.000000"), op.call, op.ret)
+		}
+	}
+	for _, a := range obs.Activations() {
+		if a.Identity == op.id {
+			t.Logf("  activation %v", a)
+		}
+	}
+	for _, w := range store.Writes() {
+		if w.Identity == op.id {
+			t.Logf("  write token %v at %s", w.Token, w.At.Format("15:04:05.000000"))
+		}
 	}
 }
