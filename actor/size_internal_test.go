@@ -171,3 +171,22 @@ func TestChildSetInline(t *testing.T) {
 		t.Fatalf("set past the inline slots: live %d", s.live)
 	}
 }
+
+// Two systems, as two incarnations of one node at one address would be,
+// number their futures apart (futureSeqBase): a late answer to the first
+// one's future cannot complete the second one's.
+func TestFutureNumbersDifferAcrossSystems(t *testing.T) {
+	first := func() string {
+		sys, err := NewSystem(SystemConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = sys.Shutdown(context.Background()) }()
+		f := sys.newFuture(nil, 0)
+		defer f.Complete(nil, nil)
+		return f.PID().ID
+	}
+	if a, b := first(), first(); a == b {
+		t.Fatalf("both systems' first future is %s", a)
+	}
+}

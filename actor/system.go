@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -144,6 +145,7 @@ func NewSystem(cfg SystemConfig) (*System, error) {
 		cfg.BlockingWorkers = 16
 	}
 	s := &System{cfg: cfg, name: cfg.Name, registry: newRegistry(), shutdownDone: make(chan struct{})}
+	s.futureSeq.Store(futureSeqBase())
 	addr := LocalAddress
 	s.address.Store(&addr)
 	s.clock = cfg.Clock
@@ -498,3 +500,16 @@ func (s *System) await(ctx context.Context, done <-chan struct{}) error {
 		return ctx.Err()
 	}
 }
+
+// futureSeqBase is where a system's future numbers start: a random 45-bit
+// number. A node restarted at the same address would otherwise number its
+// futures as its earlier incarnation did, and a late answer to one of
+// those (from a peer that was paused or cut off) would complete the new
+// incarnation's future of the same number with another request's answer;
+// the cluster met exactly that (TestActivationReplyForAnotherIdentityRefused).
+// Two incarnations' numbers overlap only when their bases fall within the
+// count of futures either made (under 10^-6 for ten million futures); the
+// IDs stay within futureID's 16 bytes for 6*10^13 futures. Actor IDs keep
+// counting from 1: traces of fresh systems stay comparable, and a grain's
+// ID is its identity.
+func futureSeqBase() uint64 { return rand.Uint64() >> 19 }

@@ -269,6 +269,12 @@ func (c *Cluster) askOwner(ctx context.Context, id Identity, owner Member, epoch
 	if !ok {
 		return nil, "", fmt.Errorf("%w: unexpected activation reply %T", ErrOwnershipChanged, res)
 	}
+	if resp.Kind != id.Kind || resp.Id != id.ID {
+		// A late answer to an earlier incarnation of this member at the
+		// same address, whose future had the ID this request's has: its
+		// PID is another identity's grain. Refused, and asked again.
+		return nil, "", fmt.Errorf("%w: activation reply for %s/%s, asked for %s", errMisdirectedReply, resp.Kind, resp.Id, id)
+	}
 	switch resp.Status {
 	case clusterpb.ActivationStatus_ACTIVATION_STATUS_OK:
 		return actor.NewPID(resp.PidAddress, resp.PidId), owner.Key(), nil

@@ -296,7 +296,8 @@ func (p *placementActor) endFencedMembership() {
 func (p *placementActor) activate(ctx actor.Context, req *clusterpb.ActivationRequest, now time.Time) {
 	id := Identity{Kind: req.Kind, ID: req.Id}
 	if err := id.Validate(); err != nil {
-		ctx.Respond(&clusterpb.ActivationResponse{Status: clusterpb.ActivationStatus_ACTIVATION_STATUS_FAILED, Error: err.Error()})
+		ctx.Respond(&clusterpb.ActivationResponse{Status: clusterpb.ActivationStatus_ACTIVATION_STATUS_FAILED, Error: err.Error(),
+			Kind: req.Kind, Id: req.Id})
 		return
 	}
 	if req.TopologyHash != p.core.view.Hash && req.Epoch > p.core.view.Epoch {
@@ -312,7 +313,7 @@ func (p *placementActor) activate(ctx actor.Context, req *clusterpb.ActivationRe
 			p.c.metrics.activationFailed(id.Kind)
 			p.c.sys.EventStream().Publish(&ActivationFailed{Identity: id, Member: p.core.selfKey, Err: refusal.err, At: now})
 		}
-		ctx.Respond(p.refusalResponse(refusal))
+		ctx.Respond(p.refusalResponse(id, refusal))
 		return
 	}
 	if existing {
@@ -333,7 +334,8 @@ func (p *placementActor) activate(ctx actor.Context, req *clusterpb.ActivationRe
 		p.core.failed(a)
 		p.c.metrics.activationFailed(id.Kind)
 		p.c.sys.EventStream().Publish(&ActivationFailed{Identity: id, Member: p.core.selfKey, Err: err, At: now})
-		ctx.Respond(&clusterpb.ActivationResponse{Status: clusterpb.ActivationStatus_ACTIVATION_STATUS_FAILED, Error: err.Error()})
+		ctx.Respond(&clusterpb.ActivationResponse{Status: clusterpb.ActivationStatus_ACTIVATION_STATUS_FAILED, Error: err.Error(),
+			Kind: id.Kind, Id: id.ID})
 		return
 	}
 	p.c.activeChanged(a.kind, 1)
@@ -347,12 +349,13 @@ func (p *placementActor) okResponse(a *activation) *clusterpb.ActivationResponse
 		PidAddress: a.pid.Address, PidId: a.pid.ID,
 		TokenEpoch: a.token.Epoch, TokenSeq: a.token.Seq,
 		Epoch: p.core.view.Epoch, TopologyHash: p.core.view.Hash,
+		Kind: a.id.Kind, Id: a.id.ID,
 	}
 }
 
-func (p *placementActor) refusalResponse(r *activationRefusal) *clusterpb.ActivationResponse {
+func (p *placementActor) refusalResponse(id Identity, r *activationRefusal) *clusterpb.ActivationResponse {
 	resp := &clusterpb.ActivationResponse{Error: r.err.Error(), Epoch: p.core.view.Epoch, TopologyHash: p.core.view.Hash,
-		RetryAfterNanos: int64(r.retryAfter)}
+		RetryAfterNanos: int64(r.retryAfter), Kind: id.Kind, Id: id.ID}
 	switch {
 	case errors.Is(r.err, ErrShuttingDown):
 		resp.Status = clusterpb.ActivationStatus_ACTIVATION_STATUS_SHUTTING_DOWN
@@ -394,7 +397,8 @@ func (p *placementActor) onFailed(ctx actor.Context, pid *actor.PID, err error, 
 	if a == nil || a.ready {
 		return
 	}
-	resp := &clusterpb.ActivationResponse{Status: clusterpb.ActivationStatus_ACTIVATION_STATUS_FAILED, Error: err.Error()}
+	resp := &clusterpb.ActivationResponse{Status: clusterpb.ActivationStatus_ACTIVATION_STATUS_FAILED, Error: err.Error(),
+		Kind: a.id.Kind, Id: a.id.ID}
 	for _, w := range p.waiting[a] {
 		if w != nil {
 			ctx.Send(w, resp)
@@ -417,7 +421,8 @@ func (p *placementActor) onTerminated(ctx actor.Context, pid *actor.PID, now tim
 	p.c.activeChanged(a.kind, -1)
 	wasReady := a.ready
 	if ws := p.waiting[a]; len(ws) > 0 {
-		resp := &clusterpb.ActivationResponse{Status: clusterpb.ActivationStatus_ACTIVATION_STATUS_BUSY, Error: "activation stopped before it started"}
+		resp := &clusterpb.ActivationResponse{Status: clusterpb.ActivationStatus_ACTIVATION_STATUS_BUSY, Error: "activation stopped before it started",
+			Kind: a.id.Kind, Id: a.id.ID}
 		for _, w := range ws {
 			if w != nil {
 				ctx.Send(w, resp)

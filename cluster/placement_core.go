@@ -527,6 +527,10 @@ var errBusy = errors.New("cluster: activation busy")
 // errFenced: the owner's membership lease is not valid long enough.
 var errFenced = errors.New("cluster: member fenced")
 
+// errMisdirectedReply: an activation response named another identity than
+// the one asked for (retried).
+var errMisdirectedReply = errors.New("cluster: activation reply for another identity")
+
 // activate decides an activation request for id made under view (epoch,
 // hash). It returns the live activation (existing true), a new lease for
 // the actor to spawn under (then call started or failed), or a refusal.

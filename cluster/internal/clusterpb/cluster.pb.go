@@ -187,8 +187,13 @@ type ActivationResponse struct {
 	Error        string `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
 	// A hint for BUSY: retry no sooner than this many nanoseconds.
 	RetryAfterNanos int64 `protobuf:"varint,9,opt,name=retry_after_nanos,json=retryAfterNanos,proto3" json:"retry_after_nanos,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The identity asked for, echoed: the requester refuses a response for
+	// another identity (a reply addressed to a future of an earlier
+	// incarnation of the requester at the same address).
+	Kind          string `protobuf:"bytes,10,opt,name=kind,proto3" json:"kind,omitempty"`
+	Id            string `protobuf:"bytes,11,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ActivationResponse) Reset() {
@@ -282,6 +287,20 @@ func (x *ActivationResponse) GetRetryAfterNanos() int64 {
 		return x.RetryAfterNanos
 	}
 	return 0
+}
+
+func (x *ActivationResponse) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ActivationResponse) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
 }
 
 // ViewAck tells the other members that member_key runs no activation it does
@@ -577,7 +596,7 @@ const file_cluster_internal_clusterpb_cluster_proto_rawDesc = "" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x14\n" +
 	"\x05epoch\x18\x03 \x01(\x04R\x05epoch\x12#\n" +
 	"\rtopology_hash\x18\x04 \x01(\x04R\ftopologyHash\x12\x1c\n" +
-	"\trequester\x18\x05 \x01(\tR\trequester\"\xc5\x02\n" +
+	"\trequester\x18\x05 \x01(\tR\trequester\"\xe9\x02\n" +
 	"\x12ActivationResponse\x12<\n" +
 	"\x06status\x18\x01 \x01(\x0e2$.fraktor.cluster.v1.ActivationStatusR\x06status\x12\x1f\n" +
 	"\vpid_address\x18\x02 \x01(\tR\n" +
@@ -589,7 +608,10 @@ const file_cluster_internal_clusterpb_cluster_proto_rawDesc = "" +
 	"\x05epoch\x18\x06 \x01(\x04R\x05epoch\x12#\n" +
 	"\rtopology_hash\x18\a \x01(\x04R\ftopologyHash\x12\x14\n" +
 	"\x05error\x18\b \x01(\tR\x05error\x12*\n" +
-	"\x11retry_after_nanos\x18\t \x01(\x03R\x0fretryAfterNanos\"}\n" +
+	"\x11retry_after_nanos\x18\t \x01(\x03R\x0fretryAfterNanos\x12\x12\n" +
+	"\x04kind\x18\n" +
+	" \x01(\tR\x04kind\x12\x0e\n" +
+	"\x02id\x18\v \x01(\tR\x02id\"}\n" +
 	"\aViewAck\x12\x1d\n" +
 	"\n" +
 	"member_key\x18\x01 \x01(\tR\tmemberKey\x12\x14\n" +
