@@ -130,6 +130,7 @@ type PartitionIdentityLookup struct {
 	joinHits  []int32 // checkJoin's buffers
 	joinMask  []byte
 	events    []VirtualActorEvent
+	moves     removeBatch // the moved records' identities, for their cached PIDs
 
 	// Record and slot lanes are rendezvous lanes under laneSeed (set by the
 	// first rendezvous ring); laneless counts records without a lane.
@@ -389,6 +390,7 @@ func (p *PartitionIdentityLookup) UpdateTopology(t Topology) error {
 	} else {
 		p.checkChanged(delta)
 	}
+	p.cache.removeBatch(&p.moves, CacheOwnerMoved)
 	p.sortEvents(p.events[start:])
 	p.cache.invalidateAbsent(func(ref memberRef) bool {
 		_, ok := present[ref]

@@ -135,14 +135,15 @@ func (p *PartitionIdentityLookup) checkOwner(rec *activationRecord) {
 }
 
 // moved records that the new ring picks another owner than rec.slot: rec
-// becomes stale, its cached PID is dropped and VirtualActorMoved recorded.
+// becomes stale, VirtualActorMoved is recorded and its cached PID is queued
+// for UpdateTopology to drop, with the others, in one batch.
 func (p *PartitionIdentityLookup) moved(rec *activationRecord) {
 	rec.seen = p.updateSeq
 	if !rec.stale {
 		rec.stale, rec.stalePos = true, len(p.stale)
 		p.stale = append(p.stale, rec)
 	}
-	p.cache.RemoveWithReason(rec.id, CacheOwnerMoved)
+	p.moves.ids = append(p.moves.ids, rec.id) // UpdateTopology drops their cached PIDs
 	p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorMoved, Identity: rec.id, PID: rec.pid, Owner: rec.slot.key, LeaseID: rec.leaseID, Token: rec.token})
 }
 

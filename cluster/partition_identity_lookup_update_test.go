@@ -440,3 +440,40 @@ func TestJoinScanWideMatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// A join drops the cached PIDs of the records it moves in one batch: one
+// shard lock round per shard touched, not one per moved record.
+func TestLookupUpdateTopologyDropsMovedPIDsByShard(t *testing.T) {
+	cfg := DefaultLookupConfig()
+	cfg.CacheCapacity = 4096 // 32 shards for about 4000/17 moved records
+	p, err := NewPartitionIdentityLookup(cfg)
+	require.NoError(t, err)
+	ms := testMembers(17, "k")
+	require.NoError(t, p.UpdateTopology(NewTopology(1, ms[:16])))
+	for _, id := range testIdentities(4000, "k") {
+		_, err := p.Get(id, t0)
+		require.NoError(t, err)
+	}
+	p.DrainEvents()
+	p.DrainCacheEvents()
+	c := p.Cache()
+	before := c.writeRounds.Load()
+	require.NoError(t, p.UpdateTopology(NewTopology(2, ms)))
+	shards := map[uint64]bool{}
+	moved := map[Identity]bool{}
+	for _, e := range p.DrainEvents() {
+		require.Equal(t, VirtualActorMoved, e.Kind)
+		moved[e.Identity] = true
+		shards[identityHash(0, e.Identity)&c.mask] = true
+	}
+	require.Greater(t, len(moved), len(shards))
+	require.Equal(t, uint64(len(shards)), c.writeRounds.Load()-before)
+	cached := p.DrainCacheEvents()
+	require.Len(t, cached, len(moved))
+	for _, e := range cached {
+		require.Equal(t, CacheOwnerMoved, e.Reason)
+		require.True(t, moved[e.Identity])
+		_, ok := c.Get(e.Identity, t0)
+		require.False(t, ok)
+	}
+}

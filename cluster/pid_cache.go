@@ -132,6 +132,7 @@ type PidCache struct {
 	markGen uint64 // counts the marks set (markShard on), under memMu
 
 	invalVisits atomic.Uint64 // entries examined by InvalidateMember and InvalidateAbsent (tests)
+	writeRounds atomic.Uint64 // shard write-lock rounds of RemoveWithReason and removeBatch (tests)
 }
 
 // cachedMember is an owner member with entries in the cache.
@@ -396,14 +397,20 @@ func (c *PidCache) evict(s *cacheShard, now time.Time) int32 {
 
 // remove drops slot i of s; called with the write lock held.
 func (c *PidCache) remove(s *cacheShard, i int32, reason CacheDropReason) {
+	c.emit(&s.slots[i], reason)
+	c.drop(s, i)
+	c.count.Add(-1)
+}
+
+// drop frees slot i of s without an event or a count update; the write
+// lock is held.
+func (c *PidCache) drop(s *cacheShard, i int32) {
 	slot := &s.slots[i]
-	c.emit(slot, reason)
 	delete(s.index, slot.id)
 	c.unlink(s, i)
 	slot.id, slot.pid, slot.member, slot.expires, slot.used = Identity{}, nil, "", time.Time{}, false
 	slot.ref.Store(0)
 	s.free = append(s.free, i)
-	c.count.Add(-1)
 }
 
 // Remove drops the entry of id (reason CacheRemoved) and reports whether
@@ -416,11 +423,63 @@ func (c *PidCache) RemoveWithReason(id Identity, reason CacheDropReason) bool {
 	s := c.shard(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	c.writeRounds.Add(1)
 	i, ok := s.index[id]
 	if ok {
 		c.remove(s, i, reason)
 	}
 	return ok
+}
+
+// removeBatch is a batch of identities whose entries PidCache.removeBatch
+// drops, with the scratch it uses; its buffers are kept for the next batch.
+// It belongs to one goroutine (the identity lookup's).
+type removeBatch struct {
+	ids    []Identity
+	keys   []uint64 // shard<<32 | position in ids
+	events []PidCacheEvent
+}
+
+// removeBatch drops the entries of b.ids, as RemoveWithReason would one by
+// one, and empties b. A view change moves about records/members records,
+// each in its own shard or nearly: one lock round per record (plus one
+// for its event) was the largest cost of an update. Here the identities
+// are hashed first, in one loop, then sorted by shard, so that each shard
+// touched is locked once for all of its entries; the events are gathered
+// in b and appended in one round at the end. An entry Put for an identity
+// after its shard's round stays, as if the Put came after the batch.
+func (c *PidCache) removeBatch(b *removeBatch, reason CacheDropReason) {
+	if len(b.ids) == 0 {
+		return
+	}
+	keys := b.keys[:0]
+	for i, id := range b.ids {
+		keys = append(keys, (identityHash(0, id)&c.mask)<<32|uint64(i))
+	}
+	slices.Sort(keys)
+	for k := 0; k < len(keys); {
+		num := keys[k] >> 32
+		s := &c.shards[num]
+		n := int64(0)
+		s.mu.Lock()
+		c.writeRounds.Add(1)
+		for ; k < len(keys) && keys[k]>>32 == num; k++ {
+			i, ok := s.index[b.ids[uint32(keys[k])]]
+			if !ok {
+				continue
+			}
+			slot := &s.slots[i]
+			b.events = append(b.events, PidCacheEvent{Identity: slot.id, PID: slot.pid, Member: slot.member, Reason: reason})
+			c.drop(s, i)
+			n++
+		}
+		s.mu.Unlock()
+		c.count.Add(-n)
+	}
+	c.emitAll(b.events)
+	clear(b.ids)
+	clear(b.events)
+	b.ids, b.keys, b.events = b.ids[:0], keys[:0], b.events[:0]
 }
 
 // InvalidateMember drops every entry owned by the member with key
@@ -637,6 +696,17 @@ func (c *PidCache) emit(slot *cacheSlot, reason CacheDropReason) {
 		return
 	}
 	c.events = append(c.events, PidCacheEvent{Identity: slot.id, PID: slot.pid, Member: slot.member, Reason: reason})
+}
+
+// emitAll records evs in one round, as emit does one by one.
+func (c *PidCache) emitAll(evs []PidCacheEvent) {
+	c.evMu.Lock()
+	defer c.evMu.Unlock()
+	room := max(0, min(len(evs), c.evCap-len(c.events)))
+	c.events = append(c.events, evs[:room]...)
+	if room < len(evs) {
+		c.evDropped.Add(uint64(len(evs) - room))
+	}
 }
 
 // reserveEvents makes room for n more events (within EventCapacity), so
