@@ -126,6 +126,7 @@ type PidCache struct {
 	events    []PidCacheEvent
 	evCap     int
 	evDropped atomic.Uint64
+	evRounds  uint64 // rounds of evMu that recorded events, under evMu (tests)
 
 	memMu   sync.Mutex // taken after a shard lock, never before one
 	members map[string]*cachedMember
@@ -432,8 +433,9 @@ func (c *PidCache) RemoveWithReason(id Identity, reason CacheDropReason) bool {
 }
 
 // removeBatch is a batch of identities whose entries PidCache.removeBatch
-// drops, with the scratch it uses; its buffers are kept for the next batch.
-// It belongs to one goroutine (the identity lookup's).
+// drops, with the scratch it uses (invalidateAbsent gathers its events in
+// it too); its buffers are kept for the next batch. It belongs to one
+// goroutine (the identity lookup's).
 type removeBatch struct {
 	ids    []Identity
 	keys   []uint64 // shard<<32 | position in ids
@@ -457,12 +459,13 @@ func (c *PidCache) removeBatch(b *removeBatch, reason CacheDropReason) {
 		keys = append(keys, (identityHash(0, id)&c.mask)<<32|uint64(i))
 	}
 	slices.Sort(keys)
+	rounds := uint64(0)
 	for k := 0; k < len(keys); {
 		num := keys[k] >> 32
 		s := &c.shards[num]
 		n := int64(0)
 		s.mu.Lock()
-		c.writeRounds.Add(1)
+		rounds++
 		for ; k < len(keys) && keys[k]>>32 == num; k++ {
 			i, ok := s.index[b.ids[uint32(keys[k])]]
 			if !ok {
@@ -476,6 +479,7 @@ func (c *PidCache) removeBatch(b *removeBatch, reason CacheDropReason) {
 		s.mu.Unlock()
 		c.count.Add(-n)
 	}
+	c.writeRounds.Add(rounds) // once: the counter's line is cold
 	c.emitAll(b.events)
 	clear(b.ids)
 	clear(b.events)
@@ -486,7 +490,7 @@ func (c *PidCache) removeBatch(b *removeBatch, reason CacheDropReason) {
 // memberKey (Member.Key) and returns how many it dropped (L3, V3.5). It
 // touches only that member's entries.
 func (c *PidCache) InvalidateMember(memberKey string) int {
-	return c.invalidate(memberKey, CacheMemberLeft)
+	return c.invalidate(memberKey, CacheMemberLeft, nil)
 }
 
 // InvalidateAbsent drops every entry whose owner is not among present (by
@@ -498,12 +502,15 @@ func (c *PidCache) InvalidateAbsent(present []Member) int {
 		sorted = slices.Clone(present)
 		slices.SortFunc(sorted, compareMembers)
 	}
-	return c.invalidateAbsent(func(ref memberRef) bool { return containsRef(sorted, ref) })
+	return c.invalidateAbsent(func(ref memberRef) bool { return containsRef(sorted, ref) }, nil)
 }
 
 // invalidateAbsent drops the entries of every owner member for which
 // present is false (CacheMemberAbsent); present is called with memMu held.
-func (c *PidCache) invalidateAbsent(present func(memberRef) bool) int {
+// With a batch b (the identity lookup's), the events of all the shards
+// touched are gathered in b and recorded in one round at the end, rather
+// than in one round per shard.
+func (c *PidCache) invalidateAbsent(present func(memberRef) bool, b *removeBatch) int {
 	var gone []string
 	c.memMu.Lock()
 	for key, m := range c.members {
@@ -514,7 +521,12 @@ func (c *PidCache) invalidateAbsent(present func(memberRef) bool) int {
 	c.memMu.Unlock()
 	n := 0
 	for _, key := range gone {
-		n += c.invalidate(key, CacheMemberAbsent)
+		n += c.invalidate(key, CacheMemberAbsent, b)
+	}
+	if b != nil {
+		c.emitAll(b.events)
+		clear(b.events)
+		b.events = b.events[:0]
 	}
 	return n
 }
@@ -539,10 +551,10 @@ func containsRef(members []Member, ref memberRef) bool {
 
 // invalidate drops the entries of member with reason. An entry Put for the
 // member while it runs, into a shard it has already passed, stays (as if
-// the Put came after it).
-func (c *PidCache) invalidate(member string, reason CacheDropReason) int {
+// the Put came after it). With b, the events go to b.events.
+func (c *PidCache) invalidate(member string, reason CacheDropReason, b *removeBatch) int {
 	shards, gen := c.memberShards(member)
-	n, emptied := c.dropMemberLists(member, shards, reason)
+	n, emptied := c.dropMemberLists(member, shards, reason, b)
 	c.unmarkShards(member, emptied, gen)
 	return n
 }
@@ -560,21 +572,22 @@ func (c *PidCache) memberShards(member string) (shards [4]uint64, gen uint64) {
 
 // dropMemberLists drops member's entries in each of shards, one shard lock
 // at a time, and returns how many it dropped and the shards it left
-// without a list of member. It leaves their marks to unmarkShards.
-func (c *PidCache) dropMemberLists(member string, shards [4]uint64, reason CacheDropReason) (n int, emptied [4]uint64) {
+// without a list of member. It leaves their marks to unmarkShards. With b,
+// the events go to b.events.
+func (c *PidCache) dropMemberLists(member string, shards [4]uint64, reason CacheDropReason, b *removeBatch) (n int, emptied [4]uint64) {
 	for w, set := range shards {
 		for set != 0 {
-			b := bits.TrailingZeros64(set)
+			bit := bits.TrailingZeros64(set)
 			set &= set - 1
-			s := &c.shards[w*64+b]
+			s := &c.shards[w*64+bit]
 			s.mu.Lock()
 			if l := s.members[member]; l != nil {
-				n += c.removeList(s, l, reason)
+				n += c.removeList(s, l, reason, b)
 				delete(s.members, member)
 				s.empty--
 			}
 			s.mu.Unlock()
-			emptied[w] |= 1 << b
+			emptied[w] |= 1 << bit
 		}
 	}
 	return n, emptied
@@ -624,23 +637,32 @@ func (c *PidCache) unmarkShards(member string, emptied [4]uint64, gen uint64) {
 
 // removeList drops every entry of the member list l of s, as remove does
 // one by one, with one event batch and one count update; the write lock is
-// held. It returns how many it dropped.
-func (c *PidCache) removeList(s *cacheShard, l *memberEntries, reason CacheDropReason) int {
+// held. It returns how many it dropped. With b, the events go to b.events
+// (the caller records them), else to the cache's events.
+func (c *PidCache) removeList(s *cacheShard, l *memberEntries, reason CacheDropReason, b *removeBatch) int {
 	n := int(l.n)
-	c.evMu.Lock()
-	room := max(0, min(n, c.evCap-len(c.events)))
-	if room < n {
-		c.evDropped.Add(uint64(n - room))
-	}
-	for i := l.head; i >= 0; i = s.slots[i].next {
-		if room == 0 {
-			break
+	if b != nil {
+		for i := l.head; i >= 0; i = s.slots[i].next {
+			slot := &s.slots[i]
+			b.events = append(b.events, PidCacheEvent{Identity: slot.id, PID: slot.pid, Member: slot.member, Reason: reason})
 		}
-		slot := &s.slots[i]
-		c.events = append(c.events, PidCacheEvent{Identity: slot.id, PID: slot.pid, Member: slot.member, Reason: reason})
-		room--
+	} else {
+		c.evMu.Lock()
+		c.evRounds++
+		room := max(0, min(n, c.evCap-len(c.events)))
+		if room < n {
+			c.evDropped.Add(uint64(n - room))
+		}
+		for i := l.head; i >= 0; i = s.slots[i].next {
+			if room == 0 {
+				break
+			}
+			slot := &s.slots[i]
+			c.events = append(c.events, PidCacheEvent{Identity: slot.id, PID: slot.pid, Member: slot.member, Reason: reason})
+			room--
+		}
+		c.evMu.Unlock()
 	}
-	c.evMu.Unlock()
 	for i := l.head; i >= 0; {
 		slot := &s.slots[i]
 		next := slot.next
@@ -691,6 +713,7 @@ func (c *PidCache) Len() int {
 func (c *PidCache) emit(slot *cacheSlot, reason CacheDropReason) {
 	c.evMu.Lock()
 	defer c.evMu.Unlock()
+	c.evRounds++
 	if len(c.events) >= c.evCap {
 		c.evDropped.Add(1)
 		return
@@ -702,6 +725,7 @@ func (c *PidCache) emit(slot *cacheSlot, reason CacheDropReason) {
 func (c *PidCache) emitAll(evs []PidCacheEvent) {
 	c.evMu.Lock()
 	defer c.evMu.Unlock()
+	c.evRounds++
 	room := max(0, min(len(evs), c.evCap-len(c.events)))
 	c.events = append(c.events, evs[:room]...)
 	if room < len(evs) {

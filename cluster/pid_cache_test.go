@@ -310,7 +310,7 @@ func TestPidCacheShardRefilledMeanwhileKeepsItsMark(t *testing.T) {
 		c.Put(id, actor.NewPID("a", id.ID), "a#1", t0)
 	}
 	shards, gen := c.memberShards("a#1")
-	n, emptied := c.dropMemberLists("a#1", shards, CacheMemberLeft)
+	n, emptied := c.dropMemberLists("a#1", shards, CacheMemberLeft, nil)
 	require.Equal(t, len(ids), n)
 	refill := ids[0]
 	c.Put(refill, actor.NewPID("a", refill.ID), "a#1", t0) // a Put racing with the invalidation
