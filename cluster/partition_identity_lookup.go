@@ -117,19 +117,23 @@ type PartitionIdentityLookup struct {
 	ledger   *ActivationLedger
 	cache    *PidCache
 
-	topo      Topology // as given by the provider
-	ring      Ring     // built from topo minus blocked members; nil before the first view
-	blocked   map[memberRef]struct{}
-	records   map[Identity]*activationRecord
-	owners    map[memberRef]*ownerSlot // owners of the records, by incarnation
-	byKind    map[string]*kindRecords  // the records of each kind, column-wise
-	stale     []*activationRecord      // the stale records; activationRecord.stalePos indexes it
-	present   map[memberRef]int        // UpdateTopology's index of the view, kept for its buckets
-	sortKeys  []eventKey               // sortEvents' buffers
-	sortKinds []string
-	joinHits  []int32 // checkJoin's buffers
-	joinMask  []byte
-	events    []VirtualActorEvent
+	topo            Topology // as given by the provider
+	ring            Ring     // built from topo minus blocked members; nil before the first view
+	blocked         map[memberRef]struct{}
+	records         map[Identity]*activationRecord
+	owners          map[memberRef]*ownerSlot // owners of the records, by incarnation
+	byKind          map[string]*kindRecords  // the records of each kind, column-wise
+	stale           []*activationRecord      // the stale records; activationRecord.stalePos indexes it
+	present         map[memberRef]int        // UpdateTopology's index of the view, kept for its buckets
+	sortKeys        []eventKey               // sortEvents' buffers
+	sortKinds       []string
+	joinHits        []int32 // checkJoin's buffers
+	joinMask        []byte
+	events          []VirtualActorEvent
+	cacheDrops      removeBatch   // the moved records' identities, and the scratch of the cache's drops
+	delta           ringChange    // ringDelta's result, reused by each update
+	kindChanges     []*kindChange // its kind changes; the first kindChangesUsed are in use
+	kindChangesUsed int
 
 	// Record and slot lanes are rendezvous lanes under laneSeed (set by the
 	// first rendezvous ring); laneless counts records without a lane.
@@ -389,11 +393,12 @@ func (p *PartitionIdentityLookup) UpdateTopology(t Topology) error {
 	} else {
 		p.checkChanged(delta)
 	}
+	p.cache.removeBatch(&p.cacheDrops, CacheOwnerMoved)
 	p.sortEvents(p.events[start:])
 	p.cache.invalidateAbsent(func(ref memberRef) bool {
 		_, ok := present[ref]
 		return ok
-	})
+	}, &p.cacheDrops)
 	return nil
 }
 

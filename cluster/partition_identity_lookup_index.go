@@ -135,14 +135,15 @@ func (p *PartitionIdentityLookup) checkOwner(rec *activationRecord) {
 }
 
 // moved records that the new ring picks another owner than rec.slot: rec
-// becomes stale, its cached PID is dropped and VirtualActorMoved recorded.
+// becomes stale, VirtualActorMoved is recorded and its cached PID is queued
+// for UpdateTopology to drop, with the others, in one batch.
 func (p *PartitionIdentityLookup) moved(rec *activationRecord) {
 	rec.seen = p.updateSeq
 	if !rec.stale {
 		rec.stale, rec.stalePos = true, len(p.stale)
 		p.stale = append(p.stale, rec)
 	}
-	p.cache.RemoveWithReason(rec.id, CacheOwnerMoved)
+	p.cacheDrops.ids = append(p.cacheDrops.ids, rec.id) // UpdateTopology drops their cached PIDs
 	p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorMoved, Identity: rec.id, PID: rec.pid, Owner: rec.slot.key, LeaseID: rec.leaseID, Token: rec.token})
 }
 
@@ -294,17 +295,17 @@ func (p *PartitionIdentityLookup) ringDelta(before, after Ring) *ringChange {
 	if !ok || o.seed != n.seed || o.weighted != n.weighted {
 		return nil
 	}
-	d := &ringChange{seed: n.seed, weighted: n.weighted, kinds: make(map[string]*kindChange)}
+	d := p.resetDelta(n.seed, n.weighted)
 	for kind := range o.kinds {
 		if n.kinds[kind] == nil {
-			d.kinds[kind] = &kindChange{full: true}
+			d.kinds[kind] = p.newKindChange(true)
 		}
 	}
 	sorted := o.sorted && n.sorted
 	for kind, nk := range n.kinds {
 		ok := o.kinds[kind]
 		if ok == nil {
-			d.kinds[kind] = &kindChange{full: true}
+			d.kinds[kind] = p.newKindChange(true)
 			continue
 		}
 		kc, same := p.candidateChange(o, n, ok.cands, nk.cands, sorted)
@@ -318,13 +319,43 @@ func (p *PartitionIdentityLookup) ringDelta(before, after Ring) *ringChange {
 	return d
 }
 
+// resetDelta returns the lookup's ringChange, emptied, for a new view
+// change. It and its kindChanges are reused from one UpdateTopology to the
+// next (a ringDelta is read only within the update that made it), so that
+// an update allocates no map or slices to describe the change.
+func (p *PartitionIdentityLookup) resetDelta(seed uint64, weighted bool) *ringChange {
+	d := &p.delta
+	d.seed, d.weighted = seed, weighted
+	if d.kinds == nil {
+		d.kinds = make(map[string]*kindChange)
+	}
+	clear(d.kinds)
+	for _, kc := range p.kindChanges[:p.kindChangesUsed] {
+		clear(kc.removed) // slots that may leave the lookup
+		kc.full, kc.added, kc.removed = false, kc.added[:0], kc.removed[:0]
+	}
+	p.kindChangesUsed = 0
+	return d
+}
+
+// newKindChange returns an empty kindChange of the current ringChange.
+func (p *PartitionIdentityLookup) newKindChange(full bool) *kindChange {
+	if p.kindChangesUsed == len(p.kindChanges) {
+		p.kindChanges = append(p.kindChanges, &kindChange{})
+	}
+	kc := p.kindChanges[p.kindChangesUsed]
+	p.kindChangesUsed++
+	kc.full = full
+	return kc
+}
+
 // candidateChange compares the candidates of one kind in ring o (was) and
 // n (now): those of n only, and the owner slots of those of o only. same
 // is false when a weighted ring changed the weight of a kept candidate.
 // Candidates are in view order, so with both views sorted one merge walk
 // pairs them; otherwise they are paired by a map.
 func (p *PartitionIdentityLookup) candidateChange(o, n *rendezvousRing, was, now []rendezvousCandidate, sorted bool) (kc *kindChange, same bool) {
-	kc = &kindChange{}
+	kc = p.newKindChange(false)
 	gone := func(c rendezvousCandidate) {
 		if s := p.owners[refOf(o.topo.Members[c.index])]; s != nil {
 			kc.removed = append(kc.removed, s)

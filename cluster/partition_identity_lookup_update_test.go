@@ -440,3 +440,95 @@ func TestJoinScanWideMatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// A join drops the cached PIDs of the records it moves in one batch: one
+// shard lock round per shard touched, not one per moved record.
+func TestLookupUpdateTopologyDropsMovedPIDsByShard(t *testing.T) {
+	cfg := DefaultLookupConfig()
+	cfg.CacheCapacity = 4096 // 32 shards for about 4000/17 moved records
+	p, err := NewPartitionIdentityLookup(cfg)
+	require.NoError(t, err)
+	ms := testMembers(17, "k")
+	require.NoError(t, p.UpdateTopology(NewTopology(1, ms[:16])))
+	for _, id := range testIdentities(4000, "k") {
+		_, err := p.Get(id, t0)
+		require.NoError(t, err)
+	}
+	p.DrainEvents()
+	p.DrainCacheEvents()
+	c := p.Cache()
+	before := c.writeRounds.Load()
+	require.NoError(t, p.UpdateTopology(NewTopology(2, ms)))
+	shards := map[uint64]bool{}
+	moved := map[Identity]bool{}
+	for _, e := range p.DrainEvents() {
+		require.Equal(t, VirtualActorMoved, e.Kind)
+		moved[e.Identity] = true
+		shards[identityHash(0, e.Identity)&c.mask] = true
+	}
+	require.Greater(t, len(moved), len(shards))
+	require.Equal(t, uint64(len(shards)), c.writeRounds.Load()-before)
+	cached := p.DrainCacheEvents()
+	require.Len(t, cached, len(moved))
+	for _, e := range cached {
+		require.Equal(t, CacheOwnerMoved, e.Reason)
+		require.True(t, moved[e.Identity])
+		_, ok := c.Get(e.Identity, t0)
+		require.False(t, ok)
+	}
+}
+
+// A leave drops the leaver's cached PIDs from many shards but records
+// their events in one round of the event lock, not one per shard.
+func TestLookupUpdateTopologyRecordsAbsentDropsInOneRound(t *testing.T) {
+	cfg := DefaultLookupConfig()
+	cfg.CacheCapacity = 4096
+	p, err := NewPartitionIdentityLookup(cfg)
+	require.NoError(t, err)
+	ms := testMembers(16, "k")
+	require.NoError(t, p.UpdateTopology(NewTopology(1, ms)))
+	for _, id := range testIdentities(4000, "k") {
+		_, err := p.Get(id, t0)
+		require.NoError(t, err)
+	}
+	p.DrainEvents()
+	p.DrainCacheEvents()
+	c := p.Cache()
+	c.evMu.Lock()
+	before := c.evRounds
+	c.evMu.Unlock()
+	require.NoError(t, p.UpdateTopology(NewTopology(2, ms[1:])))
+	c.evMu.Lock()
+	rounds := c.evRounds - before
+	c.evMu.Unlock()
+	shards := map[uint64]bool{}
+	ev := p.DrainCacheEvents()
+	for _, e := range ev {
+		require.Equal(t, CacheMemberAbsent, e.Reason)
+		require.Equal(t, ms[0].Key(), e.Member)
+		shards[identityHash(0, e.Identity)&c.mask] = true
+	}
+	require.Len(t, ev, len(p.DrainEvents()))
+	require.Greater(t, len(shards), 1)
+	require.Equal(t, uint64(1), rounds)
+}
+
+// ringDelta reuses the lookup's ringChange and kind changes: describing a
+// view change allocates nothing once the lookup has seen one.
+func TestLookupRingDeltaDoesNotAllocate(t *testing.T) {
+	p, err := NewPartitionIdentityLookup(DefaultLookupConfig())
+	require.NoError(t, err)
+	ms := testMembers(9, "a", "b")
+	r := NewRendezvous(DefaultLookupConfig().Hash)
+	r1 := r.BuildFrom(nil, NewTopology(1, ms[:8]))
+	r2 := r.BuildFrom(r1, NewTopology(2, ms[1:]))
+	require.NoError(t, p.UpdateTopology(NewTopology(1, ms[:8])))
+	d := p.ringDelta(r1, r2)
+	require.NotNil(t, d)
+	require.Len(t, d.kinds, 2)
+	for _, kc := range d.kinds {
+		require.Len(t, kc.added, 1)
+		require.False(t, kc.full)
+	}
+	require.Zero(t, testing.AllocsPerRun(100, func() { p.ringDelta(r1, r2) }))
+}

@@ -126,12 +126,14 @@ type PidCache struct {
 	events    []PidCacheEvent
 	evCap     int
 	evDropped atomic.Uint64
+	evRounds  uint64 // rounds of evMu that recorded events, under evMu (tests)
 
 	memMu   sync.Mutex // taken after a shard lock, never before one
 	members map[string]*cachedMember
 	markGen uint64 // counts the marks set (markShard on), under memMu
 
 	invalVisits atomic.Uint64 // entries examined by InvalidateMember and InvalidateAbsent (tests)
+	writeRounds atomic.Uint64 // shard write-lock rounds of RemoveWithReason and removeBatch (tests)
 }
 
 // cachedMember is an owner member with entries in the cache.
@@ -396,14 +398,20 @@ func (c *PidCache) evict(s *cacheShard, now time.Time) int32 {
 
 // remove drops slot i of s; called with the write lock held.
 func (c *PidCache) remove(s *cacheShard, i int32, reason CacheDropReason) {
+	c.emit(&s.slots[i], reason)
+	c.drop(s, i)
+	c.count.Add(-1)
+}
+
+// drop frees slot i of s without an event or a count update; the write
+// lock is held.
+func (c *PidCache) drop(s *cacheShard, i int32) {
 	slot := &s.slots[i]
-	c.emit(slot, reason)
 	delete(s.index, slot.id)
 	c.unlink(s, i)
 	slot.id, slot.pid, slot.member, slot.expires, slot.used = Identity{}, nil, "", time.Time{}, false
 	slot.ref.Store(0)
 	s.free = append(s.free, i)
-	c.count.Add(-1)
 }
 
 // Remove drops the entry of id (reason CacheRemoved) and reports whether
@@ -416,6 +424,7 @@ func (c *PidCache) RemoveWithReason(id Identity, reason CacheDropReason) bool {
 	s := c.shard(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	c.writeRounds.Add(1)
 	i, ok := s.index[id]
 	if ok {
 		c.remove(s, i, reason)
@@ -423,11 +432,65 @@ func (c *PidCache) RemoveWithReason(id Identity, reason CacheDropReason) bool {
 	return ok
 }
 
+// removeBatch is a batch of identities whose entries PidCache.removeBatch
+// drops, with the scratch it uses (invalidateAbsent gathers its events in
+// it too); its buffers are kept for the next batch. It belongs to one
+// goroutine (the identity lookup's).
+type removeBatch struct {
+	ids    []Identity
+	keys   []uint64 // shard<<32 | position in ids
+	events []PidCacheEvent
+}
+
+// removeBatch drops the entries of b.ids, as RemoveWithReason would one by
+// one, and empties b. A view change moves about records/members records,
+// each in its own shard or nearly: one lock round per record (plus one
+// for its event) was the largest cost of an update. Here the identities
+// are hashed first, in one loop, then sorted by shard, so that each shard
+// touched is locked once for all of its entries; the events are gathered
+// in b and appended in one round at the end. An entry Put for an identity
+// after its shard's round stays, as if the Put came after the batch.
+func (c *PidCache) removeBatch(b *removeBatch, reason CacheDropReason) {
+	if len(b.ids) == 0 {
+		return
+	}
+	keys := b.keys[:0]
+	for i, id := range b.ids {
+		keys = append(keys, (identityHash(0, id)&c.mask)<<32|uint64(i))
+	}
+	slices.Sort(keys)
+	rounds := uint64(0)
+	for k := 0; k < len(keys); {
+		num := keys[k] >> 32
+		s := &c.shards[num]
+		n := int64(0)
+		s.mu.Lock()
+		rounds++
+		for ; k < len(keys) && keys[k]>>32 == num; k++ {
+			i, ok := s.index[b.ids[uint32(keys[k])]]
+			if !ok {
+				continue
+			}
+			slot := &s.slots[i]
+			b.events = append(b.events, PidCacheEvent{Identity: slot.id, PID: slot.pid, Member: slot.member, Reason: reason})
+			c.drop(s, i)
+			n++
+		}
+		s.mu.Unlock()
+		c.count.Add(-n)
+	}
+	c.writeRounds.Add(rounds) // once: the counter's line is cold
+	c.emitAll(b.events)
+	clear(b.ids)
+	clear(b.events)
+	b.ids, b.keys, b.events = b.ids[:0], keys[:0], b.events[:0]
+}
+
 // InvalidateMember drops every entry owned by the member with key
 // memberKey (Member.Key) and returns how many it dropped (L3, V3.5). It
 // touches only that member's entries.
 func (c *PidCache) InvalidateMember(memberKey string) int {
-	return c.invalidate(memberKey, CacheMemberLeft)
+	return c.invalidate(memberKey, CacheMemberLeft, nil)
 }
 
 // InvalidateAbsent drops every entry whose owner is not among present (by
@@ -439,12 +502,15 @@ func (c *PidCache) InvalidateAbsent(present []Member) int {
 		sorted = slices.Clone(present)
 		slices.SortFunc(sorted, compareMembers)
 	}
-	return c.invalidateAbsent(func(ref memberRef) bool { return containsRef(sorted, ref) })
+	return c.invalidateAbsent(func(ref memberRef) bool { return containsRef(sorted, ref) }, nil)
 }
 
 // invalidateAbsent drops the entries of every owner member for which
 // present is false (CacheMemberAbsent); present is called with memMu held.
-func (c *PidCache) invalidateAbsent(present func(memberRef) bool) int {
+// With a batch b (the identity lookup's), the events of all the shards
+// touched are gathered in b and recorded in one round at the end, rather
+// than in one round per shard.
+func (c *PidCache) invalidateAbsent(present func(memberRef) bool, b *removeBatch) int {
 	var gone []string
 	c.memMu.Lock()
 	for key, m := range c.members {
@@ -455,7 +521,12 @@ func (c *PidCache) invalidateAbsent(present func(memberRef) bool) int {
 	c.memMu.Unlock()
 	n := 0
 	for _, key := range gone {
-		n += c.invalidate(key, CacheMemberAbsent)
+		n += c.invalidate(key, CacheMemberAbsent, b)
+	}
+	if b != nil {
+		c.emitAll(b.events)
+		clear(b.events)
+		b.events = b.events[:0]
 	}
 	return n
 }
@@ -480,10 +551,10 @@ func containsRef(members []Member, ref memberRef) bool {
 
 // invalidate drops the entries of member with reason. An entry Put for the
 // member while it runs, into a shard it has already passed, stays (as if
-// the Put came after it).
-func (c *PidCache) invalidate(member string, reason CacheDropReason) int {
+// the Put came after it). With b, the events go to b.events.
+func (c *PidCache) invalidate(member string, reason CacheDropReason, b *removeBatch) int {
 	shards, gen := c.memberShards(member)
-	n, emptied := c.dropMemberLists(member, shards, reason)
+	n, emptied := c.dropMemberLists(member, shards, reason, b)
 	c.unmarkShards(member, emptied, gen)
 	return n
 }
@@ -501,21 +572,22 @@ func (c *PidCache) memberShards(member string) (shards [4]uint64, gen uint64) {
 
 // dropMemberLists drops member's entries in each of shards, one shard lock
 // at a time, and returns how many it dropped and the shards it left
-// without a list of member. It leaves their marks to unmarkShards.
-func (c *PidCache) dropMemberLists(member string, shards [4]uint64, reason CacheDropReason) (n int, emptied [4]uint64) {
+// without a list of member. It leaves their marks to unmarkShards. With b,
+// the events go to b.events.
+func (c *PidCache) dropMemberLists(member string, shards [4]uint64, reason CacheDropReason, b *removeBatch) (n int, emptied [4]uint64) {
 	for w, set := range shards {
 		for set != 0 {
-			b := bits.TrailingZeros64(set)
+			bit := bits.TrailingZeros64(set)
 			set &= set - 1
-			s := &c.shards[w*64+b]
+			s := &c.shards[w*64+bit]
 			s.mu.Lock()
 			if l := s.members[member]; l != nil {
-				n += c.removeList(s, l, reason)
+				n += c.removeList(s, l, reason, b)
 				delete(s.members, member)
 				s.empty--
 			}
 			s.mu.Unlock()
-			emptied[w] |= 1 << b
+			emptied[w] |= 1 << bit
 		}
 	}
 	return n, emptied
@@ -565,23 +637,32 @@ func (c *PidCache) unmarkShards(member string, emptied [4]uint64, gen uint64) {
 
 // removeList drops every entry of the member list l of s, as remove does
 // one by one, with one event batch and one count update; the write lock is
-// held. It returns how many it dropped.
-func (c *PidCache) removeList(s *cacheShard, l *memberEntries, reason CacheDropReason) int {
+// held. It returns how many it dropped. With b, the events go to b.events
+// (the caller records them), else to the cache's events.
+func (c *PidCache) removeList(s *cacheShard, l *memberEntries, reason CacheDropReason, b *removeBatch) int {
 	n := int(l.n)
-	c.evMu.Lock()
-	room := max(0, min(n, c.evCap-len(c.events)))
-	if room < n {
-		c.evDropped.Add(uint64(n - room))
-	}
-	for i := l.head; i >= 0; i = s.slots[i].next {
-		if room == 0 {
-			break
+	if b != nil {
+		for i := l.head; i >= 0; i = s.slots[i].next {
+			slot := &s.slots[i]
+			b.events = append(b.events, PidCacheEvent{Identity: slot.id, PID: slot.pid, Member: slot.member, Reason: reason})
 		}
-		slot := &s.slots[i]
-		c.events = append(c.events, PidCacheEvent{Identity: slot.id, PID: slot.pid, Member: slot.member, Reason: reason})
-		room--
+	} else {
+		c.evMu.Lock()
+		c.evRounds++
+		room := max(0, min(n, c.evCap-len(c.events)))
+		if room < n {
+			c.evDropped.Add(uint64(n - room))
+		}
+		for i := l.head; i >= 0; i = s.slots[i].next {
+			if room == 0 {
+				break
+			}
+			slot := &s.slots[i]
+			c.events = append(c.events, PidCacheEvent{Identity: slot.id, PID: slot.pid, Member: slot.member, Reason: reason})
+			room--
+		}
+		c.evMu.Unlock()
 	}
-	c.evMu.Unlock()
 	for i := l.head; i >= 0; {
 		slot := &s.slots[i]
 		next := slot.next
@@ -632,11 +713,24 @@ func (c *PidCache) Len() int {
 func (c *PidCache) emit(slot *cacheSlot, reason CacheDropReason) {
 	c.evMu.Lock()
 	defer c.evMu.Unlock()
+	c.evRounds++
 	if len(c.events) >= c.evCap {
 		c.evDropped.Add(1)
 		return
 	}
 	c.events = append(c.events, PidCacheEvent{Identity: slot.id, PID: slot.pid, Member: slot.member, Reason: reason})
+}
+
+// emitAll records evs in one round, as emit does one by one.
+func (c *PidCache) emitAll(evs []PidCacheEvent) {
+	c.evMu.Lock()
+	defer c.evMu.Unlock()
+	c.evRounds++
+	room := max(0, min(len(evs), c.evCap-len(c.events)))
+	c.events = append(c.events, evs[:room]...)
+	if room < len(evs) {
+		c.evDropped.Add(uint64(len(evs) - room))
+	}
 }
 
 // reserveEvents makes room for n more events (within EventCapacity), so

@@ -310,7 +310,7 @@ func TestPidCacheShardRefilledMeanwhileKeepsItsMark(t *testing.T) {
 		c.Put(id, actor.NewPID("a", id.ID), "a#1", t0)
 	}
 	shards, gen := c.memberShards("a#1")
-	n, emptied := c.dropMemberLists("a#1", shards, CacheMemberLeft)
+	n, emptied := c.dropMemberLists("a#1", shards, CacheMemberLeft, nil)
 	require.Equal(t, len(ids), n)
 	refill := ids[0]
 	c.Put(refill, actor.NewPID("a", refill.ID), "a#1", t0) // a Put racing with the invalidation
@@ -382,4 +382,106 @@ func TestPidCacheMarksCoverEntriesUnderConcurrentInvalidation(t *testing.T) {
 	}
 	require.Zero(t, n)
 	require.Zero(t, c.Len())
+}
+
+// removeBatch drops every entry it names (and no other), records one
+// event per dropped entry, and locks each shard it touches once, not once
+// per entry.
+func TestPidCacheRemoveBatchLocksEachShardOnce(t *testing.T) {
+	c := newTestCache(t, 16384, time.Hour)
+	ids := testIdentities(2000, "k")
+	for _, id := range ids {
+		c.Put(id, actor.NewPID("n", id.ID), "n#1", t0)
+	}
+	c.DrainEvents()
+	var b removeBatch
+	shards := map[uint64]bool{}
+	for i := 0; i < len(ids); i += 5 {
+		b.ids = append(b.ids, ids[i])
+		shards[identityHash(0, ids[i])&c.mask] = true
+	}
+	b.ids = append(b.ids, NewIdentity("k", "not-cached"), ids[0]) // a miss and a repeat
+	want := len(b.ids) - 2
+	require.Less(t, len(shards), want, "the batch must share shards for the test to mean anything")
+	before := c.writeRounds.Load()
+	c.removeBatch(&b, CacheOwnerMoved)
+	require.Equal(t, uint64(len(shards)), c.writeRounds.Load()-before)
+	require.Empty(t, b.ids)
+	ev := c.DrainEvents()
+	require.Len(t, ev, want)
+	for _, e := range ev {
+		require.Equal(t, CacheOwnerMoved, e.Reason)
+		require.Equal(t, "n#1", e.Member)
+	}
+	require.Equal(t, len(ids)-want, c.Len())
+	require.Equal(t, int64(len(ids)-want), c.count.Load())
+	for i, id := range ids {
+		_, ok := c.Get(id, t0)
+		require.Equal(t, i%5 != 0, ok, "%s", id)
+	}
+}
+
+// removeBatch racing with Gets and Puts of the same identities (run with
+// -race) leaves a consistent cache: each identity is cached with its PID or
+// absent, the entry count matches the index, and every member list holds
+// exactly its shard's entries of that member.
+func TestPidCacheRemoveBatchConcurrent(t *testing.T) {
+	c := newTestCache(t, 8192, time.Hour)
+	ids := testIdentities(3000, "k")
+	pids := make([]*actor.PID, len(ids))
+	for i, id := range ids {
+		pids[i] = actor.NewPID("n", id.ID)
+		c.Put(id, pids[i], "n#1", t0)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := range len(ids) * 3 {
+			j := i % len(ids)
+			if pid, ok := c.Get(ids[j], t0); ok && !pid.Equal(pids[j]) {
+				t.Errorf("wrong PID for %s", ids[j])
+			}
+		}
+	})
+	wg.Go(func() {
+		for i := range len(ids) * 2 {
+			j := (i * 7) % len(ids)
+			c.Put(ids[j], pids[j], []string{"n#1", "m#2"}[i%2], t0)
+		}
+	})
+	wg.Go(func() {
+		var b removeBatch
+		for round := range 30 {
+			for i := round % 3; i < len(ids); i += 3 {
+				b.ids = append(b.ids, ids[i])
+			}
+			c.removeBatch(&b, CacheOwnerMoved)
+		}
+	})
+	wg.Wait()
+	n := 0
+	for si := range c.shards {
+		s := &c.shards[si]
+		listed := 0
+		for member, l := range s.members {
+			for i := l.head; i >= 0; i = s.slots[i].next {
+				require.Equal(t, member, s.slots[i].member)
+				listed++
+			}
+			require.Equal(t, int(l.n), func() int {
+				k := 0
+				for i := l.head; i >= 0; i = s.slots[i].next {
+					k++
+				}
+				return k
+			}())
+		}
+		require.Equal(t, len(s.index), listed, "shard %d", si)
+		n += len(s.index)
+	}
+	require.Equal(t, int64(n), c.count.Load())
+	for i, id := range ids {
+		if pid, ok := c.Get(id, t0); ok {
+			require.True(t, pid.Equal(pids[i]))
+		}
+	}
 }
