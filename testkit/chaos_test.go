@@ -400,7 +400,7 @@ func logLostAdd(t *testing.T, obs *testkit.Observer, store *testkit.FencedStore[
 	t.Helper()
 	for _, a := range obs.Acks() {
 		if a.RequestID == op.reqID {
-			t.Logf("  %s acknowledged by %s token %v at %s (call %d, return %d)", op.reqID, a.Member, a.Token,
+			t.Logf("  %s acknowledged by %s on %s token %v at %s (call %d, return %d)", op.reqID, a.Identity, a.Member, a.Token,
 				a.At.Format("15:04:05.000000"), op.call, op.ret)
 		}
 	}
