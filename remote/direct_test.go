@@ -13,13 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// roundTrips makes n sequential round trips from a to b: b answers every
-// Ping with a Pong from its Deliver hook (the reader goroutine), and the
-// test goroutine sends the next Ping only once the Pong arrived.
-func roundTrips(t *testing.T, a, b *Node, ra, rb *recorder, n int) {
+// echoPongs makes b answer every Ping with a Pong from its Deliver hook
+// (the reader goroutine) and returns the channel a's recorder puts each
+// Pong's sequence number on.
+func echoPongs(t *testing.T, b *Node, ra, rb *recorder) <-chan uint64 {
 	t.Helper()
 	got := make(chan uint64, 1)
-	rb.onDeliver = func(from Peer, env Envelope) {
+	rb.onDeliver = func(_ Peer, env Envelope) {
 		if p, ok := env.Message.(*Ping); ok {
 			if err := b.Send(env.Sender.Address, Envelope{Target: env.Sender, Message: &Pong{Seq: p.Seq}}); err != nil {
 				t.Errorf("reply: %v", err)
@@ -31,6 +31,15 @@ func roundTrips(t *testing.T, a, b *Node, ra, rb *recorder, n int) {
 			got <- p.Seq
 		}
 	}
+	return got
+}
+
+// roundTrips makes n sequential round trips from a to b: b answers every
+// Ping with a Pong from its Deliver hook (the reader goroutine), and the
+// test goroutine sends the next Ping only once the Pong arrived.
+func roundTrips(t *testing.T, a, b *Node, ra, rb *recorder, n int) {
+	t.Helper()
+	got := echoPongs(t, b, ra, rb)
 	deadline := time.NewTimer(waitTimeout)
 	defer deadline.Stop()
 	for i := range uint64(n) {
@@ -343,19 +352,7 @@ func TestDirectWriteAfterWriterDeadlinePassed(t *testing.T) {
 	cfg.HeartbeatInterval = 5 * time.Second // no heartbeats: only direct writes after the first
 	a, ra := startNode(t, cfg)
 	b, rb := startNode(t, cfg)
-	got := make(chan uint64, 1)
-	rb.onDeliver = func(_ Peer, env Envelope) {
-		if p, ok := env.Message.(*Ping); ok {
-			if err := b.Send(env.Sender.Address, Envelope{Target: env.Sender, Message: &Pong{Seq: p.Seq}}); err != nil {
-				t.Errorf("reply: %v", err)
-			}
-		}
-	}
-	ra.onDeliver = func(_ Peer, env Envelope) {
-		if p, ok := env.Message.(*Pong); ok {
-			got <- p.Seq
-		}
-	}
+	got := echoPongs(t, b, ra, rb)
 	deadline := time.NewTimer(waitTimeout)
 	defer deadline.Stop()
 	i := uint64(0)
