@@ -84,8 +84,7 @@ func BenchmarkLookupUpdateTopology10kx128(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		p.DrainEvents()
-		p.DrainCacheEvents()
+		p.ReuseEventBuffers(p.DrainEvents(), p.DrainCacheEvents()) // as the runtime does
 		v := views[(i+1)&1]
 		v.Epoch = epoch
 		epoch++

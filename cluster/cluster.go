@@ -312,12 +312,23 @@ func (c *Cluster) setupLookup(lcfg LookupConfig, kinds []string) error {
 // *PidCacheEvent). Call with lookupMu held.
 func (c *Cluster) publishLookupEvents() {
 	es := c.sys.EventStream()
-	for _, ev := range c.lookup.DrainEvents() {
+	evs := c.lookup.DrainEvents()
+	for _, ev := range evs {
+		es.Publish(&ev) // a copy: the buffer goes back to the lookup below
+	}
+	ces := c.lookup.DrainCacheEvents()
+	for _, ev := range ces {
 		es.Publish(&ev)
 	}
-	for _, ev := range c.lookup.DrainCacheEvents() {
-		es.Publish(&ev)
+	if r, ok := c.lookup.(eventBufferReuser); ok {
+		r.ReuseEventBuffers(evs, ces)
 	}
+}
+
+// eventBufferReuser is an IdentityLookup that records its next events into
+// the buffers already drained (PartitionIdentityLookup.ReuseEventBuffers).
+type eventBufferReuser interface {
+	ReuseEventBuffers([]VirtualActorEvent, []PidCacheEvent)
 }
 
 // ActiveCount returns the number of activations this member hosts (the

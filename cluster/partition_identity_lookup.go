@@ -88,6 +88,7 @@ type activationRecord struct {
 	lastSeen time.Time
 	idLane   uint64 // xxRound(identityHash) under the lookup's lane seed, when hasLane
 	hasLane  bool
+	cacheAt  cacheHint // where the lookup last put its PID in the cache
 	// stale: the ring of the latest view picks another owner than slot (a
 	// VirtualActorMoved was recorded). A record that is not stale is owned
 	// by slot according to the current ring.
@@ -250,7 +251,7 @@ func (p *PartitionIdentityLookup) resolve(id Identity, now time.Time) (*actor.PI
 			if rec.stale || !rec.hasLane {
 				p.ownerConfirmed(rec)
 			}
-			p.cache.Put(id, rec.pid, rec.slot.key, now)
+			rec.cacheAt = p.cache.put(id, rec.pid, rec.slot.key, now)
 			p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorHit, Identity: id, PID: rec.pid, Owner: rec.slot.key, LeaseID: rec.leaseID, Token: rec.token})
 			return rec.pid, nil
 		}
@@ -263,7 +264,7 @@ func (p *PartitionIdentityLookup) resolve(id Identity, now time.Time) (*actor.PI
 	}
 	rec.lastSeen = now
 	p.track(rec)
-	p.cache.Put(id, rec.pid, rec.slot.key, now)
+	rec.cacheAt = p.cache.put(id, rec.pid, rec.slot.key, now)
 	p.events = append(p.events, VirtualActorEvent{Kind: kind, Identity: id, PID: rec.pid, Owner: rec.slot.key, LeaseID: rec.leaseID, Token: rec.token})
 	return rec.pid, nil
 }
@@ -501,6 +502,21 @@ func (p *PartitionIdentityLookup) DrainEvents() []VirtualActorEvent {
 
 // DrainCacheEvents returns and forgets the pending PidCache events.
 func (p *PartitionIdentityLookup) DrainCacheEvents() []PidCacheEvent { return p.cache.DrainEvents() }
+
+// ReuseEventBuffers hands back slices returned by DrainEvents and
+// DrainCacheEvents once the caller is done with their events (nil for
+// either is fine): the next events are recorded into them, so that a view
+// change, which records one event per record it drops or moves, does not
+// allocate new buffers each time. The caller must not read or keep the
+// slices afterwards. The runtime calls it after publishing (copies of) the
+// events.
+func (p *PartitionIdentityLookup) ReuseEventBuffers(es []VirtualActorEvent, ces []PidCacheEvent) {
+	if len(p.events) == 0 && cap(es) > cap(p.events) {
+		clear(es) // drop the PIDs and strings for the collector
+		p.events = es[:0]
+	}
+	p.cache.reuseEvents(ces)
+}
 
 // sortEvents sorts es by identity. It sorts small integer keys (the rank
 // of the event's kind and the first eight bytes of its ID as a number,

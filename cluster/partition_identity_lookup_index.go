@@ -143,7 +143,7 @@ func (p *PartitionIdentityLookup) moved(rec *activationRecord) {
 		rec.stale, rec.stalePos = true, len(p.stale)
 		p.stale = append(p.stale, rec)
 	}
-	p.cacheDrops.ids = append(p.cacheDrops.ids, rec.id) // UpdateTopology drops their cached PIDs
+	p.cacheDrops.add(rec.id, rec.cacheAt) // UpdateTopology drops their cached PIDs
 	p.events = append(p.events, VirtualActorEvent{Kind: VirtualActorMoved, Identity: rec.id, PID: rec.pid, Owner: rec.slot.key, LeaseID: rec.leaseID, Token: rec.token})
 }
 

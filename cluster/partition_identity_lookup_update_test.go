@@ -532,3 +532,47 @@ func TestLookupRingDeltaDoesNotAllocate(t *testing.T) {
 	}
 	require.Zero(t, testing.AllocsPerRun(100, func() { p.ringDelta(r1, r2) }))
 }
+
+// Buffers handed back with ReuseEventBuffers record the next events: a
+// view change after the first one writes its activation and cache events
+// into the drained slices (no new buffers), and the events are those a
+// lookup without reuse records.
+func TestLookupReuseEventBuffers(t *testing.T) {
+	newLookup := func() *PartitionIdentityLookup {
+		cfg := DefaultLookupConfig()
+		cfg.CacheCapacity = 4096
+		p, err := NewPartitionIdentityLookup(cfg)
+		require.NoError(t, err)
+		return p
+	}
+	reusing, fresh := newLookup(), newLookup()
+	ms := testMembers(17, "k")
+	ids := testIdentities(2000, "k")
+	views := []Topology{NewTopology(1, ms[:16]), NewTopology(2, ms[1:]), NewTopology(3, ms[:16]), NewTopology(4, ms[1:])}
+	var es []VirtualActorEvent
+	var ces []PidCacheEvent
+	for _, p := range []*PartitionIdentityLookup{reusing, fresh} {
+		require.NoError(t, p.UpdateTopology(NewTopology(0, ms[1:])))
+	}
+	for round, v := range views {
+		for _, p := range []*PartitionIdentityLookup{reusing, fresh} {
+			for _, id := range ids {
+				_, err := p.Get(id, t0)
+				require.NoError(t, err)
+			}
+			require.NoError(t, p.UpdateTopology(v))
+		}
+		gotEs, gotCes := reusing.DrainEvents(), reusing.DrainCacheEvents()
+		require.Equal(t, fresh.DrainEvents(), gotEs, "round %d", round)
+		require.Equal(t, fresh.DrainCacheEvents(), gotCes, "round %d", round)
+		require.NotEmpty(t, gotEs)
+		require.NotEmpty(t, gotCes)
+		if round >= 2 { // buffers large enough for a round since round 1
+			require.Same(t, &es[:1][0], &gotEs[:1][0], "round %d: activation events in the reused buffer", round)
+			require.Same(t, &ces[:1][0], &gotCes[:1][0], "round %d: cache events in the reused buffer", round)
+		}
+		es, ces = gotEs, gotCes
+		reusing.ReuseEventBuffers(gotEs, gotCes)
+		require.Zero(t, es[:cap(es)][0], "a reused buffer is cleared")
+	}
+}

@@ -134,6 +134,7 @@ type PidCache struct {
 
 	invalVisits atomic.Uint64 // entries examined by InvalidateMember and InvalidateAbsent (tests)
 	writeRounds atomic.Uint64 // shard write-lock rounds of RemoveWithReason and removeBatch (tests)
+	indexFinds  atomic.Uint64 // entries removeBatch found through the index, not a hint (tests)
 }
 
 // cachedMember is an owner member with entries in the cache.
@@ -239,6 +240,21 @@ func (c *PidCache) Get(id Identity, now time.Time) (*actor.PID, bool) {
 // cache is full it evicts an entry of id's shard chosen by CLOCK (CacheExpired if that
 // entry had expired at now, else CacheEvicted).
 func (c *PidCache) Put(id Identity, pid *actor.PID, member string, now time.Time) {
+	c.put(id, pid, member, now)
+}
+
+// cacheHint names the slot an entry was put in (shard<<32 | slot+1; 0:
+// none), so that the identity lookup, which puts the PID of each record,
+// can drop the entry later without hashing the identity or looking it up
+// in the shard's index: removeBatch checks that the slot still holds the
+// identity and looks it up only if not (the entry was evicted or put
+// again elsewhere meanwhile).
+type cacheHint uint64
+
+func (h cacheHint) at() (shard uint64, slot int32) { return uint64(h) >> 32, int32(uint32(h)) - 1 }
+
+// put is Put; it returns the entry's slot.
+func (c *PidCache) put(id Identity, pid *actor.PID, member string, now time.Time) cacheHint {
 	s := c.shard(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -251,7 +267,7 @@ func (c *PidCache) Put(id Identity, pid *actor.PID, member string, now time.Time
 		}
 		slot.pid, slot.member, slot.expires = pid, member, expires
 		slot.ref.Store(1)
-		return
+		return cacheHint(uint64(s.num)<<32 | uint64(i+1))
 	}
 	var i int32
 	if c.count.Add(1) > c.capacity && len(s.index) > 0 {
@@ -269,6 +285,7 @@ func (c *PidCache) Put(id Identity, pid *actor.PID, member string, now time.Time
 	slot.id, slot.pid, slot.member, slot.expires, slot.used = id, pid, member, expires, true
 	slot.ref.Store(0)
 	s.index[id] = i
+	return cacheHint(uint64(s.num)<<32 | uint64(i+1))
 }
 
 // link puts slot i of s at the head of member's list in s; the write lock
@@ -438,38 +455,62 @@ func (c *PidCache) RemoveWithReason(id Identity, reason CacheDropReason) bool {
 // goroutine (the identity lookup's).
 type removeBatch struct {
 	ids    []Identity
-	keys   []uint64 // shard<<32 | position in ids
+	hints  []cacheHint // where ids[i] was put, if known (else 0)
+	next   []int32     // removeBatch's chains: 1 + the next position in the same shard; 0 ends
 	events []PidCacheEvent
+}
+
+// add queues id, put at hint (0 if unknown).
+func (b *removeBatch) add(id Identity, hint cacheHint) {
+	b.ids = append(b.ids, id)
+	b.hints = append(b.hints, hint)
 }
 
 // removeBatch drops the entries of b.ids, as RemoveWithReason would one by
 // one, and empties b. A view change moves about records/members records,
 // each in its own shard or nearly: one lock round per record (plus one
 // for its event) was the largest cost of an update. Here the identities
-// are hashed first, in one loop, then sorted by shard, so that each shard
-// touched is locked once for all of its entries; the events are gathered
-// in b and appended in one round at the end. An entry Put for an identity
-// after its shard's round stays, as if the Put came after the batch.
+// are chained by shard first (the shard known from the entry's hint, else
+// hashed; a chain per shard rather than a sort, which cost as much as the
+// rest), so that each shard touched is locked once for all of its
+// entries; an entry whose slot the hint names is found without the
+// index. The events are gathered in b and appended in one round at the
+// end, in the order of the shards, then of b.ids. An entry Put for an
+// identity after its shard's round stays, as if the Put came after the
+// batch.
 func (c *PidCache) removeBatch(b *removeBatch, reason CacheDropReason) {
 	if len(b.ids) == 0 {
 		return
 	}
-	keys := b.keys[:0]
-	for i, id := range b.ids {
-		keys = append(keys, (identityHash(0, id)&c.mask)<<32|uint64(i))
+	var heads [256]int32 // per shard, 1 + the first position of its chain; 0: none
+	next := slices.Grow(b.next[:0], len(b.ids))[:len(b.ids)]
+	for i := len(b.ids) - 1; i >= 0; i-- { // from the end: chains in b.ids order
+		var num uint64
+		if i < len(b.hints) && b.hints[i] != 0 {
+			num, _ = b.hints[i].at()
+		} else {
+			num = identityHash(0, b.ids[i]) & c.mask
+		}
+		next[i], heads[num] = heads[num], int32(i+1)
 	}
-	slices.Sort(keys)
-	rounds := uint64(0)
-	for k := 0; k < len(keys); {
-		num := keys[k] >> 32
+	rounds, finds := uint64(0), uint64(0)
+	for num, head := range heads[:len(c.shards)] {
+		if head == 0 {
+			continue
+		}
 		s := &c.shards[num]
 		n := int64(0)
 		s.mu.Lock()
 		rounds++
-		for ; k < len(keys) && keys[k]>>32 == num; k++ {
-			i, ok := s.index[b.ids[uint32(keys[k])]]
-			if !ok {
-				continue
+		for at := head; at != 0; at = next[at-1] {
+			pos := uint32(at - 1)
+			i := c.hinted(s, b, pos)
+			if i < 0 {
+				var ok bool
+				if i, ok = s.index[b.ids[pos]]; !ok {
+					continue
+				}
+				finds++
 			}
 			slot := &s.slots[i]
 			b.events = append(b.events, PidCacheEvent{Identity: slot.id, PID: slot.pid, Member: slot.member, Reason: reason})
@@ -479,11 +520,28 @@ func (c *PidCache) removeBatch(b *removeBatch, reason CacheDropReason) {
 		s.mu.Unlock()
 		c.count.Add(-n)
 	}
-	c.writeRounds.Add(rounds) // once: the counter's line is cold
+	c.writeRounds.Add(rounds) // once: the counters' line is cold
+	c.indexFinds.Add(finds)
 	c.emitAll(b.events)
 	clear(b.ids)
 	clear(b.events)
-	b.ids, b.keys, b.events = b.ids[:0], keys[:0], b.events[:0]
+	b.ids, b.hints, b.next, b.events = b.ids[:0], b.hints[:0], next[:0], b.events[:0]
+}
+
+// hinted returns the slot of s that b.hints[pos] names if it holds
+// b.ids[pos], else -1; the write lock of s is held.
+func (c *PidCache) hinted(s *cacheShard, b *removeBatch, pos uint32) int32 {
+	if int(pos) >= len(b.hints) || b.hints[pos] == 0 {
+		return -1
+	}
+	num, i := b.hints[pos].at()
+	if num != uint64(s.num) || int(i) >= len(s.slots) {
+		return -1
+	}
+	if slot := &s.slots[i]; slot.used && slot.id == b.ids[pos] {
+		return i
+	}
+	return -1
 }
 
 // InvalidateMember drops every entry owned by the member with key
@@ -749,6 +807,17 @@ func (c *PidCache) DrainEvents() []PidCacheEvent {
 	out := c.events
 	c.events = nil
 	return out
+}
+
+// reuseEvents takes es, drained from the cache, as the buffer of the next
+// events when none are pending and es is larger than the current one.
+func (c *PidCache) reuseEvents(es []PidCacheEvent) {
+	c.evMu.Lock()
+	defer c.evMu.Unlock()
+	if len(c.events) == 0 && cap(es) > cap(c.events) {
+		clear(es)
+		c.events = es[:0]
+	}
 }
 
 // DroppedEvents returns how many events were dropped because EventCapacity

@@ -158,9 +158,10 @@ func TestPidCacheConcurrent(t *testing.T) {
 	c := newTestCache(t, 4096, time.Hour)
 	ids := testIdentities(2000, "k")
 	pids := make([]*actor.PID, len(ids))
+	hints := make([]cacheHint, len(ids))
 	for i, id := range ids {
 		pids[i] = actor.NewPID("n", id.ID)
-		c.Put(id, pids[i], "n#1", t0)
+		hints[i] = c.put(id, pids[i], "n#1", t0)
 	}
 	var wg sync.WaitGroup
 	for r := range 4 {
@@ -421,6 +422,60 @@ func TestPidCacheRemoveBatchLocksEachShardOnce(t *testing.T) {
 	}
 }
 
+// removeBatch finds an entry through the slot its hint names, without the
+// index, as long as the slot still holds the identity; a hint whose slot
+// now holds another identity drops neither that identity nor, wrongly, an
+// entry the index does not have, and an entry put again elsewhere is found
+// through the index.
+func TestPidCacheRemoveBatchUsesHints(t *testing.T) {
+	c := newTestCache(t, 4096, time.Hour)
+	ids := testIdentities(200, "k")
+	hints := make([]cacheHint, len(ids))
+	for i, id := range ids {
+		hints[i] = c.put(id, actor.NewPID("n", id.ID), "n#1", t0)
+	}
+	var b removeBatch
+	for i := 0; i < 100; i++ {
+		b.add(ids[i], hints[i])
+	}
+	finds := c.indexFinds.Load()
+	c.removeBatch(&b, CacheOwnerMoved)
+	require.Equal(t, finds, c.indexFinds.Load(), "every entry found through its hint")
+	require.Len(t, c.DrainEvents(), 100)
+	require.Equal(t, 100, c.Len())
+
+	// a, then b in a's freed slot (same shard: the free list is LIFO).
+	a := ids[100]
+	var other Identity
+	for i := 0; other.ID == ""; i++ {
+		if id := NewIdentity("k", fmt.Sprintf("other-%d", i)); c.shard(id) == c.shard(a) {
+			other = id
+		}
+	}
+	require.True(t, c.Remove(a))
+	hb := c.put(other, actor.NewPID("n", "other"), "n#1", t0)
+	require.Equal(t, hints[100], hb, "the freed slot is reused")
+	b.add(a, hints[100]) // stale: the slot holds other, a is not cached
+	c.removeBatch(&b, CacheOwnerMoved)
+	_, ok := c.Get(other, t0)
+	require.True(t, ok, "a stale hint must not drop the identity now in its slot")
+
+	// a put again elsewhere: found through the index.
+	c.Put(a, actor.NewPID("n", a.ID), "n#1", t0)
+	c.DrainEvents()
+	finds = c.indexFinds.Load()
+	b.add(a, hints[100])
+	c.removeBatch(&b, CacheOwnerMoved)
+	require.Equal(t, finds+1, c.indexFinds.Load())
+	_, ok = c.Get(a, t0)
+	require.False(t, ok)
+	_, ok = c.Get(other, t0)
+	require.True(t, ok)
+	ev := c.DrainEvents()
+	require.Len(t, ev, 1)
+	require.Equal(t, a, ev[0].Identity)
+}
+
 // removeBatch racing with Gets and Puts of the same identities (run with
 // -race) leaves a consistent cache: each identity is cached with its PID or
 // absent, the entry count matches the index, and every member list holds
@@ -429,9 +484,10 @@ func TestPidCacheRemoveBatchConcurrent(t *testing.T) {
 	c := newTestCache(t, 8192, time.Hour)
 	ids := testIdentities(3000, "k")
 	pids := make([]*actor.PID, len(ids))
+	hints := make([]cacheHint, len(ids))
 	for i, id := range ids {
 		pids[i] = actor.NewPID("n", id.ID)
-		c.Put(id, pids[i], "n#1", t0)
+		hints[i] = c.put(id, pids[i], "n#1", t0)
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -452,7 +508,7 @@ func TestPidCacheRemoveBatchConcurrent(t *testing.T) {
 		var b removeBatch
 		for round := range 30 {
 			for i := round % 3; i < len(ids); i += 3 {
-				b.ids = append(b.ids, ids[i])
+				b.add(ids[i], hints[i]) // stale once the entry moves
 			}
 			c.removeBatch(&b, CacheOwnerMoved)
 		}

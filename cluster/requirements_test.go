@@ -222,7 +222,13 @@ func TestClusterMetrics(t *testing.T) {
 // counter of resolutions.
 type countingLookup struct {
 	*cluster.PartitionIdentityLookup
-	gets atomic.Int64
+	gets   atomic.Int64
+	reuses atomic.Int64
+}
+
+func (l *countingLookup) ReuseEventBuffers(es []cluster.VirtualActorEvent, ces []cluster.PidCacheEvent) {
+	l.reuses.Add(1)
+	l.PartitionIdentityLookup.ReuseEventBuffers(es, ces)
 }
 
 func (l *countingLookup) Get(id cluster.Identity, now time.Time) (*actor.PID, error) {
@@ -272,6 +278,7 @@ func TestClusterCustomIdentityLookup(t *testing.T) {
 	require.Len(t, lookups, 2)
 	for _, l := range lookups {
 		require.NotZero(t, l.gets.Load(), "the runtime resolved through the custom lookup")
+		require.NotZero(t, l.reuses.Load(), "the runtime hands the drained event buffers back")
 	}
 }
 
