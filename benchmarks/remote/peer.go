@@ -178,10 +178,19 @@ const PeerProfileEnv = "BENCH_PEER_CPUPROFILE"
 //	BENCH_PEER_TRACE=/tmp/peer.trace go test -run '^$' -bench RemoteOneWay ./remote/
 const PeerTraceEnv = "BENCH_PEER_TRACE"
 
+// PeerMemProfileEnv names an environment variable that, when set on a peer,
+// makes it write the allocation profile of its whole life to that file when
+// it stops (`pprof -sample_index=alloc_space`: which objects a received
+// message costs):
+//
+//	BENCH_PEER_MEMPROFILE=/tmp/peer.mem go test -run '^$' -bench RemoteOneWay ./remote/
+const PeerMemProfileEnv = "BENCH_PEER_MEMPROFILE"
+
 // startPeerProfile starts a CPU profile into cpuPath and an execution trace
-// into tracePath (nothing for an empty path) and returns the function that
-// stops them and closes the files.
-func startPeerProfile(cpuPath, tracePath string) (stop func() error, err error) {
+// into tracePath, and arranges for an allocation profile into memPath at
+// the end (nothing for an empty path). It returns the function that stops
+// them, writes the allocation profile and closes the files.
+func startPeerProfile(cpuPath, tracePath, memPath string) (stop func() error, err error) {
 	var stops []func() error
 	stopAll := func() error {
 		var errs []error
@@ -214,6 +223,15 @@ func startPeerProfile(cpuPath, tracePath string) (stop func() error, err error) 
 		stops = append(stops, func() error {
 			trace.Stop()
 			return f.Close()
+		})
+	}
+	if memPath != "" {
+		stops = append(stops, func() error {
+			f, err := os.Create(memPath)
+			if err != nil {
+				return fmt.Errorf("%w: allocation profile: %w", ErrPeer, err)
+			}
+			return errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
 		})
 	}
 	return stopAll, nil
