@@ -80,9 +80,9 @@ func BenchmarkTransportThroughput(b *testing.B) {
 // BenchmarkReceiveBatch measures the receiving side of one envelopes frame
 // per op without a socket, as the connection's reader delivers it
 // (deliverBatch): the batch decoder, the payload's protobuf decoding, the
-// Deliver hook (a no-op) and the yield after the frame, for a frame of 128 envelopes of
-// a 64-byte wrapperspb.BytesValue to one target, as a one-way stream sends
-// them. ns/op / 128 is the cost of one received envelope, allocations
+// Deliver hook (a no-op) and the yield after the frame, for a frame of 128
+// envelopes of a 64-byte wrapperspb.BytesValue to one target, as a one-way
+// stream sends them. ns/op / 128 is the cost of one received envelope, allocations
 // (the decoded message: the struct and its bytes) and GC included.
 //
 //	go test ./remote -run '^$' -bench ReceiveBatch -benchmem
