@@ -273,47 +273,81 @@ func (d *envelopeDecoder) codec(ser *Serializers, w *wireEnvelope) (*typeCodec, 
 // beyond the call. A malformed body stops at the first bad envelope with
 // ErrMalformed; envelopes before it have been passed to fn already.
 func (d *envelopeDecoder) decodeBatch(body []byte, fn func(*wireEnvelope) error) error {
-	if len(body) == 0 {
-		return fmt.Errorf("%w: empty envelope batch", ErrMalformed)
+	b, err := d.batch(body)
+	if err != nil {
+		return err
 	}
-	c := cursor{b: body}
 	var w wireEnvelope
-	for !c.empty() {
-		flags := c.byte1()
-		if flags&^envFlagsMask != 0 {
-			return fmt.Errorf("%w: reserved envelope flags %#02x", ErrMalformed, flags)
-		}
-		if flags&envHasSender == 0 && flags&envSenderAddr != 0 {
-			return fmt.Errorf("%w: sender address without a sender", ErrMalformed)
-		}
-		w.target.Address = d.localAddr
-		if flags&envTargetAddr != 0 {
-			w.target.Address = d.str(&c, "target address", maxAddressLen)
-		}
-		w.target.ID = d.str(&c, "target id", maxIDLen)
-		w.sender = PIDRef{}
-		if flags&envHasSender != 0 {
-			w.sender.Address = d.peerAddr
-			if flags&envSenderAddr != 0 {
-				w.sender.Address = d.str(&c, "sender address", maxAddressLen)
-			}
-			w.sender.ID = d.str(&c, "sender id", maxIDLen)
-		}
-		w.header = nil
-		if flags&envHasHeader != 0 {
-			w.header = d.header(&c)
-		}
-		w.serializer = SerializerID(c.byte1())
-		w.typeName, w.nameSlot = d.typeName(&c)
-		w.payload = c.bytesField("payload", 0)
-		if c.err != nil {
-			return c.err
+	for {
+		ok, err := b.next(&w)
+		if !ok || err != nil {
+			return err
 		}
 		if err := fn(&w); err != nil {
 			return err
 		}
 	}
-	return nil
+}
+
+// envelopeBatch reads the envelopes of one envelopes frame body, one at a
+// time, into storage the caller provides (next). The connection's reader
+// keeps that storage on its stack: stores into a stack variable need no GC
+// write barrier, where decodeBatch's, reached through fn, escapes to the heap
+// and pays one for each string and slice it stores while the collector
+// marks (often, under a stream of decoded messages).
+type envelopeBatch struct {
+	d *envelopeDecoder
+	c cursor
+}
+
+// batch starts reading body, which must not be empty (ErrMalformed).
+func (d *envelopeDecoder) batch(body []byte) (envelopeBatch, error) {
+	if len(body) == 0 {
+		return envelopeBatch{}, fmt.Errorf("%w: empty envelope batch", ErrMalformed)
+	}
+	return envelopeBatch{d: d, c: cursor{b: body}}, nil
+}
+
+// next decodes the next envelope into w and reports true, or reports false
+// at the end of the body. w's strings and payload alias the body or the
+// decoder's tables (see wireEnvelope). A malformed envelope is ErrMalformed,
+// and the batch must not be read further.
+func (b *envelopeBatch) next(w *wireEnvelope) (bool, error) {
+	c, d := &b.c, b.d
+	if c.empty() {
+		return false, nil
+	}
+	flags := c.byte1()
+	if flags&^envFlagsMask != 0 {
+		return false, fmt.Errorf("%w: reserved envelope flags %#02x", ErrMalformed, flags)
+	}
+	if flags&envHasSender == 0 && flags&envSenderAddr != 0 {
+		return false, fmt.Errorf("%w: sender address without a sender", ErrMalformed)
+	}
+	w.target.Address = d.localAddr
+	if flags&envTargetAddr != 0 {
+		w.target.Address = d.str(c, "target address", maxAddressLen)
+	}
+	w.target.ID = d.str(c, "target id", maxIDLen)
+	w.sender = PIDRef{}
+	if flags&envHasSender != 0 {
+		w.sender.Address = d.peerAddr
+		if flags&envSenderAddr != 0 {
+			w.sender.Address = d.str(c, "sender address", maxAddressLen)
+		}
+		w.sender.ID = d.str(c, "sender id", maxIDLen)
+	}
+	w.header = nil
+	if flags&envHasHeader != 0 {
+		w.header = d.header(c)
+	}
+	w.serializer = SerializerID(c.byte1())
+	w.typeName, w.nameSlot = d.typeName(c)
+	w.payload = c.bytesField("payload", 0)
+	if c.err != nil {
+		return false, c.err
+	}
+	return true, nil
 }
 
 // header reads a header: fresh strings in a fresh map, which the

@@ -14,7 +14,7 @@ import (
 // otherwise runs the tests under goleak.
 func TestMain(m *testing.M) {
 	if impl := os.Getenv(PeerEnv); impl != "" {
-		stopProfile, err := startPeerProfile(os.Getenv(PeerProfileEnv))
+		stopProfile, err := startPeerProfile(os.Getenv(PeerProfileEnv), os.Getenv(PeerTraceEnv), os.Getenv(PeerMemProfileEnv))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

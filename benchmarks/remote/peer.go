@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"sync"
 )
@@ -169,21 +170,69 @@ func (t *tailBuffer) String() string {
 // The client's half is profiled by go test's own -cpuprofile.
 const PeerProfileEnv = "BENCH_PEER_CPUPROFILE"
 
-// startPeerProfile starts a CPU profile into path (nothing when path is
-// empty) and returns the function that stops it and closes the file.
-func startPeerProfile(path string) (stop func() error, err error) {
-	if path == "" {
-		return func() error { return nil }, nil
+// PeerTraceEnv names an environment variable that, when set on a peer,
+// makes it write an execution trace of its whole life to that file (the
+// peer's goroutine hand-offs and idle time; `go tool trace -pprof=sched`
+// summarizes them):
+//
+//	BENCH_PEER_TRACE=/tmp/peer.trace go test -run '^$' -bench RemoteOneWay ./remote/
+const PeerTraceEnv = "BENCH_PEER_TRACE"
+
+// PeerMemProfileEnv names an environment variable that, when set on a peer,
+// makes it write the allocation profile of its whole life to that file when
+// it stops (`pprof -sample_index=alloc_space`: which objects a received
+// message costs):
+//
+//	BENCH_PEER_MEMPROFILE=/tmp/peer.mem go test -run '^$' -bench RemoteOneWay ./remote/
+const PeerMemProfileEnv = "BENCH_PEER_MEMPROFILE"
+
+// startPeerProfile starts a CPU profile into cpuPath and an execution trace
+// into tracePath, and arranges for an allocation profile into memPath at
+// the end (nothing for an empty path). It returns the function that stops
+// them, writes the allocation profile and closes the files.
+func startPeerProfile(cpuPath, tracePath, memPath string) (stop func() error, err error) {
+	var stops []func() error
+	stopAll := func() error {
+		var errs []error
+		for _, s := range stops {
+			errs = append(errs, s())
+		}
+		return errors.Join(errs...)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: cpu profile: %w", ErrPeer, err)
+	if cpuPath != "" {
+		f, err := os.Create(cpuPath)
+		if err != nil {
+			return nil, fmt.Errorf("%w: cpu profile: %w", ErrPeer, err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, errors.Join(fmt.Errorf("%w: cpu profile: %w", ErrPeer, err), f.Close())
+		}
+		stops = append(stops, func() error {
+			pprof.StopCPUProfile()
+			return f.Close()
+		})
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		return nil, errors.Join(fmt.Errorf("%w: cpu profile: %w", ErrPeer, err), f.Close())
+	if tracePath != "" {
+		f, err := os.Create(tracePath)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("%w: trace: %w", ErrPeer, err), stopAll())
+		}
+		if err := trace.Start(f); err != nil {
+			return nil, errors.Join(fmt.Errorf("%w: trace: %w", ErrPeer, err), f.Close(), stopAll())
+		}
+		stops = append(stops, func() error {
+			trace.Stop()
+			return f.Close()
+		})
 	}
-	return func() error {
-		pprof.StopCPUProfile()
-		return f.Close()
-	}, nil
+	if memPath != "" {
+		stops = append(stops, func() error {
+			f, err := os.Create(memPath)
+			if err != nil {
+				return fmt.Errorf("%w: allocation profile: %w", ErrPeer, err)
+			}
+			return errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
+		})
+	}
+	return stopAll, nil
 }
