@@ -83,9 +83,15 @@ func (s *System) deferTurn(c *cell) {
 }
 
 // releaseDeferred hands the deferred turn to the pool unless it is keep's
-// (nil keeps none). One atomic load when the slot is empty, so the root
-// context calls it on every operation.
+// (nil keeps none). Inlined, it is one atomic load when the slot is empty,
+// so the root context calls it on every operation (Send included).
 func (s *System) releaseDeferred(keep *cell) {
+	if s.deferred.Load() != nil {
+		s.releaseSlot(keep)
+	}
+}
+
+func (s *System) releaseSlot(keep *cell) {
 	if c := s.deferred.Load(); c != nil && c != keep && s.deferred.CompareAndSwap(c, nil) {
 		s.coord.Schedule(c)
 	}
