@@ -26,15 +26,18 @@ import "time"
 //     (the caller has moved on), except a RequestFuture or StopFuture to
 //     the same actor, which joins the turn: a spawn followed by
 //     StopFuture(pid).Wait() runs Started and the stop in one turn on the
-//     caller, with no hand-off between goroutines at all;
+//     caller, with no hand-off between goroutines at all. A Spawn,
+//     RequestFuture or StopFuture that finds the slot holding another
+//     actor hands that one to the pool and goes to the pool itself, so
+//     that two requests (or starts) sent before either is awaited run in
+//     parallel;
 //   - the sweep, a timer armed when the slot fills and none is armed, hands
 //     whatever the slot holds to the pool when it fires, deferredTurnGrace
 //     later: an actor whose spawner or requester never waits on it starts
 //     or answers at most that much later (and messages that other
 //     goroutines send it meanwhile wait as long).
 //
-// One slot per system: what would be deferred while the slot is full goes
-// to the pool as before. The sweep is a node of the system's timer queue,
+// One slot per system. The sweep is a node of the system's timer queue,
 // armed at most once per grace period however many turns pass, so a
 // deferred turn costs no timer of its own. Only with the system clock:
 // under a virtual clock the sweep would not fire unless a test moved the
@@ -51,17 +54,22 @@ type deferSweep System
 
 // deferrable returns the cell of pid when a turn of it may be deferred
 // now: a local actor of the shared pool, the system clock, no worker of
-// the process active and the slot free. It hands whatever else the slot
-// holds to the pool first.
+// the process active and the slot free. When the slot holds another
+// actor, it hands that one to the pool and returns nil: the caller has
+// two actors working for it, which must run in parallel, and deferring
+// the second would run it on the caller only after the first.
 func (s *System) deferrable(pid *PID) *cell {
 	var c *cell
 	if pid != nil {
 		c = pid.local.Load()
 	}
-	s.releaseDeferred(c)
+	if s.deferred.Load() != nil {
+		s.releaseSlot(c)
+		return nil
+	}
 	co := s.coord
 	if co == nil || !s.realClock || c == nil || c.mb.Dispatcher() != s.dispatcher ||
-		!co.CallerTurnAllowed() || s.deferred.Load() != nil {
+		!co.CallerTurnAllowed() {
 		return nil
 	}
 	return c

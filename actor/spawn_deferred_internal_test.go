@@ -65,15 +65,47 @@ func TestSpawnDeferredReleasedBySend(t *testing.T) {
 }
 
 // A second spawn hands the first one's deferred start to the pool and
-// defers its own, so a burst of spawns starts in parallel.
+// does not defer its own, so a burst of spawns starts in parallel.
 func TestSpawnDeferredReleasedBySpawn(t *testing.T) {
 	sys := newCallerTurnSystem(t, 2)
 	first := sys.Root().Spawn(PropsFromFunc(func(Context) {}))
 	require.Same(t, first.local.Load(), sys.deferred.Load())
 	second := sys.Root().Spawn(PropsFromFunc(func(Context) {}))
-	assert.NotSame(t, first.local.Load(), sys.deferred.Load(), "the first start was released")
+	assert.Nil(t, sys.deferred.Load(), "the first start was released, the second not deferred")
 	require.NoError(t, sys.Root().StopFuture(first).Wait())
 	require.NoError(t, sys.Root().StopFuture(second).Wait())
+}
+
+// Two requests sent before either is awaited both go to the pool: the
+// second hands the first's deferred turn to it instead of taking the slot,
+// which would run the second on the caller only after the first answered.
+// Each actor below answers only once the other has started, so deferring
+// the second would hold the first until the sweep.
+func TestRequestFutureDeferredSecondReleasesFirst(t *testing.T) {
+	sys := newCallerTurnSystem(t, 2)
+	started := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
+	var pids [2]*PID
+	for i := range pids {
+		pids[i] = sys.Root().Spawn(PropsFromFunc(func(c Context) {
+			if _, ok := c.Message().(string); ok {
+				close(started[i])
+				<-started[1-i]
+				c.Respond(goid())
+			}
+		}))
+	}
+	sys.releaseDeferred(nil)
+	waitPoolIdle(t, sys)
+	f0 := sys.Root().RequestFuture(pids[0], "go", 0)
+	require.Same(t, pids[0].local.Load(), sys.deferred.Load(), "the first request was deferred")
+	f1 := sys.Root().RequestFuture(pids[1], "go", 0)
+	assert.Nil(t, sys.deferred.Load(), "the second released the first and was not deferred")
+	me := goid()
+	for _, f := range []*Future{f0, f1} {
+		got, err := f.Result()
+		require.NoError(t, err)
+		assert.NotEqual(t, me, got, "ran on a worker")
+	}
 }
 
 // Request to an actor whose start is deferred runs the start and the
