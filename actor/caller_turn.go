@@ -13,13 +13,18 @@ package actor
 func (s *System) sendAndRun(pid *PID, msg any, sender *PID) {
 	co := s.coord
 	c := pid.local.Load()
+	s.releaseDeferred(c)
 	if co == nil || c == nil || c.mb.Dispatcher() != s.dispatcher || !co.BeginCallerTurn() {
+		s.releaseDeferred(nil) // c's own deferred turn too: it cannot run here
 		s.send(nil, pid, msg, sender)
 		return
 	}
 	claimed, err := c.mb.PostUserClaim(envelope{msg: msg, sender: sender})
 	if err != nil {
 		s.deadLetter(c.selfPID(), msg, sender, ErrMailboxFull)
+	}
+	if !claimed {
+		claimed = s.takeDeferred(c) // its spawn or an earlier request deferred it
 	}
 	if claimed {
 		co.RunCallerTurn(c)

@@ -27,7 +27,7 @@ type Future struct {
 	pipes  []*PID
 	ref    procRef
 	pidv   PID
-	target *PID // the request's target (nil: not a request); see FailRequestsTo
+	target *PID // the target of the request or stop (nil: neither); see FailRequestsTo, turnCell
 	idbuf  futureID
 }
 
@@ -125,7 +125,7 @@ func (f *Future) Wait() error {
 // Result it may run the target's turn, unless ctx has ended; ctx cannot
 // interrupt that turn.
 func (f *Future) ResultContext(ctx context.Context) (any, error) {
-	if f.sys.deferred.Load() == f {
+	if f.hasTurn() {
 		if ctx.Err() != nil {
 			f.releaseTurn()
 		} else {

@@ -77,7 +77,7 @@ func TestRequestFutureDeferredDoneUsesPool(t *testing.T) {
 	pid := sys.Root().Spawn(whereProps())
 	waitPoolIdle(t, sys)
 	f := sys.Root().RequestFuture(pid, "where", 0)
-	require.Same(t, f, sys.deferred.Load(), "the turn was deferred")
+	require.Same(t, pid.local.Load(), sys.deferred.Load(), "the turn was deferred")
 	<-f.Done()
 	assert.NotEqual(t, goid(), f.result)
 }
@@ -88,7 +88,7 @@ func TestRequestFutureDeferredTimeout(t *testing.T) {
 	pid := sys.Root().Spawn(PropsFromFunc(func(Context) {})) // never answers
 	waitPoolIdle(t, sys)
 	f := sys.Root().RequestFuture(pid, "ignored", time.Millisecond)
-	require.Same(t, f, sys.deferred.Load(), "the turn was deferred")
+	require.Same(t, pid.local.Load(), sys.deferred.Load(), "the turn was deferred")
 	_, err := f.Result()
 	assert.ErrorIs(t, err, ErrTimeout)
 }

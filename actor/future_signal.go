@@ -68,6 +68,7 @@ func (r *RootContext) requestSignal(ctx context.Context, pid *PID, msg any) *Fut
 	if done := ctx.Done(); done != nil {
 		select {
 		case <-done:
+			r.sys.releaseDeferred(nil)
 			r.sys.send(nil, pid, msg, &f.pidv)
 			return f
 		default:

@@ -256,3 +256,25 @@ func TestSeqTablePages(t *testing.T) {
 		t.Fatal("finished page still cached")
 	}
 }
+
+// A stop a million spawns after its own still finds its page in the
+// lock-free cache (seqRecent), not through the shard's lock and map: the
+// pages made for the spawns in between did not take its cache place.
+func TestSeqTableCacheCoversBurst(t *testing.T) {
+	var tb seqTable
+	tb.init()
+	a, b := &cell{}, &cell{}
+	first := uint64(seqPageSize) // page 1: page 0 starts with 0 done
+	tb.store(first, a)
+	const burst = 1_000_000
+	for seq := first + seqPageSize; seq < first+burst; seq += seqPageSize {
+		tb.store(seq, b) // one number per page: every page of the burst is made
+	}
+	p := tb.recent[(first>>seqPageBits)%seqRecent].Load()
+	if p == nil || p.num != first>>seqPageBits {
+		t.Fatalf("the page of a number %d spawns old left the cache", burst)
+	}
+	if !tb.remove(first, a) {
+		t.Fatal("remove failed")
+	}
+}

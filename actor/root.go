@@ -12,10 +12,14 @@ type RootContext struct {
 func (r *RootContext) System() *System { return r.sys }
 
 // Send delivers msg to pid with no sender.
-func (r *RootContext) Send(pid *PID, msg any) { r.sys.send(nil, pid, msg, nil) }
+func (r *RootContext) Send(pid *PID, msg any) {
+	r.sys.releaseDeferred(nil)
+	r.sys.send(nil, pid, msg, nil)
+}
 
 // SendWithSender delivers msg to pid with the given sender.
 func (r *RootContext) SendWithSender(pid *PID, msg any, sender *PID) {
+	r.sys.releaseDeferred(nil)
 	r.sys.send(nil, pid, msg, sender)
 }
 
@@ -30,7 +34,11 @@ func (r *RootContext) RequestFuture(pid *PID, msg any, timeout time.Duration) *F
 	return f
 }
 
-// Spawn starts a top-level actor with a generated name.
+// Spawn starts a top-level actor with a generated name. When the worker
+// pools are idle, its Started may wait (at most 100 µs) for the caller's
+// next operation: a StopFuture(pid).Wait() or Request to it runs the turn
+// on the calling goroutine, anything else hands it to the pool (see
+// future_deferred.go).
 func (r *RootContext) Spawn(props *Props) *PID {
 	pid, _ := r.sys.spawnFromRoot(props, "", "")
 	return pid
@@ -49,16 +57,25 @@ func (r *RootContext) SpawnNamed(props *Props, name string) (*PID, error) {
 }
 
 // Stop stops pid after the message it is handling.
-func (r *RootContext) Stop(pid *PID) { r.sys.sendSystem(nil, pid, stopSys) }
+func (r *RootContext) Stop(pid *PID) {
+	r.sys.releaseDeferred(nil)
+	r.sys.sendSystem(nil, pid, stopSys)
+}
 
 // Poison stops pid after the messages already in its mailbox.
-func (r *RootContext) Poison(pid *PID) { r.sys.send(nil, pid, &PoisonPill{}, nil) }
+func (r *RootContext) Poison(pid *PID) {
+	r.sys.releaseDeferred(nil)
+	r.sys.send(nil, pid, &PoisonPill{}, nil)
+}
 
 // StopFuture stops pid and returns a future completed when it has stopped.
+// Like RequestFuture, with the pools idle the stop may wait for the
+// caller's Wait or Result, which then run it on the calling goroutine.
 func (r *RootContext) StopFuture(pid *PID) *Future { return r.sys.stopFuture(pid) }
 
 // PoisonFuture poisons pid and returns a future completed when it has stopped.
 func (r *RootContext) PoisonFuture(pid *PID) *Future {
+	r.sys.releaseDeferred(nil)
 	f := r.sys.newFuture(nil, 0)
 	r.sys.sendSystem(nil, pid, &Watch{Watcher: &f.pidv})
 	r.Poison(pid)

@@ -12,7 +12,10 @@ import "github.com/fraktor-go/fraktor/scheduler"
 // without children stops inside the handling of the message, so the waiter
 // is told directly and never enters the watcher list; one that must wait
 // for its children lists it like any watcher. Remote PIDs and custom
-// processes get Watch and Stop, which they understand.
+// processes get Watch and Stop, which they understand. From the root
+// context, the stop joins or defers the actor's turn (future_deferred.go):
+// a Spawn followed by StopFuture(pid).Wait() with the pool idle runs the
+// whole life on the caller.
 // TestStopFutureAllocs pins the count.
 
 // stopWatchMsg stops its receiver and tells watcher when it has stopped.
@@ -41,15 +44,19 @@ func (s *System) stopFuture(pid *PID) *Future {
 		}
 	}
 	if c == nil {
+		s.releaseDeferred(nil)
 		f := s.newFuture(nil, 0)
 		s.sendSystem(nil, pid, &Watch{Watcher: &f.pidv})
 		s.sendSystem(nil, pid, stopSys)
 		return f
 	}
-	sf := &stopFuture{Future: Future{done: make(chan struct{})}}
-	f := s.startFuture(&sf.Future, nil, 0)
+	// The future's target is the actor, so that its Wait may run the
+	// actor's deferred turn (future_deferred.go); its done channel is made
+	// only if a waiter has to wait.
+	sf := &stopFuture{}
+	f := s.startFuture(&sf.Future, pid, 0)
 	sf.msg.watcher = &f.pidv
-	c.mb.PostSystem(nil, envelope{msg: &sf.msg})
+	s.postDeferrable(c, envelope{msg: &sf.msg})
 	return f
 }
 

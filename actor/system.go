@@ -96,19 +96,23 @@ func (c SystemConfig) Validate() error {
 // System is an actor system: its worker pool, its process registry, its
 // guardians, its EventStream and its extensions.
 type System struct {
-	cfg         SystemConfig
-	name        string
-	address     atomic.Pointer[string]
-	registry    *registry
-	dispatcher  scheduler.Dispatcher
-	coord       *scheduler.Coordinator // owned pool, nil with an external dispatcher
-	blockingMu  sync.Mutex
-	blocking    *scheduler.Coordinator
-	clock       scheduler.Clock
-	realClock   bool                   // clock is the system clock (future_deferred.go)
-	deferred    atomic.Pointer[Future] // the request whose turn waits for its caller (future_deferred.go)
-	sweepArmed  atomic.Bool            // sweep is armed or firing
-	sweep       timerNode              // hands a deferred turn to the pool after deferredTurnGrace
+	cfg        SystemConfig
+	name       string
+	address    atomic.Pointer[string]
+	registry   *registry
+	dispatcher scheduler.Dispatcher
+	coord      *scheduler.Coordinator // owned pool, nil with an external dispatcher
+	blockingMu sync.Mutex
+	blocking   *scheduler.Coordinator
+	clock      scheduler.Clock
+	realClock  bool      // clock is the system clock (future_deferred.go)
+	sweep      timerNode // hands a deferred turn to the pool after deferredTurnGrace
+	// The deferred slot sits on a cache line of its own: every operation of
+	// the root context reads it, and the timer goroutine writes sweep.
+	_           [64]byte
+	deferred    atomic.Pointer[cell] // the actor whose turn waits for its caller (future_deferred.go)
+	sweepArmed  atomic.Bool          // sweep is armed or firing
+	_           [64 - 8 - 4]byte
 	logger      *slog.Logger
 	metrics     *metrics
 	events      *EventStream
@@ -356,7 +360,11 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 		}
 		return c.selfPID(), fmt.Errorf("%w: %s", ErrParentStopping, parent.selfPID())
 	}
-	c.mb.PostSystem(w, envelope{msg: startSys})
+	if w == nil && parent == s.userGuardian {
+		s.spawnStart(c) // from the root context: the start may be deferred (future_deferred.go)
+	} else {
+		c.mb.PostSystem(w, envelope{msg: startSys})
+	}
 	return c.selfPID(), nil
 }
 
@@ -444,6 +452,7 @@ func (s *System) shutdown(ctx context.Context) error {
 		errs = append(errs, s.exts.ShutdownAll(ctx))
 	}
 	s.stopped.Store(true)
+	s.releaseDeferred(nil) // a deferred turn stops now, not at the sweep
 	userDone := make(chan struct{})
 	s.userGuardian.ext().onStopped = func() { close(userDone) }
 	s.sendSystem(nil, s.userGuardian.selfPID(), stopSys)

@@ -118,6 +118,24 @@ func (m *Mailbox[T]) PostUserClaim(v T) (claimed bool, err error) {
 	return false, nil
 }
 
+// PostSystemClaim is PostSystem with the claim of PostUserClaim: when the
+// post makes the mailbox runnable, the caller gets its scheduled status
+// (claimed is true) instead of the dispatcher, and must run the turn or
+// hand the runnable to the dispatcher. Otherwise it does what PostSystem
+// does.
+func (m *Mailbox[T]) PostSystemClaim(v T) (claimed bool) {
+	if m.Closed() {
+		m.runnable.(Sink[T]).Sink(v)
+		return false
+	}
+	m.sys.Push(v)
+	if m.status.Load() == statusIdle && m.status.CompareAndSwap(statusIdle, statusScheduled) {
+		return true
+	}
+	m.afterPost(nil, true)
+	return false
+}
+
 // Dispatcher returns the dispatcher the mailbox is attached to.
 func (m *Mailbox[T]) Dispatcher() scheduler.Dispatcher { return m.dispatcher }
 

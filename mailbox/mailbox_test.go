@@ -211,3 +211,21 @@ func TestMailboxPostUserClaim(t *testing.T) {
 	_, err = full.PostUserClaim(2)
 	assert.ErrorIs(t, err, mailbox.ErrFull)
 }
+
+// PostSystemClaim gives the caller the scheduled status of an idle mailbox
+// instead of scheduling it, even while suspended (system messages always
+// make it runnable); otherwise it is PostSystem.
+func TestMailboxPostSystemClaim(t *testing.T) {
+	mb, d := newMailbox(nil)
+	mb.Suspend()
+	assert.True(t, mb.PostSystemClaim(1), "idle, even suspended: claimed")
+	assert.Zero(t, d.n.Load(), "not handed to the dispatcher")
+	assert.False(t, mb.PostSystemClaim(2), "already scheduled: the claimer runs it")
+	assert.Zero(t, d.n.Load())
+	for _, want := range []int{1, 2} {
+		v, ok := mb.PopSystem()
+		require.True(t, ok)
+		assert.Equal(t, want, v)
+	}
+	assert.False(t, mb.SetIdle())
+}
