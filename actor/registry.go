@@ -31,12 +31,14 @@ type registryShard struct {
 	_  [32]byte
 }
 
-func newRegistry() *registry {
+// newRegistry returns an empty registry for generated IDs numbered from
+// base+1.
+func newRegistry(base uint64) *registry {
 	r := &registry{seed: maphash.MakeSeed()}
 	for i := range r.shards {
 		r.shards[i].m = make(map[string]Process)
 	}
-	r.seq.init()
+	r.seq.init(base)
 	return r
 }
 

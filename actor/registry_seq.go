@@ -26,6 +26,11 @@ import (
 // and map, which both workers share: SkyNet used about 5 % more CPU.
 // TestSeqTableCacheCoversBurst pins the reach.
 //
+// Numbers start after a base (System.idSeq's start, random unless
+// SystemConfig.DeterministicIDs): the first page counts the numbers below
+// the first one as finished with, or it would wait for them forever and
+// never leave. TestSeqTableRandomBaseFirstPageLeaves pins it.
+//
 // A slot holds the actor whose generated ID carries its number; any lookup
 // compares the whole ID, so an ID that merely ends like a generated one (a
 // name "x$5", a future's "future$5") never resolves to the actor in slot 5
@@ -59,9 +64,11 @@ type seqShard struct {
 type seqTable struct {
 	recent [seqRecent]atomic.Pointer[seqPage] // page n at n%seqRecent, if no newer one took the place
 	shards [seqShards]seqShard
+	base   uint64 // the numbers handed out start at base+1; set by init
 }
 
-func (t *seqTable) init() {
+func (t *seqTable) init(base uint64) {
+	t.base = base
 	for i := range t.shards {
 		t.shards[i].m = make(map[uint64]*seqPage)
 	}
@@ -84,8 +91,9 @@ func (t *seqTable) page(n uint64, create bool) *seqPage {
 	sh.mu.Lock()
 	if p = sh.m[n]; p == nil {
 		p = &seqPage{num: n}
-		if n == 0 {
-			p.done.Store(1) // sequence number 0 is never handed out
+		if n == t.base>>seqPageBits {
+			// Numbers up to the base are never handed out.
+			p.done.Store(int32(t.base&(seqPageSize-1)) + 1)
 		}
 		sh.m[n] = p
 	}

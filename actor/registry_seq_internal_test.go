@@ -89,9 +89,19 @@ func TestRegistrySeqTable(t *testing.T) {
 		}
 	}
 	// The pages of the stopped actors left: what is left holds the parent
-	// and its child (and the page being filled).
-	if got := sys.registry.seq.pages(); got > 2 {
-		t.Fatalf("%d pages left after the actors stopped", got)
+	// and its child (one page, or two when they straddle a boundary of the
+	// random base's pages), and the page being filled unless its last
+	// number was handed out.
+	want := map[uint64]bool{}
+	for _, pid := range pids[:2] {
+		seq, _ := seqOf(pid.ID)
+		want[seq>>seqPageBits] = true
+	}
+	if last := sys.idSeq.Load(); last&(seqPageSize-1) != seqPageSize-1 {
+		want[last>>seqPageBits] = true
+	}
+	if got := sys.registry.seq.pages(); got != len(want) {
+		t.Fatalf("%d pages left after the actors stopped, want %d", got, len(want))
 	}
 	if got := sys.ProcessCount(); got != named+2 {
 		t.Fatalf("ProcessCount %d after the stops, want %d", got, named+2)
@@ -203,9 +213,11 @@ func TestSeqOf(t *testing.T) {
 		{"$10", 36, true},
 		{"#3/worker$a", 10, true},
 		{"future$" + strconv.FormatUint(1<<64-1, 36), 1<<64 - 1, true},
-		{"$" + strconv.FormatUint(1<<64-1, 36) + "0", 0, false}, // overflows
-		{"$zzzzzzzzzzzzz", 0, false},                            // overflows
-		{"$01", 0, false},                                       // not how it is written
+		{"$" + strconv.FormatUint(1<<64-1, 36) + "0", 0, false},     // overflows
+		{"$zzzzzzzzzzzzz", 0, false},                                // overflows
+		{"$01", 0, false},                                           // not how it is written
+		{"$" + strconv.FormatUint(1<<40-1, 36), 1<<40 - 1, true},    // the largest random base (idSeqBase)
+		{"#zzzzz/$" + strconv.FormatUint(1<<41, 36), 1 << 41, true}, // nested, past it
 		{"$A", 0, false},
 		{"$", 0, false},
 		{"name", 0, false},
@@ -224,7 +236,7 @@ func TestSeqOf(t *testing.T) {
 // the map; a finished page leaves both.
 func TestSeqTablePages(t *testing.T) {
 	var tb seqTable
-	tb.init()
+	tb.init(0)
 	a, b := &cell{}, &cell{}
 	old := uint64(seqPageSize + 5)       // page 1: page 0 starts with 0 done (never handed out)
 	newer := old + seqRecent*seqPageSize // the same cache place
@@ -257,12 +269,39 @@ func TestSeqTablePages(t *testing.T) {
 	}
 }
 
+// Numbers up to the table's base are never handed out: the first page
+// counts them finished with, so it leaves like any other once its handed
+// numbers are. Without that a system starting at a random base would keep
+// its first page forever.
+func TestSeqTableRandomBaseFirstPageLeaves(t *testing.T) {
+	for _, base := range []uint64{0, 1, 40, seqPageSize - 1, seqPageSize, 5*seqPageSize + 77, 1<<40 - 1, idSeqBase()} {
+		var tb seqTable
+		tb.init(base)
+		c := &cell{}
+		end := (base/seqPageSize + 3) * seqPageSize // through the end of the third page after the base's
+		for seq := base + 1; seq < end; seq++ {
+			tb.store(seq, c)
+		}
+		if tb.load(base+1) != c || tb.load(end-1) != c {
+			t.Fatalf("base %d: lookups failed", base)
+		}
+		for seq := base + 1; seq < end; seq++ {
+			if !tb.remove(seq, c) {
+				t.Fatalf("base %d: remove(%d) failed", base, seq)
+			}
+		}
+		if n := tb.pages(); n != 0 {
+			t.Fatalf("base %d: %d pages left after every handed-out number finished", base, n)
+		}
+	}
+}
+
 // A stop a million spawns after its own still finds its page in the
 // lock-free cache (seqRecent), not through the shard's lock and map: the
 // pages made for the spawns in between did not take its cache place.
 func TestSeqTableCacheCoversBurst(t *testing.T) {
 	var tb seqTable
-	tb.init()
+	tb.init(0)
 	a, b := &cell{}, &cell{}
 	first := uint64(seqPageSize) // page 1: page 0 starts with 0 done
 	tb.store(first, a)

@@ -70,6 +70,14 @@ type SystemConfig struct {
 	DeadLetterLogInterval time.Duration
 	// Extensions are installed by NewSystem, in dependency order.
 	Extensions []ExtensionInstaller
+	// DeterministicIDs numbers generated actor IDs ("$1", "#5/$3") from 1,
+	// so that every fresh system names its actors alike and traces compare
+	// across runs; the testkit's manual systems set it. Unset, they start
+	// at a random base (idSeqBase), so that a node restarted at the same
+	// address does not hand its predecessor's IDs to new actors, which a
+	// stale PID held by a peer would then reach. Set it only where no
+	// earlier incarnation's PIDs can arrive.
+	DeterministicIDs bool
 }
 
 // Validate reports configuration errors; they wrap ErrInvalidConfig.
@@ -148,7 +156,12 @@ func NewSystem(cfg SystemConfig) (*System, error) {
 	if cfg.BlockingWorkers == 0 {
 		cfg.BlockingWorkers = 16
 	}
-	s := &System{cfg: cfg, name: cfg.Name, registry: newRegistry(), shutdownDone: make(chan struct{})}
+	var idBase uint64
+	if !cfg.DeterministicIDs {
+		idBase = idSeqBase()
+	}
+	s := &System{cfg: cfg, name: cfg.Name, registry: newRegistry(idBase), shutdownDone: make(chan struct{})}
+	s.idSeq.Store(idBase)
 	s.futureSeq.Store(futureSeqBase())
 	addr := LocalAddress
 	s.address.Store(&addr)
@@ -518,7 +531,20 @@ func (s *System) await(ctx context.Context, done <-chan struct{}) error {
 // the cluster met exactly that (TestActivationReplyForAnotherIdentityRefused).
 // Two incarnations' numbers overlap only when their bases fall within the
 // count of futures either made (under 10^-6 for ten million futures); the
-// IDs stay within futureID's 16 bytes for 6*10^13 futures. Actor IDs keep
-// counting from 1: traces of fresh systems stay comparable, and a grain's
-// ID is its identity.
+// IDs stay within futureID's 16 bytes for 6*10^13 futures. Generated
+// actor IDs start at a random base for the same reason (idSeqBase); a
+// grain's ID is its identity and stays.
 func futureSeqBase() uint64 { return rand.Uint64() >> 19 }
+
+// idSeqBase is where a system's generated actor IDs start (unless
+// SystemConfig.DeterministicIDs): a random 40-bit number. A node restarted
+// at the same address would otherwise give its new actors the IDs of its
+// earlier incarnation's, and a PID of an old actor held by a peer (a
+// watcher, a cached reply-to) would deliver to an unrelated new actor. Two
+// incarnations that spawn n actors each share an ID only when their bases
+// lie within n of each other: a chance of about 2n/2^40 (2*10^-6 for a
+// million actors). The numbers stay below 36^8, so a generated ID is "$"
+// and at most 8 digits, and a nested one ("#<parent's mailbox index>/$<seq>")
+// still fits cellID's 16 bytes while the parent's index has at most 5
+// digits (60 million actors spawned).
+func idSeqBase() uint64 { return rand.Uint64() >> 24 }

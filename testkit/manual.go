@@ -54,7 +54,8 @@ type traceLog struct {
 
 // NewManualSystem starts a deterministic system for one test; options as
 // for NewSystem (SystemConfig.Throughput is handed to the executor; the
-// Dispatcher and Clock fields are the testkit's). At cleanup the system is
+// Dispatcher and Clock fields are the testkit's, and DeterministicIDs is
+// set, so generated IDs read "$1", "$2", ... in every run). At cleanup the system is
 // shut down (the shutdown drives the executor), checked for leaks as in
 // NewSystem, and the executor's timers are stopped.
 //
@@ -90,6 +91,7 @@ func NewManualSystem(t testing.TB, opts ...Option) *ManualSystem {
 	all := append(append([]Option(nil), opts...), func(c *actor.SystemConfig) {
 		c.Dispatcher = exec
 		c.Clock = clock
+		c.DeterministicIDs = true
 	})
 	sys := NewSystem(t, all...)
 	if sys == nil {
