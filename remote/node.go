@@ -124,7 +124,7 @@ type nodeStats struct {
 // Stats is a snapshot of a Node's counters.
 type Stats struct {
 	EnvelopesSent     uint64 // envelopes written to a connection
-	EnvelopesReceived uint64 // envelopes delivered to the Deliver hook
+	EnvelopesReceived uint64 // envelopes delivered to the Deliver hook; added per frame once the hook returned for each of them
 	FramesSent        uint64
 	FramesReceived    uint64
 	Undelivered       uint64 // envelopes handed to the Undelivered hook, both ways
