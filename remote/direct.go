@@ -129,6 +129,7 @@ func (ep *endpoint) finishDirect(c *conn) error {
 	}
 	_ = c.raw.SetWriteDeadline(time.Now().Add(n.cfg.WriteTimeout))
 	if _, err := c.raw.Write(w.rest); err != nil {
+		c.writeFailed.Store(true)
 		err = fmt.Errorf("%w: write: %w", ErrConnectionLost, err)
 		ep.dropRest(c, err)
 		return err
@@ -227,15 +228,10 @@ func (ep *endpoint) tryDirect(it *outItem) (bool, error) {
 			return true, nil
 		}
 	}
+	c.writeFailed.Store(true) // no close_notify under TLS: it would wait on this sender's goroutine
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		err = fmt.Errorf("%w: direct write: no room in the send buffer for %v (the peer stopped reading)", ErrConnectionLost, directWait)
-		if tc, ok := c.raw.(*tls.Conn); ok {
-			// Close the socket under TLS first: tls.Conn.Close would
-			// write a close_notify alert, waiting up to 5 s for room the
-			// peer does not make, on this sender's goroutine.
-			_ = tc.NetConn().Close()
-		}
 	default:
 		err = fmt.Errorf("%w: write: %w", ErrConnectionLost, err)
 	}
