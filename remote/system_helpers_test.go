@@ -151,6 +151,9 @@ func echoOn(t testing.TB, sys *actor.System, name, by string) *actor.PID {
 }
 
 // remotePID is pid as seen from another node: a fresh PID with its address.
+// A PID caches the process it first resolved to (for a remote PID, the
+// remote process of the system that resolved it), so every system that
+// sends to pid needs a remotePID of its own.
 func remotePID(pid *actor.PID) *actor.PID { return actor.NewPID(pid.Address, pid.ID) }
 
 // newProbeWatching returns a probe on sys that watches echo (an echo actor
