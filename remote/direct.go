@@ -222,11 +222,21 @@ func (ep *endpoint) tryDirect(it *outItem) (bool, error) {
 		}
 	} else {
 		_ = c.raw.SetWriteDeadline(time.Now().Add(directWait))
-		_, err = c.raw.Write(frame)
+		k, err = c.raw.Write(frame)
 		if err == nil {
 			ep.directWritten(it, nil)
 			return true, nil
 		}
+	}
+	if k == 0 && c.isClosed() {
+		// The connection was closed (by its reader, say, at the end of
+		// the stream) between the look above and this write, and nothing
+		// of the frame went out (under TLS, no whole record): the envelope
+		// is the queue's, as if the look had seen the close, and the
+		// writer goroutine keeps it for the next connection. Failing the
+		// Send would drop an envelope that was never written.
+		// TestDirectWriteMeetsClosedConnection pins it.
+		return false, nil
 	}
 	c.writeFailed.Store(true) // no close_notify under TLS: it would wait on this sender's goroutine
 	switch {

@@ -104,11 +104,8 @@ func (s *stallConn) Close() error {
 	return s.Conn.Close()
 }
 
-// stallTransport dials TLS over stallConns and hands each one to the test.
-type stallTransport struct {
-	TCPTransport
-	dialed chan *stallConn
-}
+// stallTransport dials TLS over stallConns.
+type stallTransport struct{ TCPTransport }
 
 func (t *stallTransport) Dial(ctx context.Context, address string) (net.Conn, error) {
 	var d net.Dialer
@@ -123,10 +120,6 @@ func (t *stallTransport) Dial(ctx context.Context, address string) (net.Conn, er
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = sc.Close()
 		return nil, err
-	}
-	select {
-	case t.dialed <- sc:
-	default: // a reconnection the test does not look at
 	}
 	return tc, nil
 }
@@ -143,12 +136,18 @@ func TestTLSCloseBoundedOnStalledPeer(t *testing.T) {
 		cfg.WriteTimeout = writeTimeout
 		cfg.HeartbeatInterval = 20 * time.Second // no heartbeats in the way
 		cfg.HeartbeatTimeout = time.Minute
-		tr := &stallTransport{TCPTransport: TCPTransport{ServerTLS: cfg.ServerTLS, ClientTLS: cfg.ClientTLS}, dialed: make(chan *stallConn, 4)}
+		tr := &stallTransport{TCPTransport{ServerTLS: cfg.ServerTLS, ClientTLS: cfg.ClientTLS}}
 		a, ra = startNode(t, cfg, WithTransport(tr))
 		p, rp := startNode(t, cfg)
 		require.NoError(t, a.Send(p.Address(), Envelope{Target: PIDRef{p.Address(), "x"}, Message: ping(0)}))
 		rp.waitUntil(t, "the first delivery", func(r *recorder) bool { return len(r.delivered) == 1 })
-		(<-tr.dialed).stall()
+		// The connection that carried it (an earlier dial may have failed
+		// under load).
+		a.mu.Lock()
+		ep := a.endpoints[p.Address()]
+		a.mu.Unlock()
+		require.NotNil(t, ep)
+		ep.current().raw.(*tls.Conn).NetConn().(*stallConn).stall()
 		return a, p, ra
 	}
 
