@@ -411,12 +411,24 @@ func TestDirectWriteMeetsClosedConnection(t *testing.T) {
 	ep := a.endpoints[b.Address()]
 	a.mu.Unlock()
 	require.NotNil(t, ep)
-	// Nothing queued or held any more: the next Send may write directly
-	// (the first direct write of a connection needs no frame in).
+	// Nothing queued or held any more, and the writer goroutine, which
+	// released the first envelope under the write lock, has let go of it:
+	// the next Send writes directly (the first direct write of a
+	// connection needs no frame in), where a TryLock that failed would
+	// leave it to the writer goroutine.
 	require.Eventually(t, func() bool { return ep.q.pending() == 0 }, waitTimeout, time.Millisecond)
+	ep.w.mu.Lock()
+	ep.w.mu.Unlock() // empty: only waits for the writer goroutine to unlock
 	c := ep.current()
 	require.NotNil(t, c)
 
+	defer func() {
+		if t.Failed() {
+			ra.mu.Lock()
+			t.Logf("a: undelivered %v; events %v; direct writes %d", ra.undelivered, ra.events, a.stats.directWrites.Load())
+			ra.mu.Unlock()
+		}
+	}()
 	var closed sync.Once
 	closer := func() { closed.Do(func() { a.closeConn(c, errors.New("test: closed under a direct write")) }) }
 	msg := &closesOnEncode{N: 1, onEncode: closer}
