@@ -3,7 +3,6 @@ package remote
 import (
 	"context"
 	"fmt"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -156,11 +155,7 @@ func TestReconnectAfterPeerRestart(t *testing.T) {
 // GiveUpAfter on the Node's clock (an hour here, on a manual clock: nothing
 // waits it out); its queue goes to Undelivered and a later Send starts over.
 func TestGiveUpUnreachablePeer(t *testing.T) {
-	// Reserve a port and free it: nothing listens there.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
+	addr := closedAddressNode(t)
 
 	cfg := testConfig()
 	cfg.GiveUpAfter = time.Hour
@@ -210,10 +205,7 @@ func TestGiveUpUnreachablePeer(t *testing.T) {
 // Undelivered hook, counted, and every envelope is accounted for exactly
 // once (queued ones become Undelivered when the node closes).
 func TestOutboundQueueOverflow(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
+	addr := closedAddressNode(t)
 
 	cfg := testConfig()
 	cfg.OutboundQueueSize = 4
