@@ -43,6 +43,12 @@ type conn struct {
 	goodbye     atomic.Bool
 	lingerUntil atomic.Int64
 
+	// writeFailed is set when a write to raw failed: the stream may end in
+	// half a frame (under TLS, half a record), and closeConn closes it
+	// without a TLS close_notify, which would wait for a peer that stopped
+	// reading (closeStream).
+	writeFailed atomic.Bool
+
 	closeOnce sync.Once
 	closed    chan struct{}
 	err       error // why it closed; written before closed is closed
@@ -80,7 +86,7 @@ func (n *Node) closeConn(c *conn, err error) {
 	c.closeOnce.Do(func() {
 		c.err = err
 		close(c.closed)
-		n.closeRaw(c.raw)
+		n.closeRaw(c.raw, c.writeFailed.Load())
 		n.stats.connections.Add(-1)
 		n.log.Debug("remote: connection closed", "peer", c.peerRef().String(), "remote", c.remoteAddr, "inbound", c.inbound, "reason", err)
 		n.emit(Event{Kind: EventDisconnected, Peer: c.peerRef(), RemoteAddr: c.remoteAddr, Inbound: c.inbound, Err: err})
@@ -289,6 +295,7 @@ func decodeSeq(body []byte) (uint64, error) {
 func (n *Node) writeFrame(c *conn, frame []byte) error {
 	_ = c.raw.SetWriteDeadline(time.Now().Add(n.cfg.WriteTimeout))
 	if _, err := c.raw.Write(frame); err != nil {
+		c.writeFailed.Store(true)
 		return fmt.Errorf("%w: write: %w", ErrConnectionLost, err)
 	}
 	n.stats.framesSent.Add(1)

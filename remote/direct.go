@@ -129,6 +129,7 @@ func (ep *endpoint) finishDirect(c *conn) error {
 	}
 	_ = c.raw.SetWriteDeadline(time.Now().Add(n.cfg.WriteTimeout))
 	if _, err := c.raw.Write(w.rest); err != nil {
+		c.writeFailed.Store(true)
 		err = fmt.Errorf("%w: write: %w", ErrConnectionLost, err)
 		ep.dropRest(c, err)
 		return err
@@ -221,21 +222,26 @@ func (ep *endpoint) tryDirect(it *outItem) (bool, error) {
 		}
 	} else {
 		_ = c.raw.SetWriteDeadline(time.Now().Add(directWait))
-		_, err = c.raw.Write(frame)
+		k, err = c.raw.Write(frame)
 		if err == nil {
 			ep.directWritten(it, nil)
 			return true, nil
 		}
 	}
+	if k == 0 && c.isClosed() {
+		// The connection was closed (by its reader, say, at the end of
+		// the stream) between the look above and this write, and nothing
+		// of the frame went out (under TLS, no whole record): the envelope
+		// is the queue's, as if the look had seen the close, and the
+		// writer goroutine keeps it for the next connection. Failing the
+		// Send would drop an envelope that was never written.
+		// TestDirectWriteMeetsClosedConnection pins it.
+		return false, nil
+	}
+	c.writeFailed.Store(true) // no close_notify under TLS: it would wait on this sender's goroutine
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		err = fmt.Errorf("%w: direct write: no room in the send buffer for %v (the peer stopped reading)", ErrConnectionLost, directWait)
-		if tc, ok := c.raw.(*tls.Conn); ok {
-			// Close the socket under TLS first: tls.Conn.Close would
-			// write a close_notify alert, waiting up to 5 s for room the
-			// peer does not make, on this sender's goroutine.
-			_ = tc.NetConn().Close()
-		}
 	default:
 		err = fmt.Errorf("%w: write: %w", ErrConnectionLost, err)
 	}

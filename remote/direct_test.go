@@ -2,6 +2,8 @@ package remote
 
 import (
 	"crypto/tls"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -371,4 +373,71 @@ func TestDirectWriteAfterWriterDeadlinePassed(t *testing.T) {
 		assert.NotEqual(t, EventDisconnected, e.Kind, "%v", e)
 	}
 	t.Logf("%d round trips, %d direct writes", i, a.stats.directWrites.Load())
+}
+
+// closesOnEncode calls onEncode (when set) as its codec encodes it: a
+// test's way into a direct write between its look at the connection and
+// its write, where only the codec runs.
+type closesOnEncode struct {
+	N        int
+	onEncode func()
+}
+
+func (m *closesOnEncode) MarshalJSON() ([]byte, error) {
+	if m.onEncode != nil {
+		m.onEncode()
+	}
+	return json.Marshal(struct{ N int }{m.N})
+}
+
+// TestDirectWriteMeetsClosedConnection: the connection closes after a
+// direct write found it open and before it writes (here the envelope's own
+// codec closes it, as the connection's reader may on reading the end of
+// the stream). Nothing was written, so the envelope goes to the queue, as
+// if the close had been seen first: Send returns nil and the envelope
+// reaches the peer on the next connection, nothing reported undelivered.
+func TestDirectWriteMeetsClosedConnection(t *testing.T) {
+	ser := NewSerializers()
+	require.NoError(t, RegisterJSON[*closesOnEncode](ser, "test.ClosesOnEncode"))
+	cfg := testConfig()
+	cfg.Serializers = ser
+	cfg.HeartbeatInterval = 20 * time.Second // no ping holds the write lock
+	cfg.HeartbeatTimeout = time.Minute
+	a, ra := startNode(t, cfg)
+	b, rb := startNode(t, cfg)
+	require.NoError(t, a.Send(b.Address(), Envelope{Target: PIDRef{b.Address(), "x"}, Message: ping(0)}))
+	rb.waitUntil(t, "the first delivery", func(r *recorder) bool { return len(r.delivered) == 1 })
+	a.mu.Lock()
+	ep := a.endpoints[b.Address()]
+	a.mu.Unlock()
+	require.NotNil(t, ep)
+	// Nothing queued or held any more, and the writer goroutine, which
+	// released the first envelope under the write lock, has let go of it:
+	// the next Send writes directly (the first direct write of a
+	// connection needs no frame in), where a TryLock that failed would
+	// leave it to the writer goroutine.
+	require.Eventually(t, func() bool { return ep.q.pending() == 0 }, waitTimeout, time.Millisecond)
+	ep.w.mu.Lock()
+	ep.w.mu.Unlock() // empty: only waits for the writer goroutine to unlock
+	c := ep.current()
+	require.NotNil(t, c)
+
+	defer func() {
+		if t.Failed() {
+			ra.mu.Lock()
+			t.Logf("a: undelivered %v; events %v; direct writes %d", ra.undelivered, ra.events, a.stats.directWrites.Load())
+			ra.mu.Unlock()
+		}
+	}()
+	var closed sync.Once
+	closer := func() { closed.Do(func() { a.closeConn(c, errors.New("test: closed under a direct write")) }) }
+	msg := &closesOnEncode{N: 1, onEncode: closer}
+	require.NoError(t, a.Send(b.Address(), Envelope{Target: PIDRef{b.Address(), "x"}, Message: msg}))
+	rb.waitUntil(t, "the envelope, on the next connection", func(r *recorder) bool { return len(r.delivered) == 2 })
+	assert.Equal(t, &closesOnEncode{N: 1}, rb.delivered[1].Env.Message)
+	assert.True(t, c.isClosed())
+	assert.NotSame(t, c, ep.current(), "a new connection")
+	ra.mu.Lock()
+	defer ra.mu.Unlock()
+	assert.Empty(t, ra.undelivered)
 }

@@ -124,7 +124,7 @@ type nodeStats struct {
 // Stats is a snapshot of a Node's counters.
 type Stats struct {
 	EnvelopesSent     uint64 // envelopes written to a connection
-	EnvelopesReceived uint64 // envelopes delivered to the Deliver hook
+	EnvelopesReceived uint64 // envelopes delivered to the Deliver hook; added per frame once the hook returned for each of them
 	FramesSent        uint64
 	FramesReceived    uint64
 	Undelivered       uint64 // envelopes handed to the Undelivered hook, both ways
@@ -402,7 +402,7 @@ func (n *Node) track(raw net.Conn, st rawState) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.forced || n.state == stateClosed || (st == rawInboundHandshake && n.state != stateRunning) {
-		_ = raw.Close()
+		closeStream(raw, true)
 		return false
 	}
 	n.raws[raw] = st
@@ -418,11 +418,13 @@ func (n *Node) markEstablished(raw net.Conn, peer hello) {
 	n.mu.Unlock()
 }
 
-func (n *Node) closeRaw(raw net.Conn) {
+// closeRaw closes a tracked socket and forgets it; abort as in
+// closeStream.
+func (n *Node) closeRaw(raw net.Conn, abort bool) {
 	n.mu.Lock()
 	delete(n.raws, raw)
 	n.mu.Unlock()
-	_ = raw.Close()
+	closeStream(raw, abort)
 }
 
 // localHandshake returns this node's handshake parameters on raw with
@@ -468,7 +470,7 @@ func (n *Node) acceptLoop(ctx context.Context) {
 			// reject frame: under TLS, writing one would start a TLS
 			// handshake.
 			remote := remoteAddrOf(raw)
-			_ = raw.Close()
+			closeStream(raw, true)
 			n.stats.handshakesRefused.Add(1)
 			n.log.Debug("remote: connection refused at accept, too many pending handshakes", "remote", remote, "pending", k)
 			n.emit(Event{Kind: EventHandshakeRefused, RemoteAddr: remote, Inbound: true,
@@ -501,7 +503,7 @@ func (n *Node) serveInbound(ctx context.Context, raw net.Conn) {
 		cancel()
 		if err != nil {
 			n.refused(Peer{}, remote, true, fmt.Errorf("%w: tls: %w", ErrHandshake, err))
-			n.closeRaw(raw)
+			n.closeRaw(raw, false)
 			return
 		}
 	}
@@ -529,7 +531,7 @@ func (n *Node) serveInbound(ctx context.Context, raw net.Conn) {
 			ep.cancelPending()
 		}
 		n.refused(Peer{Address: peer.Address, NodeID: peer.NodeID}, remote, true, err)
-		n.closeRaw(raw)
+		n.closeRaw(raw, false)
 		return
 	}
 	n.inboundHandshakes.Add(-1)
@@ -638,7 +640,7 @@ func (n *Node) Close(ctx context.Context) error {
 	_ = n.ln.Close()
 	n.cancelRun()
 	for _, raw := range handshaking {
-		_ = raw.Close()
+		closeStream(raw, true)
 	}
 	done := make(chan struct{})
 	go func() { n.wg.Wait(); close(done) }()
@@ -669,7 +671,7 @@ func (n *Node) forceClose() {
 func (n *Node) forceCloseLocked() {
 	n.forced = true
 	for raw := range n.raws {
-		_ = raw.Close()
+		closeStream(raw, true)
 	}
 	for _, ep := range n.endpoints {
 		ep.cancel()

@@ -2,7 +2,6 @@ package remote
 
 import (
 	"errors"
-	"net"
 	"testing"
 	"time"
 
@@ -92,14 +91,4 @@ func TestOutQueueAccounting(t *testing.T) {
 	q.drain(func(outItem) {})
 	assert.Equal(t, int64(0), q.bytesPending())
 	assert.True(t, errors.Is(push(1), errEndpointGone))
-}
-
-// closedAddressNode returns a loopback address where nothing listens.
-func closedAddressNode(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return addr
 }

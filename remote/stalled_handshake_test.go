@@ -79,10 +79,7 @@ func TestStalledInboundHandshakeDoesNotBlockDialing(t *testing.T) {
 // address of a peer that is down: the give-up clock runs and the queued
 // envelope becomes Undelivered with ErrPeerUnreachable.
 func TestStalledInboundHandshakeDoesNotStopGiveUp(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	down := l.Addr().String()
-	require.NoError(t, l.Close())
+	down := closedAddressNode(t)
 
 	cfg := testConfig()
 	cfg.HandshakeTimeout = 300 * time.Millisecond

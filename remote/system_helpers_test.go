@@ -3,7 +3,6 @@ package remote_test
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -89,14 +88,7 @@ func crash(t testing.TB, r *remote.Remote) {
 }
 
 // closedAddress returns a loopback address where nothing listens.
-func closedAddress(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
-}
+func closedAddress(t *testing.T) string { return remote.ClosedAddress(t) }
 
 // events subscribes to events of type T on sys's EventStream.
 func events[T any](t testing.TB, sys *actor.System) <-chan T {
@@ -151,6 +143,9 @@ func echoOn(t testing.TB, sys *actor.System, name, by string) *actor.PID {
 }
 
 // remotePID is pid as seen from another node: a fresh PID with its address.
+// A PID caches the process it first resolved to (for a remote PID, the
+// remote process of the system that resolved it), so every system that
+// sends to pid needs a remotePID of its own.
 func remotePID(pid *actor.PID) *actor.PID { return actor.NewPID(pid.Address, pid.ID) }
 
 // newProbeWatching returns a probe on sys that watches echo (an echo actor

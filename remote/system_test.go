@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -114,7 +115,8 @@ func TestRequestResponse(t *testing.T) {
 
 // TestOrderingManySenders: three systems; two of them each run several
 // goroutines that send numbered messages to one actor on the third. Every
-// sender's messages arrive in the order it sent them.
+// sender's messages arrive in the order it sent them, each system's through
+// its own node.
 func TestOrderingManySenders(t *testing.T) {
 	const senders, perSender = 4, 1000
 	cfg := func() remote.Config {
@@ -122,15 +124,15 @@ func TestOrderingManySenders(t *testing.T) {
 		c.OutboundQueueSize = 4 * senders * perSender // never overflows: order is the point
 		return c
 	}
-	sysA, _ := startSystem(t, "a", cfg())
+	sysA, ra := startSystem(t, "a", cfg())
 	sysB, _ := startSystem(t, "b", cfg())
-	sysC, _ := startSystem(t, "c", cfg())
+	sysC, rc := startSystem(t, "c", cfg())
 	done := testkit.NewProbe(t, sysB)
 	total := 2 * senders * perSender
 	last := map[int]int{}
 	var errs []string
 	received := 0
-	sink := remotePID(sysB.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+	sink := sysB.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
 		m, ok := c.Message().(*Seq)
 		if !ok {
 			return
@@ -142,7 +144,14 @@ func TestOrderingManySenders(t *testing.T) {
 		if received++; received == total {
 			c.Send(done.PID(), errs)
 		}
-	})))
+	}))
+	// A PID per sending system: a PID caches the process it first resolved
+	// to, and for a remote PID that is the remote process of the system
+	// that resolved it. Shared, every sender would go through the node of
+	// whichever system resolved it first, and the first messages of the
+	// other system's senders through their own node: two connections,
+	// whose deliveries interleave in any order.
+	sinkOf := map[*actor.System]*actor.PID{sysA: remotePID(sink), sysC: remotePID(sink)}
 
 	var wg sync.WaitGroup
 	for i := range 2 * senders {
@@ -152,7 +161,7 @@ func TestOrderingManySenders(t *testing.T) {
 		}
 		wg.Go(func() {
 			for n := 1; n <= perSender; n++ {
-				sys.Root().Send(sink, &Seq{From: i, N: n})
+				sys.Root().Send(sinkOf[sys], &Seq{From: i, N: n})
 			}
 		})
 	}
@@ -160,6 +169,12 @@ func TestOrderingManySenders(t *testing.T) {
 	got := testkit.ExpectMsg[[]string](done, wait)
 	assert.Empty(t, got, "per-sender order violated")
 	assert.Zero(t, sysA.DeadLetters()+sysC.DeadLetters())
+	// The counter moves after the write returns, which may be after the
+	// delivery.
+	for _, r := range []*remote.Remote{ra, rc} {
+		require.Eventually(t, func() bool { return r.Node().Stats().EnvelopesSent == senders*perSender }, wait, time.Millisecond,
+			"%s sent %d envelopes", r.Address(), r.Node().Stats().EnvelopesSent)
+	}
 }
 
 // TestRemoteStopAndPoison: Stop and PoisonPill reach actors on other nodes.

@@ -43,7 +43,7 @@ func (ep *endpoint) dial(ctx context.Context) (*conn, error) {
 	peer, err := hs.dial(fr, raw, ep.addr)
 	if err != nil {
 		n.refused(Peer{Address: ep.addr, NodeID: peer.NodeID}, remoteAddrOf(raw), false, err)
-		n.closeRaw(raw)
+		n.closeRaw(raw, false)
 		return nil, err
 	}
 	_ = raw.SetDeadline(time.Time{})
