@@ -27,11 +27,15 @@ func goid() uint64 {
 
 // newCallerTurnSystem starts a system with n workers and waits until they
 // are all parked: the state in which a Request from outside runs on the
-// caller.
+// caller. Its deferred turns wait a minute for their caller, not
+// deferredTurnGrace: a test that checks the slot right after deferring
+// must not see the sweep's work when the machine pauses it for 100 µs
+// (tests of the sweep set sys.deferGrace themselves).
 func newCallerTurnSystem(t *testing.T, n int) *System {
 	t.Helper()
 	sys, err := NewSystem(SystemConfig{Workers: n})
 	require.NoError(t, err)
+	sys.deferGrace = time.Minute
 	t.Cleanup(func() { require.NoError(t, sys.Shutdown(context.Background())) })
 	waitPoolIdle(t, sys)
 	return sys

@@ -83,7 +83,7 @@ func (s *System) deferTurn(c *cell) {
 		return
 	}
 	if !s.sweepArmed.Load() && !s.sweepArmed.Swap(true) {
-		if !s.tq.arm(&s.sweep, deferredTurnGrace, 0) { // shutting down: no sweep
+		if !s.tq.arm(&s.sweep, s.deferGrace, 0) { // shutting down: no sweep
 			s.sweepArmed.Store(false)
 			s.releaseDeferred(nil)
 		}

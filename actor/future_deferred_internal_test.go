@@ -35,6 +35,7 @@ func TestRequestFutureDeferredResultRunsOnCaller(t *testing.T) {
 // the pool.
 func TestRequestFutureDeferredNobodyWaits(t *testing.T) {
 	sys := newCallerTurnSystem(t, 2)
+	sys.deferGrace = 20 * time.Millisecond // the sweep is what this tests
 	ran := make(chan uint64, 1)
 	pid := sys.Root().Spawn(PropsFromFunc(func(c Context) {
 		if _, ok := c.Message().(string); ok {

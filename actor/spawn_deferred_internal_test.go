@@ -3,6 +3,7 @@ package actor
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,6 +43,7 @@ func TestSpawnDeferredStopFutureRunsOnCaller(t *testing.T) {
 // the pool.
 func TestSpawnDeferredNobodyWaits(t *testing.T) {
 	sys := newCallerTurnSystem(t, 2)
+	sys.deferGrace = 20 * time.Millisecond // the sweep is what this tests
 	started := make(chan uint64, 1)
 	pid := sys.Root().Spawn(lifeProps(started, make(chan uint64, 1)))
 	require.Same(t, pid.local.Load(), sys.deferred.Load(), "the start was deferred")

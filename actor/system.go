@@ -113,8 +113,9 @@ type System struct {
 	blockingMu sync.Mutex
 	blocking   *scheduler.Coordinator
 	clock      scheduler.Clock
-	realClock  bool      // clock is the system clock (future_deferred.go)
-	sweep      timerNode // hands a deferred turn to the pool after deferredTurnGrace
+	realClock  bool          // clock is the system clock (future_deferred.go)
+	sweep      timerNode     // hands a deferred turn to the pool after deferGrace
+	deferGrace time.Duration // deferredTurnGrace; tests lengthen it (future_deferred.go)
 	// The deferred slot sits on a cache line of its own: every operation of
 	// the root context reads it, and the timer goroutine writes sweep.
 	_           [64]byte
@@ -163,6 +164,7 @@ func NewSystem(cfg SystemConfig) (*System, error) {
 	s := &System{cfg: cfg, name: cfg.Name, registry: newRegistry(idBase), shutdownDone: make(chan struct{})}
 	s.idSeq.Store(idBase)
 	s.futureSeq.Store(futureSeqBase())
+	s.deferGrace = deferredTurnGrace
 	addr := LocalAddress
 	s.address.Store(&addr)
 	s.clock = cfg.Clock
