@@ -14,9 +14,5 @@ func NewTestCA(t *testing.T) *TestCA { return newTestCA(t) }
 // 127.0.0.1 named name, used as server and client certificate.
 func (ca *testCA) MTLSConfig(t *testing.T, name string) Config { return mtlsConfig(t, ca, name) }
 
-// ClosedAddress returns a loopback address where nothing listens or can
-// listen until the test ends (closedAddressNode).
-func ClosedAddress(t *testing.T) string { return closedAddressNode(t) }
-
 // NodeTestConfig is DefaultConfig with the short backoffs of the tests.
 func NodeTestConfig() Config { return testConfig() }

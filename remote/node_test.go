@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/fraktor-go/fraktor/internal/testnet"
 	"github.com/fraktor-go/fraktor/scheduler"
 )
 
@@ -155,7 +156,7 @@ func TestReconnectAfterPeerRestart(t *testing.T) {
 // GiveUpAfter on the Node's clock (an hour here, on a manual clock: nothing
 // waits it out); its queue goes to Undelivered and a later Send starts over.
 func TestGiveUpUnreachablePeer(t *testing.T) {
-	addr := closedAddressNode(t)
+	addr := testnet.ClosedAddress(t)
 
 	cfg := testConfig()
 	cfg.GiveUpAfter = time.Hour
@@ -205,7 +206,7 @@ func TestGiveUpUnreachablePeer(t *testing.T) {
 // Undelivered hook, counted, and every envelope is accounted for exactly
 // once (queued ones become Undelivered when the node closes).
 func TestOutboundQueueOverflow(t *testing.T) {
-	addr := closedAddressNode(t)
+	addr := testnet.ClosedAddress(t)
 
 	cfg := testConfig()
 	cfg.OutboundQueueSize = 4

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/fraktor-go/fraktor/internal/testnet"
 )
 
 // TestOutboundQueueBytesBound: a peer that takes nothing (here: nobody
@@ -26,7 +28,7 @@ func TestOutboundQueueBytesBound(t *testing.T) {
 	cfg.OutboundQueueBytes = limit
 	cfg.GiveUpAfter = time.Hour
 	a, rec := startNode(t, cfg)
-	addr := closedAddressNode(t)
+	addr := testnet.ClosedAddress(t)
 	msg := wrapperspb.Bytes(make([]byte, payload))
 
 	const total = 64

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/internal/testnet"
 )
 
 // stallClaims keeps opening connections to node that say hello as claimed
@@ -79,7 +81,7 @@ func TestStalledInboundHandshakeDoesNotBlockDialing(t *testing.T) {
 // address of a peer that is down: the give-up clock runs and the queued
 // envelope becomes Undelivered with ErrPeerUnreachable.
 func TestStalledInboundHandshakeDoesNotStopGiveUp(t *testing.T) {
-	down := closedAddressNode(t)
+	down := testnet.ClosedAddress(t)
 
 	cfg := testConfig()
 	cfg.HandshakeTimeout = 300 * time.Millisecond

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/internal/testnet"
 	"github.com/fraktor-go/fraktor/remote"
 	"github.com/fraktor-go/fraktor/testkit"
 )
@@ -88,7 +89,7 @@ func crash(t testing.TB, r *remote.Remote) {
 }
 
 // closedAddress returns a loopback address where nothing listens.
-func closedAddress(t *testing.T) string { return remote.ClosedAddress(t) }
+func closedAddress(t *testing.T) string { return testnet.ClosedAddress(t) }
 
 // events subscribes to events of type T on sys's EventStream.
 func events[T any](t testing.TB, sys *actor.System) <-chan T {

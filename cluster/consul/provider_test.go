@@ -3,7 +3,6 @@ package consul
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/fraktor-go/fraktor/cluster"
 	"github.com/fraktor-go/fraktor/internal/testconsul"
+	"github.com/fraktor-go/fraktor/internal/testnet"
 )
 
 // Three members join and each sees all three, every snapshot with a larger
@@ -223,10 +223,7 @@ func TestConsulAgentRestart(t *testing.T) {
 // Bad configuration gives a clear error: at New for static mistakes, at
 // Join for an agent that is not there.
 func TestConsulBadConfig(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	closedAddr := l.Addr().String()
-	require.NoError(t, l.Close())
+	closedAddr := testnet.ClosedAddress(t)
 
 	t.Run("unreachable address", func(t *testing.T) {
 		cfg := DefaultConfig()

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package remote
+package testnet
 
 import (
 	"net"
@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// closedAddressNode returns a loopback address where nothing listens (a
+// ClosedAddress returns a loopback address where nothing listens (a
 // listener's port, freed; another listener may be given it again).
-func closedAddressNode(t testing.TB) string {
+func ClosedAddress(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
