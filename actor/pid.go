@@ -8,7 +8,11 @@ const LocalAddress = "local"
 
 // PID identifies a process (an actor, a future, a remote proxy). A PID is a
 // small immutable value shared by pointer; after the first send it caches the
-// process it resolved to, so later sends skip the registry.
+// process it resolved to, so later sends skip the registry. The cache
+// belongs to the PID, not to a system: a PID value shared between two
+// systems of one process sends, from both, through the process the first
+// send resolved (a remote PID: the first system's connection). Give each
+// system its own PID value (NewPID) when that matters.
 //
 // Two PIDs are the same process when Address and ID are equal (see Equal).
 type PID struct {
