@@ -51,17 +51,7 @@ func TestRequestFutureDeferredNobodyWaits(t *testing.T) {
 // actor below waits until the other has started.
 func TestRequestFutureDeferredScatterGather(t *testing.T) {
 	sys := newCallerTurnSystem(t, 2)
-	started := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
-	var pids [2]*PID
-	for i := range pids {
-		pids[i] = sys.Root().Spawn(PropsFromFunc(func(c Context) {
-			if _, ok := c.Message().(string); ok {
-				close(started[i])
-				<-started[1-i]
-				c.Respond(i)
-			}
-		}))
-	}
+	pids := waitingPair(sys, func(i int) any { return i })
 	waitPoolIdle(t, sys)
 	fs := []*Future{sys.Root().RequestFuture(pids[0], "go", 0), sys.Root().RequestFuture(pids[1], "go", 0)}
 	for i, f := range fs {
@@ -129,4 +119,22 @@ func TestRequestFutureDeferredAllocs(t *testing.T) {
 		}
 	})
 	assert.LessOrEqual(t, allocs, 1.0)
+}
+
+// waitingPair spawns two actors that answer a string with answer(i), i
+// being the actor's index, each only once the other has received its
+// string: their requests finish only if they run in parallel.
+func waitingPair(sys *System, answer func(i int) any) [2]*PID {
+	started := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
+	var pids [2]*PID
+	for i := range pids {
+		pids[i] = sys.Root().Spawn(PropsFromFunc(func(c Context) {
+			if _, ok := c.Message().(string); ok {
+				close(started[i])
+				<-started[1-i]
+				c.Respond(answer(i))
+			}
+		}))
+	}
+	return pids
 }

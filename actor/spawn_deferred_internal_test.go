@@ -85,17 +85,7 @@ func TestSpawnDeferredReleasedBySpawn(t *testing.T) {
 // the second would hold the first until the sweep.
 func TestRequestFutureDeferredSecondReleasesFirst(t *testing.T) {
 	sys := newCallerTurnSystem(t, 2)
-	started := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
-	var pids [2]*PID
-	for i := range pids {
-		pids[i] = sys.Root().Spawn(PropsFromFunc(func(c Context) {
-			if _, ok := c.Message().(string); ok {
-				close(started[i])
-				<-started[1-i]
-				c.Respond(goid())
-			}
-		}))
-	}
+	pids := waitingPair(sys, func(int) any { return goid() })
 	sys.releaseDeferred(nil)
 	waitPoolIdle(t, sys)
 	f0 := sys.Root().RequestFuture(pids[0], "go", 0)

@@ -504,7 +504,7 @@ func (c *PidCache) removeBatch(b *removeBatch, reason CacheDropReason) {
 		rounds++
 		for at := head; at != 0; at = next[at-1] {
 			pos := uint32(at - 1)
-			i := c.hinted(s, b, pos)
+			i := b.hinted(s, pos)
 			if i < 0 {
 				var ok bool
 				if i, ok = s.index[b.ids[pos]]; !ok {
@@ -530,7 +530,7 @@ func (c *PidCache) removeBatch(b *removeBatch, reason CacheDropReason) {
 
 // hinted returns the slot of s that b.hints[pos] names if it holds
 // b.ids[pos], else -1; the write lock of s is held.
-func (c *PidCache) hinted(s *cacheShard, b *removeBatch, pos uint32) int32 {
+func (b *removeBatch) hinted(s *cacheShard, pos uint32) int32 {
 	if int(pos) >= len(b.hints) || b.hints[pos] == 0 {
 		return -1
 	}

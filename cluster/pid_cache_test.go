@@ -153,16 +153,23 @@ func eventIdentities(ev []PidCacheEvent) []Identity {
 	return out
 }
 
-// Concurrent readers and a writer (run with -race).
-func TestPidCacheConcurrent(t *testing.T) {
-	c := newTestCache(t, 4096, time.Hour)
-	ids := testIdentities(2000, "k")
+// fillCache puts a PID for each of ids, owned by member, and returns the
+// PIDs and where they were put.
+func fillCache(c *PidCache, ids []Identity, member string) ([]*actor.PID, []cacheHint) {
 	pids := make([]*actor.PID, len(ids))
 	hints := make([]cacheHint, len(ids))
 	for i, id := range ids {
 		pids[i] = actor.NewPID("n", id.ID)
-		hints[i] = c.put(id, pids[i], "n#1", t0)
+		hints[i] = c.put(id, pids[i], member, t0)
 	}
+	return pids, hints
+}
+
+// Concurrent readers and a writer (run with -race).
+func TestPidCacheConcurrent(t *testing.T) {
+	c := newTestCache(t, 4096, time.Hour)
+	ids := testIdentities(2000, "k")
+	pids, _ := fillCache(c, ids, "n#1")
 	var wg sync.WaitGroup
 	for r := range 4 {
 		wg.Go(func() {
@@ -430,10 +437,7 @@ func TestPidCacheRemoveBatchLocksEachShardOnce(t *testing.T) {
 func TestPidCacheRemoveBatchUsesHints(t *testing.T) {
 	c := newTestCache(t, 4096, time.Hour)
 	ids := testIdentities(200, "k")
-	hints := make([]cacheHint, len(ids))
-	for i, id := range ids {
-		hints[i] = c.put(id, actor.NewPID("n", id.ID), "n#1", t0)
-	}
+	_, hints := fillCache(c, ids, "n#1")
 	var b removeBatch
 	for i := 0; i < 100; i++ {
 		b.add(ids[i], hints[i])
@@ -483,12 +487,7 @@ func TestPidCacheRemoveBatchUsesHints(t *testing.T) {
 func TestPidCacheRemoveBatchConcurrent(t *testing.T) {
 	c := newTestCache(t, 8192, time.Hour)
 	ids := testIdentities(3000, "k")
-	pids := make([]*actor.PID, len(ids))
-	hints := make([]cacheHint, len(ids))
-	for i, id := range ids {
-		pids[i] = actor.NewPID("n", id.ID)
-		hints[i] = c.put(id, pids[i], "n#1", t0)
-	}
+	pids, hints := fillCache(c, ids, "n#1")
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for i := range len(ids) * 3 {
