@@ -64,13 +64,16 @@ type nameKey struct {
 }
 
 type typeCodec struct {
-	typ       reflect.Type // the registered Go type (nil for the system codec)
-	ser       SerializerID
-	name      string
-	marshal   func(dst []byte, v any) ([]byte, error)
-	unmarshal func([]byte) (any, error)
-	size      func(v any) int // the exact encoded size, when cheap to know (nil: unknown)
-	lastSize  atomic.Int64    // the last encoded size, for codecs without size
+	typ     reflect.Type // the registered Go type (nil for the system codec)
+	ser     SerializerID
+	name    string
+	marshal func(dst []byte, v any) ([]byte, error)
+	// marshalQueued, when set, marshals an outbound item's message, which
+	// estimate has just sized (protoMarshalSized); nil: marshal.
+	marshalQueued func(dst []byte, v any) ([]byte, error)
+	unmarshal     func([]byte) (any, error)
+	size          func(v any) int // the exact encoded size, when cheap to know (nil: unknown)
+	lastSize      atomic.Int64    // the last encoded size, for codecs without size
 }
 
 // itemOverhead is what a queued envelope counts for in an outbound queue's
@@ -161,12 +164,13 @@ func (s *Serializers) RegisterProto(msgs ...proto.Message) error {
 			marshal: func(dst []byte, v any) ([]byte, error) {
 				return proto.MarshalOptions{}.MarshalAppend(dst, v.(proto.Message))
 			},
+			marshalQueued: func(dst []byte, v any) ([]byte, error) {
+				return protoMarshalSized(dst, v.(proto.Message))
+			},
 			size: func(v any) int { return proto.Size(v.(proto.Message)) },
 			unmarshal: func(b []byte) (any, error) {
 				v := newMsg()
-				// Merge into the new message: the same result as Unmarshal
-				// without resetting what is already empty.
-				if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(b, v); err != nil {
+				if err := protoUnmarshal(b, v); err != nil {
 					return nil, fmt.Errorf("%w: proto %s: %v", ErrMalformed, name, err)
 				}
 				return v, nil
@@ -269,12 +273,25 @@ var systemCodec = &typeCodec{
 // open-coded by the compiler: it costs no allocation and about a nanosecond
 // per call, so every codec call has it rather than each caller.
 func (c *typeCodec) encode(dst []byte, v any) (out []byte, err error) {
+	return c.encodeWith(c.marshal, dst, v)
+}
+
+// encodeQueued is encode for the message of an outbound item, whose size
+// estimate computed (see marshalQueued).
+func (c *typeCodec) encodeQueued(dst []byte, v any) (out []byte, err error) {
+	if c.marshalQueued != nil {
+		return c.encodeWith(c.marshalQueued, dst, v)
+	}
+	return c.encodeWith(c.marshal, dst, v)
+}
+
+func (c *typeCodec) encodeWith(marshal func([]byte, any) ([]byte, error), dst []byte, v any) (out []byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			out, err = dst, c.panicked("serializing", p)
 		}
 	}()
-	out, err = c.marshal(dst, v)
+	out, err = marshal(dst, v)
 	if err != nil {
 		if c.ser == SerializerSystem {
 			return dst, err

@@ -261,7 +261,7 @@ func (ep *endpoint) encode(it *outItem) (wireEnvelope, error) {
 		ep.payload = nil // the last one was huge
 	}
 	msg, h := it.body()
-	p, err := it.codec.encode(ep.payload[:0], msg)
+	p, err := it.codec.encodeQueued(ep.payload[:0], msg)
 	ep.payload = p[:0]
 	if err == nil {
 		it.codec.encoded(len(p))
