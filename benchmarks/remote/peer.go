@@ -14,7 +14,7 @@ import (
 )
 
 // PeerEnv is the environment variable that turns a re-executed test binary
-// into a peer: BENCH_PEER=fraktor|protoactor|raw-tcp.
+// into a peer: BENCH_PEER=fraktor|protoactor|raw-tcp|raw-proto.
 const PeerEnv = "BENCH_PEER"
 
 // readyPrefix starts the one line a peer prints once it is listening:
@@ -44,7 +44,7 @@ func ServePeer(ctx context.Context, impl string, in io.Reader, out io.Writer) er
 		return serveFraktor(ctx, announce, stop)
 	case ImplProto:
 		return serveProto(ctx, announce, stop)
-	case ImplRawTCP:
+	case ImplRawTCP, ImplRawProto:
 		return serveRaw(announce, stop)
 	default:
 		return fmt.Errorf("%w: %q", ErrUnknownImpl, impl)

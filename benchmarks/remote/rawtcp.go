@@ -10,6 +10,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
 // The raw-TCP baseline: the same two workloads between the same two
@@ -24,10 +26,22 @@ import (
 // at the n-th). The one-way sender writes through a 64 KiB buffered writer
 // and flushes before it waits for acknowledgements, as a framework's
 // batching writer does.
+//
+// The raw-proto baseline (ImplRawProto) is the same with the framework's
+// codec work and nothing else: every payload is a wrapperspb.BytesValue,
+// marshaled by the sending goroutine behind a uvarint length, and the peer's
+// reading goroutine unmarshals each into a new message before it counts it
+// (ping-pong: the peer decodes the message and encodes it back, the client
+// decodes the answer). There is no queue, no second goroutine and no
+// envelope on either side: it is the floor of a remote one-way message that
+// arrives as a new protobuf object, which is what every framework's receiver
+// delivers. Its modes are 'P' and 'O'.
 
 const (
-	rawModePing   = 'p'
-	rawModeOneWay = 'o'
+	rawModePing        = 'p'
+	rawModeOneWay      = 'o'
+	rawModeProtoPing   = 'P'
+	rawModeProtoOneWay = 'O'
 	// rawDialLimit bounds a dial to the peer.
 	rawDialLimit = 30 * time.Second
 )
@@ -84,6 +98,10 @@ func serveRawConn(conn net.Conn) error {
 	}
 	buf := make([]byte, PayloadSize)
 	switch mode {
+	case rawModeProtoPing:
+		return serveRawProtoPing(conn, r)
+	case rawModeProtoOneWay:
+		return serveRawProtoOneWay(conn, r)
 	case rawModePing:
 		for {
 			if _, err := io.ReadFull(r, buf); err != nil {
@@ -117,8 +135,11 @@ func serveRawConn(conn net.Conn) error {
 	}
 }
 
-// rawClient is the measuring side of the raw-TCP baseline.
+// rawClient is the measuring side of the raw-TCP and raw-proto baselines.
 type rawClient struct {
+	codec        bool // raw-proto: protobuf messages, framed by length
+	in           *bufio.Reader
+	frame        []byte // the client's encoding buffer (raw-proto)
 	ping, oneway net.Conn
 	out          *bufio.Writer // oneway's writer
 	acks         chan int64    // the one-way connection's counts, from ackLoop
@@ -126,7 +147,11 @@ type rawClient struct {
 	wg           sync.WaitGroup
 }
 
-func newRawClient(peer PeerInfo) (*rawClient, error) {
+func newRawClient(peer PeerInfo, codec bool) (*rawClient, error) {
+	pingMode, oneWayMode := byte(rawModePing), byte(rawModeOneWay)
+	if codec {
+		pingMode, oneWayMode = rawModeProtoPing, rawModeProtoOneWay
+	}
 	dial := func(mode byte) (net.Conn, error) {
 		conn, err := net.DialTimeout("tcp", peer.Address, rawDialLimit)
 		if err != nil {
@@ -142,16 +167,16 @@ func newRawClient(peer PeerInfo) (*rawClient, error) {
 		}
 		return conn, nil
 	}
-	ping, err := dial(rawModePing)
+	ping, err := dial(pingMode)
 	if err != nil {
 		return nil, err
 	}
-	oneway, err := dial(rawModeOneWay)
+	oneway, err := dial(oneWayMode)
 	if err != nil {
 		_ = ping.Close()
 		return nil, err
 	}
-	c := &rawClient{ping: ping, oneway: oneway, out: bufio.NewWriterSize(oneway, 64<<10),
+	c := &rawClient{codec: codec, in: bufio.NewReaderSize(ping, 64<<10), ping: ping, oneway: oneway, out: bufio.NewWriterSize(oneway, 64<<10),
 		acks: make(chan int64, 64), ackErr: make(chan error, 1)}
 	c.wg.Go(c.ackLoop)
 	return c, nil
@@ -180,7 +205,7 @@ func (c *rawClient) OneWay(n int) (int, error) {
 	if _, err := c.out.Write(hdr[:]); err != nil {
 		return 0, err
 	}
-	msg := payload()
+	msg, pm := payload(), wrapperspb.Bytes(payload())
 	var acked int64
 	var werr error
 	wait := func(sent, limit int64) error {
@@ -208,6 +233,11 @@ func (c *rawClient) OneWay(n int) (int, error) {
 				return int(acked), werr
 			}
 		}
+		if c.codec {
+			if msg, werr = c.encode(pm); werr != nil {
+				return int(acked), werr
+			}
+		}
 		if _, werr = c.out.Write(msg); werr != nil {
 			return int(acked), werr
 		}
@@ -226,6 +256,9 @@ func (c *rawClient) PingPong(n int, lat []time.Duration) (int, error) {
 	msg, in := payload(), make([]byte, PayloadSize)
 	if err := c.ping.SetDeadline(time.Now().Add(stallLimit)); err != nil {
 		return 0, err
+	}
+	if c.codec {
+		return c.protoPingPong(n, lat)
 	}
 	last := time.Now()
 	for i := range n {

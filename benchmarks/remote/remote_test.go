@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var impls = []string{ImplFraktor, ImplProto, ImplRawTCP}
+var impls = []string{ImplFraktor, ImplProto, ImplRawTCP, ImplRawProto}
 
 // TestRemoteWorkloads runs both workloads of both implementations at a
 // small size against a real peer process and checks the counts, so a

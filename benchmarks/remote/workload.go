@@ -13,6 +13,10 @@ const (
 	ImplProto   = "protoactor"
 	// ImplRawTCP is the baseline: plain TCP sockets (rawtcp.go).
 	ImplRawTCP = "raw-tcp"
+	// ImplRawProto is the codec's floor: raw-tcp with every payload a
+	// protobuf message, encoded and decoded by the socket's goroutines
+	// (rawproto.go).
+	ImplRawProto = "raw-proto"
 )
 
 // Settings shared by both implementations.
@@ -60,7 +64,9 @@ func NewClient(impl string, peer PeerInfo) (Client, error) {
 	case ImplProto:
 		return newProtoClient(peer)
 	case ImplRawTCP:
-		return newRawClient(peer)
+		return newRawClient(peer, false)
+	case ImplRawProto:
+		return newRawClient(peer, true)
 	default:
 		return nil, ErrUnknownImpl
 	}

@@ -3,7 +3,7 @@
 // "remotebench-peer ADDRESS SINK-ID ECHO-ID" once listening, and exits when
 // its standard input closes.
 //
-//	go run ./remote/cmd/peer fraktor|protoactor|raw-tcp
+//	go run ./remote/cmd/peer fraktor|protoactor|raw-tcp|raw-proto
 package main
 
 import (
@@ -16,7 +16,7 @@ import (
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: peer fraktor|protoactor|raw-tcp")
+		fmt.Fprintln(os.Stderr, "usage: peer fraktor|protoactor|raw-tcp|raw-proto")
 		os.Exit(2)
 	}
 	// No deadline: the measuring process kills a peer that does not stop.
