@@ -198,11 +198,11 @@ func (ep *endpoint) tryDirect(it *outItem) (bool, error) {
 	if in == w.lastIn.Load() {
 		return false, nil
 	}
-	env, err := ep.encode(it)
+	env, maxLen, err := ep.encode(it)
 	if err != nil {
 		return false, nil // the writer goroutine reports it, as for any envelope
 	}
-	if env.maxEncodedLen() > directMaxFrame-frameHeaderSize {
+	if maxLen > directMaxFrame-frameHeaderSize {
 		return false, nil
 	}
 	n := ep.n

@@ -210,7 +210,7 @@ func (ep *endpoint) writeBatch(c *conn, first *outItem) (*outItem, error) {
 	var size int64 // of the items released below
 	cur, has := *first, true
 	for has {
-		w, err := ep.encode(&cur)
+		w, maxLen, err := ep.encode(&cur)
 		if err != nil {
 			if errors.Is(err, ErrCodecPanic) {
 				n.log.Warn("remote: serializer panicked, envelope dropped", "peer", c.peerRef().String(), "type", cur.typeName(), "err", err)
@@ -218,7 +218,7 @@ func (ep *endpoint) writeBatch(c *conn, first *outItem) (*outItem, error) {
 			n.undelivered(Undelivered{Peer: c.peerRef(), Envelope: cur.envelope(n), TypeName: cur.typeName(), Err: err})
 			refused++
 		} else {
-			if len(batch) > 0 && len(frame)+w.maxEncodedLen() > limit {
+			if len(batch) > 0 && len(frame)+maxLen > limit {
 				break // cur starts the next frame
 			}
 			frame = enc.append(frame, &w)
@@ -255,8 +255,10 @@ func (ep *endpoint) writeBatch(c *conn, first *outItem) (*outItem, error) {
 }
 
 // encode serializes the message of it into the endpoint's payload buffer and
-// returns its wire form, valid until the next encode.
-func (ep *endpoint) encode(it *outItem) (wireEnvelope, error) {
+// returns its wire form, valid until the next encode, with its
+// maxEncodedLen (computed once: the frame-size check here and the caller's
+// batch limit both need it).
+func (ep *endpoint) encode(it *outItem) (wireEnvelope, int, error) {
 	if cap(ep.payload) > batchTarget {
 		ep.payload = nil // the last one was huge
 	}
@@ -269,12 +271,13 @@ func (ep *endpoint) encode(it *outItem) (wireEnvelope, error) {
 	n := ep.n
 	w := wireEnvelope{target: n.wireRef(it.target), sender: n.wireRef(it.sender), serializer: it.codec.ser, typeName: it.codec.name, payload: p, header: h}
 	if err != nil {
-		return w, err
+		return w, 0, err
 	}
-	if l := w.maxEncodedLen(); l > n.cfg.MaxFrameSize {
-		return w, fmt.Errorf("%w: envelope of up to %d bytes, maximum frame %d", ErrFrameTooLarge, l, n.cfg.MaxFrameSize)
+	l := w.maxEncodedLen()
+	if l > n.cfg.MaxFrameSize {
+		return w, l, fmt.Errorf("%w: envelope of up to %d bytes, maximum frame %d", ErrFrameTooLarge, l, n.cfg.MaxFrameSize)
 	}
-	return w, nil
+	return w, l, nil
 }
 
 func (ep *endpoint) stopReason() error {
