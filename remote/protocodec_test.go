@@ -45,6 +45,18 @@ func TestProtoMarshalSizedMatchesMarshal(t *testing.T) {
 	}
 }
 
+// A typed nil message (a valid thing to send: it encodes as empty) takes
+// the same path and writes what proto.Marshal writes.
+func TestProtoMarshalSizedNilMessage(t *testing.T) {
+	var m *wrapperspb.BytesValue
+	proto.Size(m)
+	got, err := protoMarshalSized([]byte("x"), m)
+	require.NoError(t, err)
+	want, err := proto.MarshalOptions{}.MarshalAppend([]byte("x"), m)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+}
+
 // A nested message changed after its size was cached (a data race in the
 // sender's code) fails the marshal: the cached size is checked against the
 // bytes written, so no envelope with wrong lengths is framed.
