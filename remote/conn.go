@@ -242,11 +242,11 @@ func (n *Node) deliverBatch(from Peer, dec *envelopeDecoder, body []byte) error 
 	return err
 }
 
-// deliver deserializes one inbound envelope and hands it to the hooks; it
-// reports whether the Deliver hook got it (else Undelivered did). The
-// caller counts it in stats.envelopesReceived.
+// deliver deserializes one inbound envelope and hands it to the Remote
+// extension that owns the Node, or else to the Deliver hook; it reports
+// whether it was delivered (else Undelivered got it). The caller counts it
+// in stats.envelopesReceived.
 func (n *Node) deliver(from Peer, dec *envelopeDecoder, w *wireEnvelope) bool {
-	env := Envelope{Target: w.target, Sender: w.sender, Header: w.header}
 	c, err := dec.codec(n.ser, w)
 	var msg any
 	if err == nil {
@@ -255,12 +255,13 @@ func (n *Node) deliver(from Peer, dec *envelopeDecoder, w *wireEnvelope) bool {
 	if err != nil {
 		n.log.Warn("remote: refusing inbound envelope", "peer", from.String(), "serializer", w.serializer.String(), "type", w.typeName, "err", err)
 		n.emit(Event{Kind: EventUnknownType, Peer: from, Err: err})
-		n.undelivered(Undelivered{Peer: from, Inbound: true, Envelope: env, TypeName: w.typeName, Err: err})
+		n.undelivered(Undelivered{Peer: from, Inbound: true, Envelope: w.envelope(nil), TypeName: w.typeName, Err: err})
 		return false
 	}
-	env.Message = msg
-	if n.hooks.Deliver != nil {
-		n.hooks.Deliver(from, env)
+	if r := n.hooks.remote; r != nil {
+		r.deliverInbound(from, dec, w, msg)
+	} else if n.hooks.Deliver != nil {
+		n.hooks.Deliver(from, w.envelope(msg))
 	}
 	return true
 }

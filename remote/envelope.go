@@ -74,6 +74,11 @@ const (
 	nameRefBase = 2
 )
 
+// envelope is the Envelope of w with msg as its message.
+func (w *wireEnvelope) envelope(msg any) Envelope {
+	return Envelope{Target: w.target, Sender: w.sender, Header: w.header, Message: msg}
+}
+
 // check validates the field lengths.
 func (w *wireEnvelope) check() error {
 	switch {
@@ -222,6 +227,10 @@ type envelopeDecoder struct {
 	codecs    []*typeCodec // the codec resolved for names[i], once it resolved
 	strs      map[string]string
 	last      string // the last string str returned from strs
+
+	// target is the local process the Remote extension last delivered a
+	// user message of this connection to (Remote.deliverInbound).
+	target *target
 }
 
 // maxInterned bounds the decoder's table of interned strings.
