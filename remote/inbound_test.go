@@ -159,3 +159,46 @@ func TestDeliverInboundTargetMemo(t *testing.T) {
 	default:
 	}
 }
+
+// TestDeliverInboundRuns: the reader's run (actor.UserRun) keeps the
+// order of a connection's envelopes across targets, and is posted before
+// a refused envelope's Undelivered and at the end of each frame.
+func TestDeliverInboundRuns(t *testing.T) {
+	g := newInboundRig(t)
+	_, gotP := g.spawn("p")
+	_, gotQ := g.spawn("q")
+
+	g.deliver([]string{"p", "p", "p", "q", "p", "p"}, []int{1, 2, 3, 4, 5, 6})
+	for _, want := range []int{1, 2, 3, 5, 6} {
+		assert.Equal(t, want, recvN(t, gotP))
+	}
+	assert.Equal(t, 4, recvN(t, gotQ))
+
+	const long = 3*64 + 5 // several runs' worth
+	targets, ns := make([]string, long), make([]int, long)
+	for i := range targets {
+		targets[i], ns[i] = "p", i
+	}
+	g.deliver(targets, ns)
+	for _, want := range ns {
+		require.Equal(t, want, recvN(t, gotP))
+	}
+
+	// An envelope whose type this node does not know: the run before it
+	// is posted before the refusal is reported.
+	g.r.node.hooks.Undelivered = func(u Undelivered) {
+		assert.Equal(t, "test.unknown", u.TypeName)
+		assert.Equal(t, 10, recvN(t, gotP))
+		assert.Equal(t, 11, recvN(t, gotP))
+	}
+	var body []byte
+	codec, err := g.r.Serializers().codecFor(&inboundMsg{})
+	require.NoError(t, err)
+	for i, typeName := range []string{codec.name, codec.name, "test.unknown", codec.name} {
+		payload, err := codec.encode(nil, &inboundMsg{N: 10 + i})
+		require.NoError(t, err)
+		body = g.enc.append(body, &wireEnvelope{target: PIDRef{g.r.Address(), "p"}, serializer: codec.ser, typeName: typeName, payload: payload})
+	}
+	require.NoError(t, g.r.node.deliverBatch(g.from, g.dec, body))
+	assert.Equal(t, 13, recvN(t, gotP))
+}
