@@ -10,13 +10,14 @@ const userRunMax = 64
 // first. Other processes get each message through SendUser.
 //
 // It is meant for a goroutine that delivers a stream of messages from
-// elsewhere (the Remote extension's connection reader) and keeps the run
-// in a local variable: on the stack, adding a message needs no GC write
-// barrier, where a run kept in the heap or passed to an interface method
-// would pay one per message while the collector marks. The caller must
-// Flush before anything else it delivers, so that its messages keep their
-// order, and before the run goes out of scope. The zero value is an empty
-// run. Not safe for concurrent use.
+// elsewhere (the Remote extension's connection reader), which keeps the
+// run in a local variable: it holds its messages inline, so a run costs no
+// allocation, and Flush hands the local actor's mailbox a slice of them
+// through concrete calls only (a run passed to an interface method would
+// escape to the heap). The caller must Flush before anything else it
+// delivers, so that its messages keep their order, and before the run
+// goes out of scope. The zero value is an empty run. Not safe for
+// concurrent use.
 type UserRun struct {
 	p   Process
 	pid *PID
