@@ -81,6 +81,29 @@ func (m *Mailbox[T]) PostUser(w *scheduler.Worker, v T) error {
 	return nil
 }
 
+// PostUsers enqueues vs in order, as PostUser does each, with one
+// schedule check for all of them: a poster with a run of messages for one
+// mailbox (a connection's reader) pays the queue's ticket CAS and the
+// status check once per run. It reports false, having done nothing, when
+// the user queue is a custom one: the caller posts them one by one with
+// PostUser, which reports a bounded queue's refusals. On a closed mailbox
+// it hands each to the sink, as PostUser does.
+func (m *Mailbox[T]) PostUsers(w *scheduler.Worker, vs []T) bool {
+	if m.custom != nil {
+		return false
+	}
+	if m.Closed() {
+		sink := m.runnable.(Sink[T])
+		for _, v := range vs {
+			sink.Sink(v)
+		}
+		return true
+	}
+	m.user.PushAll(vs)
+	m.afterPost(w, false)
+	return true
+}
+
 // push enqueues a user message on the user queue.
 func (m *Mailbox[T]) push(v T) error {
 	if m.custom == nil {

@@ -69,6 +69,51 @@ func TestMailboxSchedulesOnce(t *testing.T) {
 	require.Equal(t, int64(2), d.n.Load())
 }
 
+// PostUsers posts a run in order with one schedule; a run after the
+// consumer went idle schedules again, one on a suspended mailbox does not.
+func TestMailboxPostUsers(t *testing.T) {
+	mb, d := newMailbox(nil)
+	require.True(t, mb.PostUsers(nil, []int{0, 1, 2}))
+	require.NoError(t, mb.PostUser(nil, 3))
+	require.True(t, mb.PostUsers(nil, []int{4, 5}))
+	require.True(t, mb.PostUsers(nil, nil))
+	require.Equal(t, int64(1), d.n.Load())
+	for i := range 6 {
+		v, ok := mb.PopUser()
+		require.True(t, ok)
+		require.Equal(t, i, v)
+	}
+	require.False(t, mb.SetIdle())
+	require.True(t, mb.PostUsers(nil, []int{6, 7}))
+	require.Equal(t, int64(2), d.n.Load())
+	for i := 6; i < 8; i++ {
+		v, ok := mb.PopUser()
+		require.True(t, ok)
+		require.Equal(t, i, v)
+	}
+	mb.Suspend()
+	require.False(t, mb.SetIdle())
+	require.True(t, mb.PostUsers(nil, []int{8}))
+	require.Equal(t, int64(2), d.n.Load(), "suspended: user posts do not schedule")
+}
+
+// PostUsers leaves a custom queue to PostUser (it reports the refusals of a
+// bounded one) and hands a closed mailbox's run to the sink.
+func TestMailboxPostUsersCustomAndClosed(t *testing.T) {
+	mb, d := newMailbox(mailbox.NewBounded[int](1, mailbox.Reject))
+	require.False(t, mb.PostUsers(nil, []int{1, 2}))
+	require.Zero(t, mb.UserLen())
+	require.Zero(t, d.n.Load())
+
+	mb, d = newMailbox(nil)
+	var sunk []int
+	*sinks[mb] = func(v int) { sunk = append(sunk, v) }
+	mb.Close()
+	require.True(t, mb.PostUsers(nil, []int{1, 2, 3}))
+	require.Equal(t, []int{1, 2, 3}, sunk)
+	require.Zero(t, d.n.Load())
+}
+
 // System messages schedule even when suspended; user messages do not, and
 // resume lets them run.
 func TestMailboxSuspend(t *testing.T) {

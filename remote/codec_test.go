@@ -5,11 +5,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/actor"
 )
 
 func TestFrameHeaderErrors(t *testing.T) {
@@ -223,3 +227,51 @@ func TestHelloAndRejectCodec(t *testing.T) {
 }
 
 func (h hello) appendTo() []byte { return h.append(nil) }
+
+// TestEnvelopeBatchRepeats pins the batch's repeat shortcut (see
+// envelopeBatch.next): an envelope that starts with the previous one's
+// field bytes takes its fields as decoded then, without parsing (so
+// without the decoder's string table), and reads only its payload; a
+// header is decoded again for each envelope.
+func TestEnvelopeBatchRepeats(t *testing.T) {
+	enc := newEnvelopeEncoder("a:1", "b:1")
+	var body []byte
+	for i := range 3 {
+		body = enc.append(body, &wireEnvelope{target: PIDRef{"b:1", "sink"}, serializer: SerializerProto, typeName: "T", payload: []byte{byte(i)}})
+	}
+	for i := range 2 {
+		body = enc.append(body, &wireEnvelope{target: PIDRef{"b:1", "sink"}, serializer: SerializerProto, typeName: "T", payload: []byte{byte(10 + i)}, header: actor.Header{"k": "v"}})
+	}
+	d := newEnvelopeDecoder("b:1", "a:1")
+	b, err := d.batch(body)
+	require.NoError(t, err)
+	var w wireEnvelope
+	var ids []string
+	var headers []actor.Header
+	for {
+		ok, err := b.next(&w)
+		require.NoError(t, err)
+		if !ok {
+			break
+		}
+		ids = append(ids, w.target.ID)
+		headers = append(headers, w.header)
+		assert.Equal(t, "T", w.typeName)
+		assert.Len(t, w.payload, 1)
+		// Forget the interned strings: only a parse would make new ones.
+		clear(d.strs)
+		d.last = ""
+	}
+	require.Len(t, ids, 5)
+	for i := range ids {
+		assert.Equal(t, "sink", ids[i])
+	}
+	// The first defines the type name (no shortcut), the second parses,
+	// the third repeats the second.
+	assert.NotSame(t, unsafe.StringData(ids[0]), unsafe.StringData(ids[1]))
+	assert.Same(t, unsafe.StringData(ids[1]), unsafe.StringData(ids[2]), "the repeat took the previous fields")
+	assert.Nil(t, headers[2])
+	assert.Equal(t, actor.Header{"k": "v"}, headers[3])
+	assert.Equal(t, actor.Header{"k": "v"}, headers[4])
+	assert.NotEqual(t, reflect.ValueOf(headers[3]).Pointer(), reflect.ValueOf(headers[4]).Pointer(), "each message its own header")
+}

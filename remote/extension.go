@@ -103,6 +103,7 @@ func newRemote(ctx context.Context, sys actor.Host, cfg Config, opts []Option) (
 		Undelivered:    r.undelivered,
 		PeerTerminated: r.peerTerminated,
 		Event:          r.event,
+		remote:         r,
 	}, opts...)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -69,8 +70,24 @@ func seedStream() [][]byte {
 	tooMany := []byte{envHasHeader}
 	tooMany = appendString(tooMany, "t8")
 	tooMany = appendUvarint(tooMany, maxHeaderFields+1)
+	// A stream to one target: repeated fields, then a header (not reused),
+	// a new sender, a literal type name twice, and a repeat whose payload
+	// is cut short.
+	var repeats []byte
+	for i := range 4 {
+		repeats = enc.append(repeats, &wireEnvelope{target: PIDRef{"b:1", "t1"}, serializer: SerializerProto, typeName: "google.protobuf.StringValue", payload: []byte{10, 1, byte('a' + i)}})
+	}
+	for range 2 {
+		repeats = enc.append(repeats, &wireEnvelope{target: PIDRef{"b:1", "t1"}, serializer: SerializerProto, typeName: "google.protobuf.StringValue", header: actor.Header{"k": "v"}})
+	}
+	repeats = enc.append(repeats, &wireEnvelope{target: PIDRef{"b:1", "t1"}, sender: PIDRef{"a:1", "s9"}, serializer: SerializerProto, typeName: "google.protobuf.StringValue"})
+	repeats = append(repeats, literal...)
+	repeats = append(repeats, literal...)
+	cut := append(append([]byte(nil), repeats...), literal[:len(literal)-2]...)
 	return [][]byte{
 		all,
+		appendFrame(nil, kindEnvelopes, repeats),
+		appendFrame(nil, kindEnvelopes, cut),
 		appendFrame(nil, kindEnvelopes, short),
 		appendFrame(nil, kindEnvelopes, tooMany),
 		appendFrame(nil, kindEnvelopes, literal),
@@ -84,13 +101,34 @@ func seedStream() [][]byte {
 	}
 }
 
+// decodeEnvelopes decodes the envelopes of body (their payloads copied) with or
+// without the batch's repeat shortcut, up to the first error.
+func decodeEnvelopes(d *envelopeDecoder, body []byte, noRepeat bool) ([]wireEnvelope, error) {
+	b, err := d.batch(body)
+	if err != nil {
+		return nil, err
+	}
+	b.noRepeat = noRepeat
+	var w wireEnvelope
+	var got []wireEnvelope
+	for {
+		ok, err := b.next(&w)
+		if !ok || err != nil {
+			return got, err
+		}
+		c := w
+		c.payload = bytes.Clone(w.payload)
+		got = append(got, c)
+	}
+}
+
 func FuzzDecodeFrame(f *testing.F) {
 	for _, s := range seedStream() {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fr := newFrameReader(bytes.NewReader(data), fuzzMaxFrame)
-		dec := newEnvelopeDecoder("b:1", "a:1")
+		dec, slow := newEnvelopeDecoder("b:1", "a:1"), newEnvelopeDecoder("b:1", "a:1")
 		for {
 			kind, body, err := fr.next()
 			if err != nil {
@@ -104,13 +142,12 @@ func FuzzDecodeFrame(f *testing.F) {
 			}
 			switch kind {
 			case kindEnvelopes:
-				var got []wireEnvelope
-				err := dec.decodeBatch(body, func(w *wireEnvelope) error {
-					c := *w
-					c.payload = bytes.Clone(w.payload)
-					got = append(got, c)
-					return nil
-				})
+				got, err := decodeEnvelopes(dec, body, false)
+				// The batch's repeat shortcut decodes what a batch without
+				// it decodes (see envelopeBatch.next).
+				slowGot, slowErr := decodeEnvelopes(slow, body, true)
+				require.Equal(t, slowGot, got)
+				require.Equal(t, fmt.Sprint(slowErr), fmt.Sprint(err))
 				if err != nil {
 					if !errors.Is(err, ErrMalformed) {
 						t.Fatalf("untyped batch error %v", err)

@@ -115,4 +115,9 @@ type Hooks struct {
 	PeerTerminated func(p Peer, reason error)
 	// Event receives transport events (connections, refusals, errors).
 	Event func(Event)
+
+	// remote is the Remote extension that made these hooks: the reader
+	// hands it decoded envelopes directly (Remote.deliverInbound) rather
+	// than through Deliver, which it still serves for everything else.
+	remote *Remote
 }

@@ -149,6 +149,42 @@ func (q *RingMPSC[T]) Push(v T) {
 	}
 }
 
+// PushAll enqueues vs in order, as len(vs) Pushes by one producer would,
+// but takes the tickets of a run with one CAS: a producer with several
+// values for one queue (a connection's reader with a run of envelopes for
+// one actor) pays the contended read-modify-write once per run rather than
+// once per value. Other producers' values do not interleave with a run
+// that fits the ring; a run larger than the ring's free slots is split
+// where the ring closes and continues in the next one.
+func (q *RingMPSC[T]) PushAll(vs []T) {
+	r := q.tail.Load()
+	if r == nil && len(vs) > 0 {
+		r = q.init()
+	}
+	for len(vs) > 0 {
+		e := r.enq.Load()
+		if e&closedBit != 0 {
+			r = q.advance(r)
+			continue
+		}
+		used := e - r.deqPub.Load()
+		if used >= uint64(len(r.slots)) {
+			r.enq.CompareAndSwap(e, e|closedBit) // full: as in Push
+			continue
+		}
+		k := min(uint64(len(vs)), uint64(len(r.slots))-used)
+		if !r.enq.CompareAndSwap(e, e+k) {
+			continue // another producer took tickets; reload
+		}
+		for i := range k {
+			s := &r.slots[(e+i)&r.mask]
+			s.val = vs[i]
+			s.seq.Store(e + i + 1)
+		}
+		vs = vs[k:]
+	}
+}
+
 // init returns the tail ring, starting a first ring when there is none.
 func (q *RingMPSC[T]) init() *ringSeg[T] {
 	var fresh *ringSeg[T]

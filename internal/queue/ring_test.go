@@ -1,6 +1,7 @@
 package queue_test
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -125,4 +126,93 @@ func TestRingShrinksWhenIdle(t *testing.T) {
 	v, ok := q.Pop()
 	require.True(t, ok)
 	require.Equal(t, 5, v)
+}
+
+// PushAll keeps FIFO order with Push and Pop interleaved, across runs
+// larger than the ring's free slots (split where the ring closes) and the
+// growth that follows, and allocates nothing once the ring has grown.
+func TestRingPushAllFIFO(t *testing.T) {
+	var q queue.RingMPSC[int]
+	q.PushAll(nil) // no ring for nothing
+	require.Zero(t, q.Cap())
+	next, want := 0, 0
+	run := make([]int, 0, 64)
+	for k := 1; k <= 64; k++ {
+		run = run[:0]
+		for range k {
+			run = append(run, next)
+			next++
+		}
+		q.PushAll(run)
+		q.Push(next)
+		next++
+		for range k / 2 { // leave some behind: later runs meet a partly full ring
+			v, ok := q.Pop()
+			require.True(t, ok)
+			require.Equal(t, want, v)
+			want++
+		}
+	}
+	for ; want < next; want++ {
+		v, ok := q.Pop()
+		require.True(t, ok)
+		require.Equal(t, want, v)
+	}
+	_, ok := q.Pop()
+	require.False(t, ok)
+	allocs := testing.AllocsPerRun(100, func() {
+		q.PushAll(run[:32])
+		for range 32 {
+			q.Pop()
+		}
+	})
+	assert.Zero(t, allocs)
+}
+
+// PushAll's runs from many producers, with Push's values among them: each
+// producer's values arrive in order, none lost or duplicated.
+func TestRingPushAllConcurrentProducersKeepOrder(t *testing.T) {
+	const producers, each = 8, 20000
+	var q queue.RingMPSC[item]
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			run := make([]item, 0, 8)
+			for i := 0; i < each; {
+				k := min(i%7, each-i) // runs of 0 (a Push) to 6
+				if k == 0 {
+					q.Push(item{p, i})
+					i++
+					continue
+				}
+				run = run[:0]
+				for range k {
+					run = append(run, item{p, i})
+					i++
+				}
+				q.PushAll(run)
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	next := make([]int, producers)
+	for got, finished := 0, false; got < producers*each; {
+		v, ok := q.Pop()
+		if !ok {
+			require.False(t, finished, "lost values: got %d of %d", got, producers*each)
+			select {
+			case <-done:
+				finished = true
+			default:
+			}
+			continue
+		}
+		require.Equal(t, next[v.producer], v.seq, "producer %d out of order", v.producer)
+		next[v.producer]++
+		got++
+	}
+	<-done
+	_, ok := q.Pop()
+	assert.False(t, ok, "no extra values")
 }
