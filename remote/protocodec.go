@@ -25,9 +25,13 @@ import (
 // marshals; here the buffer grows as it is appended to and the nested sizes
 // are the ones the estimate cached. A message changed between its send and
 // its encoding (a data race in the sender's code) cannot produce a corrupt
-// envelope: protobuf checks every cached nested size against the bytes it
-// wrote and fails the marshal (the envelope goes to Undelivered with the
-// error). Types without the fast-path methods take proto.Marshal's path.
+// envelope: protobuf-go (v1.36) checks every cached nested size, lazy and
+// opaque fields included, against the bytes it wrote and fails the marshal
+// (the envelope goes to Undelivered with the error). Were a later protobuf
+// not to check one, the damage would stay inside that message's payload:
+// the envelope frames the payload by the length actually written, so the
+// frame and the envelopes after it are unaffected. Types without the
+// fast-path methods take proto.Marshal's path.
 func protoMarshalSized(dst []byte, m proto.Message) ([]byte, error) {
 	r := m.ProtoReflect()
 	methods := r.ProtoMethods()
