@@ -91,19 +91,13 @@ func BenchmarkTransportThroughput(b *testing.B) {
 //	go test ./remote -run '^$' -bench ReceiveBatch -benchmem
 func BenchmarkReceiveBatch(b *testing.B) {
 	const perFrame = 128
-	ser := NewSerializers()
-	require.NoError(b, ser.RegisterProto(&wrapperspb.BytesValue{}))
+	ser, codec, _, payload := bytesCodec(b)
 	cfg := DefaultConfig()
 	cfg.Serializers = ser
 	var got int
 	n, err := NewNode(cfg, Hooks{Deliver: func(Peer, Envelope) { got++ }})
 	require.NoError(b, err)
 	const local, peer = "127.0.0.1:1", "127.0.0.1:2"
-	msg := wrapperspb.Bytes(make([]byte, 64))
-	codec, err := ser.codecFor(msg)
-	require.NoError(b, err)
-	payload, err := codec.encode(nil, msg)
-	require.NoError(b, err)
 	enc := newEnvelopeEncoder(peer, local)
 	var body []byte
 	for range perFrame {
@@ -134,8 +128,7 @@ func BenchmarkReceiveBatch(b *testing.B) {
 //	go test ./remote -run '^$' -bench ReceiveActor -benchmem
 func BenchmarkReceiveActor(b *testing.B) {
 	const perFrame, window = 128, 8192
-	ser := NewSerializers()
-	require.NoError(b, ser.RegisterProto(&wrapperspb.BytesValue{}))
+	ser, codec, _, payload := bytesCodec(b)
 	cfg := testConfig()
 	cfg.Serializers = ser
 	sys, err := actor.NewSystem(actor.SystemConfig{Name: "rx", Extensions: []actor.ExtensionInstaller{Install(cfg)}})
@@ -152,11 +145,6 @@ func BenchmarkReceiveActor(b *testing.B) {
 
 	const peer = "127.0.0.1:2"
 	local := r.Address()
-	msg := wrapperspb.Bytes(make([]byte, 64))
-	codec, err := ser.codecFor(msg)
-	require.NoError(b, err)
-	payload, err := codec.encode(nil, msg)
-	require.NoError(b, err)
 	enc := newEnvelopeEncoder(peer, local)
 	w := wireEnvelope{target: PIDRef{local, "sink"}, serializer: codec.ser, typeName: codec.name, payload: payload}
 	from := Peer{Address: peer, NodeID: "peer"}

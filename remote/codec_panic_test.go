@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
 // panicsOnDecode encodes fine and panics when decoded, as a buggy
@@ -83,11 +82,7 @@ func TestSerializersRecoverCodecPanics(t *testing.T) {
 // functions as they are ("bare") and through encode/decode, which recover
 // a panic: the difference is the cost of the recovery.
 func BenchmarkCodecRecover(b *testing.B) {
-	ser := NewSerializers()
-	require.NoError(b, ser.RegisterProto(&wrapperspb.BytesValue{}))
-	msg := wrapperspb.Bytes(make([]byte, 64))
-	c, err := ser.codecFor(msg)
-	require.NoError(b, err)
+	_, c, msg, _ := bytesCodec(b)
 	buf := make([]byte, 0, 128)
 	b.Run("bare", func(b *testing.B) {
 		b.ReportAllocs()

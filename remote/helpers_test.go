@@ -9,7 +9,23 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 )
+
+// bytesCodec is the codec benchmarks' setup: a registry that knows
+// wrapperspb.BytesValue, that type's codec, a message with a 64-byte
+// payload (as the two-process benchmarks send) and its encoding.
+func bytesCodec(tb testing.TB) (*Serializers, *typeCodec, *wrapperspb.BytesValue, []byte) {
+	tb.Helper()
+	ser := NewSerializers()
+	require.NoError(tb, ser.RegisterProto(&wrapperspb.BytesValue{}))
+	msg := wrapperspb.Bytes(make([]byte, 64))
+	c, err := ser.codecFor(msg)
+	require.NoError(tb, err)
+	payload, err := c.encode(nil, msg)
+	require.NoError(tb, err)
+	return ser, c, msg, payload
+}
 
 // waitTimeout bounds every wait on an event; tests never sleep.
 const waitTimeout = 15 * time.Second

@@ -23,7 +23,6 @@ func TestStalePIDAfterRestartAtSameAddress(t *testing.T) {
 	a1, err := actor.NewSystem(actor.SystemConfig{Name: "a1", Extensions: []actor.ExtensionInstaller{remote.Install(testConfig(t))}})
 	require.NoError(t, err)
 	ra1 := remote.Get(a1)
-	addr := ra1.Address()
 	// B learns the PID of a1's first generated actor from its answer.
 	stale := remotePID(a1.Root().Spawn(echoProps("a1")))
 	rep, err := actor.Request[*EchoReply](ctxWait(t), sysB.Root(), stale, &Echo{Text: "one"})
@@ -31,13 +30,7 @@ func TestStalePIDAfterRestartAtSameAddress(t *testing.T) {
 	require.Equal(t, "a1", rep.By)
 
 	ends := events[*remote.EndpointTerminated](t, sysB)
-	crash(t, ra1)
-	require.NoError(t, a1.Shutdown(ctxWait(t)))
-
-	cfg := testConfig(t)
-	cfg.ListenAddress = addr
-	a2, ra2 := startSystem(t, "a2", cfg)
-	require.Equal(t, addr, ra2.Address())
+	a2 := restartAt(t, a1, ra1, "a2")
 	dead := events[*actor.DeadLetterEvent](t, a2)
 	got := make(chan *Echo, 1)
 	fresh := a2.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {

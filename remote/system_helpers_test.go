@@ -88,6 +88,21 @@ func crash(t testing.TB, r *remote.Remote) {
 	_ = r.Node().Close(ctx)
 }
 
+// restartAt crashes the node of sys (r, its remote), shuts sys down and
+// starts a new system named name listening at the same address: a node
+// that died and came back.
+func restartAt(t *testing.T, sys *actor.System, r *remote.Remote, name string) *actor.System {
+	t.Helper()
+	addr := r.Address()
+	crash(t, r)
+	require.NoError(t, sys.Shutdown(ctxWait(t)))
+	cfg := testConfig(t)
+	cfg.ListenAddress = addr
+	next, rnext := startSystem(t, name, cfg)
+	require.Equal(t, addr, rnext.Address())
+	return next
+}
+
 // closedAddress returns a loopback address where nothing listens.
 func closedAddress(t *testing.T) string { return testnet.ClosedAddress(t) }
 

@@ -194,7 +194,6 @@ func TestReconnectAfterPeerRestart(t *testing.T) {
 	b1, err := actor.NewSystem(actor.SystemConfig{Name: "b1", Extensions: []actor.ExtensionInstaller{remote.Install(testConfig(t))}})
 	require.NoError(t, err)
 	rb1 := remote.Get(b1)
-	addr := rb1.Address()
 	echo := remotePID(echoOn(t, b1, "echo", "b1"))
 	rep, err := actor.Request[*EchoReply](ctxWait(t), sysA.Root(), echo, &Echo{Text: "one"})
 	require.NoError(t, err)
@@ -204,13 +203,7 @@ func TestReconnectAfterPeerRestart(t *testing.T) {
 	watchInPlace(t, sysA, echo)
 	ends := events[*remote.EndpointTerminated](t, sysA)
 
-	crash(t, rb1)
-	require.NoError(t, b1.Shutdown(ctxWait(t)))
-
-	cfg := testConfig(t)
-	cfg.ListenAddress = addr
-	b2, rb2 := startSystem(t, "b2", cfg)
-	require.Equal(t, addr, rb2.Address())
+	b2 := restartAt(t, b1, rb1, "b2")
 	echoOn(t, b2, "echo", "b2")
 
 	term := probe.ExpectTerminated(echo, wait)

@@ -39,14 +39,21 @@ type fifo interface {
 // Many producers, one consumer: nothing lost, nothing duplicated, and each
 // producer's values arrive in the order it pushed them.
 func checkConcurrentProducersKeepOrder(t *testing.T, q fifo) {
+	checkProducersKeepOrder(t, q, func(p, each int) {
+		for i := 0; i < each; i++ {
+			q.Push(item{p, i})
+		}
+	})
+}
+
+// checkProducersKeepOrder runs produce(p, each) on 8 goroutines, each of
+// which must push item{p, 0} to item{p, each-1} in order into q, and
+// consumes q until every value came, in each producer's order, once.
+func checkProducersKeepOrder(t *testing.T, q fifo, produce func(p, each int)) {
 	const producers, each = 8, 20000
 	var wg sync.WaitGroup
 	for p := 0; p < producers; p++ {
-		wg.Go(func() {
-			for i := 0; i < each; i++ {
-				q.Push(item{p, i})
-			}
-		})
+		wg.Go(func() { produce(p, each) })
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()

@@ -1,7 +1,6 @@
 package queue_test
 
 import (
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -172,47 +171,22 @@ func TestRingPushAllFIFO(t *testing.T) {
 // PushAll's runs from many producers, with Push's values among them: each
 // producer's values arrive in order, none lost or duplicated.
 func TestRingPushAllConcurrentProducersKeepOrder(t *testing.T) {
-	const producers, each = 8, 20000
 	var q queue.RingMPSC[item]
-	var wg sync.WaitGroup
-	for p := range producers {
-		wg.Go(func() {
-			run := make([]item, 0, 8)
-			for i := 0; i < each; {
-				k := min(i%7, each-i) // runs of 0 (a Push) to 6
-				if k == 0 {
-					q.Push(item{p, i})
-					i++
-					continue
-				}
-				run = run[:0]
-				for range k {
-					run = append(run, item{p, i})
-					i++
-				}
-				q.PushAll(run)
+	checkProducersKeepOrder(t, &q, func(p, each int) {
+		run := make([]item, 0, 8)
+		for i := 0; i < each; {
+			k := min(i%7, each-i) // runs of 0 (a Push) to 6
+			if k == 0 {
+				q.Push(item{p, i})
+				i++
+				continue
 			}
-		})
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	next := make([]int, producers)
-	for got, finished := 0, false; got < producers*each; {
-		v, ok := q.Pop()
-		if !ok {
-			require.False(t, finished, "lost values: got %d of %d", got, producers*each)
-			select {
-			case <-done:
-				finished = true
-			default:
+			run = run[:0]
+			for range k {
+				run = append(run, item{p, i})
+				i++
 			}
-			continue
+			q.PushAll(run)
 		}
-		require.Equal(t, next[v.producer], v.seq, "producer %d out of order", v.producer)
-		next[v.producer]++
-		got++
-	}
-	<-done
-	_, ok := q.Pop()
-	assert.False(t, ok, "no extra values")
+	})
 }
