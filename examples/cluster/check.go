@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -15,11 +16,20 @@ import (
 func audit(ctx context.Context, c *cluster.Cluster, accounts []string) (map[string]*AuditResult, error) {
 	out := make(map[string]*AuditResult, len(accounts))
 	for _, a := range accounts {
-		r, err := accountpb.NewAccountClient(c, a).Audit(ctx, &accountpb.AuditRequest{})
-		if err != nil {
-			return nil, fmt.Errorf("demo: audit of account %s: %w", a, err)
+		client := accountpb.NewAccountClient(c, a)
+		for {
+			r, err := client.Audit(ctx, &accountpb.AuditRequest{})
+			if err == nil {
+				out[a] = r
+				break
+			}
+			// A cluster that is still settling (a member fenced itself,
+			// a handover is waiting out a departed owner) answers with a
+			// timeout after its retries: ask again until ctx ends.
+			if !errors.Is(err, cluster.ErrTimeout) || ctx.Err() != nil {
+				return nil, fmt.Errorf("demo: audit of account %s: %w", a, err)
+			}
 		}
-		out[a] = r
 	}
 	return out, nil
 }

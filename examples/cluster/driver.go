@@ -32,13 +32,26 @@ type outcomes struct {
 	errors    int             // since the last progress line
 	total     int
 	all       []time.Duration // every latency, for the summary
+	killed    string          // the member killed midway ("" until then)
+	lostKill  int             // failed requests of the killed member's callers (in flight when it was killed)
 }
 
 func newOutcomes() *outcomes {
 	return &outcomes{acked: map[string]op{}, refused: map[string]op{}, failed: map[string]op{}, causes: map[string]int{}}
 }
 
-func (o *outcomes) record(req string, p op, res *Result, err error, d time.Duration) {
+// markKilled records that member was killed: its callers were stopped at
+// that moment, so a failure they report afterwards is of a request that
+// was in flight on a member cut off from the cluster, which can only time
+// out (a real crash would have lost its caller too).
+func (o *outcomes) markKilled(member string) {
+	o.mu.Lock()
+	o.killed = member
+	o.mu.Unlock()
+}
+
+// record counts the outcome of one request made by a caller on member.
+func (o *outcomes) record(member, req string, p op, res *Result, err error, d time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.requests++
@@ -51,7 +64,12 @@ func (o *outcomes) record(req string, p op, res *Result, err error, d time.Durat
 	switch {
 	case err != nil:
 		o.errors++
-		o.causes[cause(err)]++
+		c := cause(err)
+		if member == o.killed {
+			o.lostKill++
+			c = "in flight on " + member + " when it was killed: " + c
+		}
+		o.causes[c]++
 		if req != "" {
 			o.failed[req] = p
 		}
@@ -122,11 +140,11 @@ type driver struct {
 func (d *driver) start(c *cluster.Cluster, member string, callers int, stop <-chan struct{}, seed uint64) {
 	for i := range callers {
 		rng := rand.New(rand.NewPCG(seed, uint64(i)))
-		d.wg.Go(func() { d.caller(c, fmt.Sprintf("%s-c%d", member, i), rng, stop) })
+		d.wg.Go(func() { d.caller(c, member, fmt.Sprintf("%s-c%d", member, i), rng, stop) })
 	}
 }
 
-func (d *driver) caller(c *cluster.Cluster, name string, rng *rand.Rand, stop <-chan struct{}) {
+func (d *driver) caller(c *cluster.Cluster, member, name string, rng *rand.Rand, stop <-chan struct{}) {
 	for seq := 0; ; seq++ {
 		select {
 		case <-stop:
@@ -154,6 +172,6 @@ func (d *driver) caller(c *cluster.Cluster, name string, rng *rand.Rand, stop <-
 			req = ""
 			res, err = account.GetBalance(ctx, &accountpb.BalanceRequest{})
 		}
-		d.out.record(req, p, res, err, time.Since(start))
+		d.out.record(member, req, p, res, err, time.Since(start))
 	}
 }

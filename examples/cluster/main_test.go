@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -131,4 +132,24 @@ func TestCheck(t *testing.T) {
 			require.Contains(t, strings.Join(v.problems, "\n"), tc.want)
 		})
 	}
+}
+
+// Failures of the killed member's callers after the kill are counted apart:
+// they were in flight on a member cut off from the others.
+func TestOutcomesAttributeKilledMember(t *testing.T) {
+	o := newOutcomes()
+	timeout := fmt.Errorf("%w: acct-1", cluster.ErrTimeout)
+	o.record("m3", "m3-c0-1", op{"a", 5}, nil, timeout, time.Second) // before the kill
+	o.markKilled("m3")
+	o.record("m3", "m3-c1-7", op{"b", 5}, nil, timeout, time.Second)
+	o.record("m1", "m1-c0-9", op{"c", 5}, nil, timeout, time.Second)
+	require.Equal(t, 1, o.lostKill)
+	require.Len(t, o.failed, 3)
+	n := 0
+	for c, k := range o.causes {
+		if strings.HasPrefix(c, "in flight on m3 when it was killed: ") {
+			n += k
+		}
+	}
+	require.Equal(t, 1, n)
 }

@@ -155,6 +155,7 @@ loop:
 			break loop
 		case <-killTimer:
 			v := members[victim]
+			out.markKilled(v.name)
 			stopLoad(victim)
 			n := track.markVictim(v)
 			v.kill(reg)
@@ -195,8 +196,15 @@ loop:
 	// Summary.
 	fmt.Fprintln(w, "\n== summary ==")
 	out.mu.Lock()
-	fmt.Fprintf(w, "requests: %d in %.1fs; acknowledged %d (applied %d, refused for insufficient funds %d, balance reads %d); failed %d\n",
-		out.total, time.Since(start).Seconds(), len(out.acked)+len(out.refused)+out.reads, len(out.acked), len(out.refused), out.reads, out.total-len(out.acked)-len(out.refused)-out.reads)
+	failed := out.total - len(out.acked) - len(out.refused) - out.reads
+	fmt.Fprintf(w, "requests: %d in %.1fs; acknowledged %d (applied %d, refused for insufficient funds %d, balance reads %d); failed %d",
+		out.total, time.Since(start).Seconds(), len(out.acked)+len(out.refused)+out.reads, len(out.acked), len(out.refused), out.reads, failed)
+	if out.lostKill > 0 {
+		// The killed member's callers stopped at the kill; the requests
+		// they had in flight were on a member cut off from the others.
+		fmt.Fprintf(w, " (%d in flight on %s when it was killed; on the live members %d)", out.lostKill, out.killed, failed-out.lostKill)
+	}
+	fmt.Fprintln(w)
 	causes := make([]string, 0, len(out.causes))
 	for c := range out.causes {
 		causes = append(causes, c)
