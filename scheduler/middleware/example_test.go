@@ -1,13 +1,17 @@
 package middleware_test
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/scheduler"
 	"github.com/fraktor-go/fraktor/scheduler/middleware"
 )
@@ -63,4 +67,48 @@ func Example_chain() {
 	chain := scheduler.NewComposite(tel, logging, rl)
 	fmt.Println(chain.Len())
 	// Output: 3
+}
+
+// KindTelemetry plugged into a system (docs/observability.md): every actor
+// kind gets the per-batch invoke instruments on the system's MeterProvider,
+// read here through a ManualReader.
+func ExampleKindTelemetry() {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	sys, err := actor.NewSystem(actor.SystemConfig{MeterProvider: mp, KindMiddleware: middleware.KindTelemetry()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	echo := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if s, ok := c.Message().(string); ok {
+			c.Respond(s)
+		}
+	}, actor.WithKind("echo")))
+	for range 3 {
+		if _, err := actor.Request[string](ctx, sys.Root(), echo, "hi"); err != nil {
+			fmt.Println(err)
+		}
+	}
+	_ = sys.Shutdown(ctx) // every batch has ended: its metrics are recorded
+
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(ctx, &rm); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == middleware.MetricDequeued {
+				for _, dp := range sum.DataPoints {
+					if kind, _ := dp.Attributes.Value(middleware.AttrActorKind); kind.AsString() == "echo" {
+						fmt.Println(m.Name, kind.AsString(), dp.Value)
+					}
+				}
+			}
+		}
+	}
+	// Output: fraktor.actor.dequeued echo 3
 }
