@@ -97,7 +97,7 @@ func FastRegistry() cluster.MemoryConfig {
 }
 
 // FastTiming is the cluster timing of a TestCluster, to match FastRegistry:
-// S = P = 100 ms (so W = 612 ms), ticks of 20 ms, activation requests of
+// S = P = 100 ms (so W = 613 ms), ticks of 20 ms, activation requests of
 // 300 ms and attempts of 500 ms.
 func FastTiming(c *cluster.Config) {
 	c.StopBudget = 100 * time.Millisecond
