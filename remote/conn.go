@@ -276,7 +276,9 @@ func (n *Node) deliver(from Peer, dec *envelopeDecoder, w *wireEnvelope, run *ac
 	}
 	if err != nil {
 		run.Flush() // the envelopes before it first
-		n.log.Warn("remote: refusing inbound envelope", "peer", from.String(), "serializer", w.serializer.String(), "type", w.typeName, "err", err)
+		if ok, suppressed := n.refusals.allow(n.clock.Now()); ok {
+			n.log.Warn("remote: refusing inbound envelope", "peer", from.String(), "serializer", w.serializer.String(), "type", w.typeName, "err", err, "suppressed", suppressed)
+		}
 		n.emit(Event{Kind: EventUnknownType, Peer: from, Err: err})
 		n.undelivered(Undelivered{Peer: from, Inbound: true, Envelope: w.envelope(nil), TypeName: w.typeName, Err: err})
 		return false
