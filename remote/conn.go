@@ -276,9 +276,7 @@ func (n *Node) deliver(from Peer, dec *envelopeDecoder, w *wireEnvelope, run *ac
 	}
 	if err != nil {
 		run.Flush() // the envelopes before it first
-		if ok, suppressed := n.refusals.allow(n.clock.Now()); ok {
-			n.log.Warn("remote: refusing inbound envelope", "peer", from.String(), "serializer", w.serializer.String(), "type", w.typeName, "err", err, "suppressed", suppressed)
-		}
+		n.logRefusal(from, w, err)
 		n.emit(Event{Kind: EventUnknownType, Peer: from, Err: err})
 		n.undelivered(Undelivered{Peer: from, Inbound: true, Envelope: w.envelope(nil), TypeName: w.typeName, Err: err})
 		return false
@@ -289,6 +287,18 @@ func (n *Node) deliver(from Peer, dec *envelopeDecoder, w *wireEnvelope, run *ac
 		n.hooks.Deliver(from, w.envelope(msg))
 	}
 	return true
+}
+
+// logRefusal logs a refused inbound envelope, at most once per
+// refusalLogInterval (see logThrottle). It is a function of its own, out of
+// deliver: with the throttle's code in deliver's error branch, the branch
+// never taken on the hot path, BenchmarkReceiveBatch took 4 to 7 % longer
+// per envelope (interleaved runs on the 2-core build machine); out of it,
+// the same as before the throttle.
+func (n *Node) logRefusal(from Peer, w *wireEnvelope, err error) {
+	if ok, suppressed := n.refusals.allow(n.clock.Now()); ok {
+		n.log.Warn("remote: refusing inbound envelope", "peer", from.String(), "serializer", w.serializer.String(), "type", w.typeName, "err", err, "suppressed", suppressed)
+	}
 }
 
 // yieldAfterBatch is the reader's yield after delivering a frame of
