@@ -152,6 +152,23 @@ func TestEnvelopeDecodeErrors(t *testing.T) {
 			require.ErrorIs(t, err, ErrMalformed)
 		})
 	}
+	t.Run("interned strings bounded in bytes", func(t *testing.T) {
+		// Distinct process IDs of the largest size, fewer than
+		// maxInterned of them.
+		enc := newEnvelopeEncoder("a", "b")
+		dec := newEnvelopeDecoder("b", "a")
+		id := []byte(strings.Repeat("x", maxIDLen))
+		for i := range maxInterned - 1 {
+			copy(id, itoa(i))
+			body := enc.append(nil, &wireEnvelope{target: PIDRef{"b", string(id)}, serializer: SerializerJSON, typeName: "n", payload: []byte("x")})
+			require.NoError(t, dec.decodeBatch(body, func(*wireEnvelope) error { return nil }))
+		}
+		held := 0
+		for k := range dec.strs {
+			held += len(k)
+		}
+		assert.LessOrEqual(t, held, maxInternedBytes)
+	})
 	t.Run("name table bounded", func(t *testing.T) {
 		enc := newEnvelopeEncoder("a", "b")
 		var body []byte

@@ -36,10 +36,11 @@ type endpoint struct {
 	conn            *conn  // current established connection
 	peer            string // node ID of the current or last incarnation
 	dialing         bool
-	dialOverPending bool  // this dial waited out the pending inbound handshakes: they do not refuse it
-	inboundPending  int   // inbound handshakes admitted, not completed
-	everConnected   bool  // after a loss, reconnect even with an empty queue
-	termErr         error // set once by terminate or exit
+	dialOverPending bool            // this dial waited out the pending inbound handshakes: they do not refuse it
+	inboundPending  int             // inbound handshakes admitted, not completed
+	everConnected   bool            // after a loss, reconnect even with an empty queue
+	termErr         error           // set once by terminate or exit
+	lastRead        <-chan struct{} // readDone of the connection installed last (see conn.after)
 
 	w       connWriter // the right to write to the connection; guards frame and payload
 	frame   []byte     // the frame being written, guarded by w.mu
@@ -212,6 +213,7 @@ func (ep *endpoint) install(c *conn) bool {
 	}
 	old, previous := ep.conn, ep.peer
 	ep.conn, ep.peer, ep.everConnected = c, c.peer.NodeID, true
+	c.after, ep.lastRead = ep.lastRead, c.readDone
 	n.stats.connections.Add(1)
 	ep.mu.Unlock()
 	n.markEstablished(c.raw, c.peer) // after ep.mu: the lock order is n.mu before ep.mu

@@ -219,13 +219,15 @@ func (e *envelopeEncoder) append(dst []byte, w *wireEnvelope) []byte {
 //
 // Process IDs and addresses repeat from envelope to envelope, so the decoder
 // interns them: a string it has seen recently is returned again rather than
-// allocated. The table is bounded; when full it starts over.
+// allocated. The table is bounded in entries and in bytes; when full it
+// starts over.
 type envelopeDecoder struct {
 	localAddr string // our advertised address: the default target address
 	peerAddr  string // the sender's advertised address: the default sender address
 	names     []string
 	codecs    []*typeCodec // the codec resolved for names[i], once it resolved
 	strs      map[string]string
+	strBytes  int    // the bytes of the strings in strs
 	last      string // the last string str returned from strs
 
 	// target is the local process the Remote extension last delivered a
@@ -233,8 +235,17 @@ type envelopeDecoder struct {
 	target *target
 }
 
-// maxInterned bounds the decoder's table of interned strings.
-const maxInterned = 4096
+// maxInterned and maxInternedBytes bound the decoder's table of interned
+// strings. The count alone would let a peer that names 4 096 distinct
+// process IDs of maxIDLen bytes make the table hold 16 MiB for the
+// connection's life, four times the default MaxFrameSize; the byte bound
+// keeps it to 1 MiB (TestEnvelopeDecodeErrors, "interned strings bounded
+// in bytes") and binds first only on IDs longer than 256 bytes on average,
+// far above generated IDs and names.
+const (
+	maxInterned      = 4096
+	maxInternedBytes = 1 << 20
+)
 
 func newEnvelopeDecoder(localAddr, peerAddr string) *envelopeDecoder {
 	return &envelopeDecoder{localAddr: localAddr, peerAddr: peerAddr, strs: make(map[string]string)}
@@ -253,11 +264,13 @@ func (d *envelopeDecoder) str(c *cursor, what string, limit int) string {
 		d.last = s
 		return s
 	}
-	if len(d.strs) >= maxInterned {
+	if len(d.strs) >= maxInterned || d.strBytes+len(b) > maxInternedBytes {
 		clear(d.strs)
+		d.strBytes = 0
 	}
 	s := string(b)
 	d.strs[s] = s
+	d.strBytes += len(s)
 	return s
 }
 

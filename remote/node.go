@@ -96,6 +96,8 @@ type Node struct {
 	// Config.MaxPendingHandshakes.
 	inboundHandshakes atomic.Int64
 
+	refusals logThrottle // the log of refused inbound envelopes
+
 	wg    sync.WaitGroup
 	stats nodeStats
 }

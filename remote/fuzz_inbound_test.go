@@ -1,0 +1,99 @@
+package remote
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/actor"
+)
+
+// FuzzDeliverInbound feeds arbitrary envelopes frame bodies to a system
+// with the Remote extension, as a connection's reader delivers them
+// (Node.deliverBatch: decoding, then Remote.deliverInbound with its runs,
+// deliver, targetNotFound, deliverControl, spawn requests and answers):
+// a malformed body is ErrMalformed, anything else is delivered or refused
+// (dead letters), never a panic.
+//
+//	go test ./remote -run '^$' -fuzz '^FuzzDeliverInbound$' -fuzztime 60s
+func FuzzDeliverInbound(f *testing.F) {
+	ser := NewSerializers()
+	require.NoError(f, RegisterJSON[*inboundMsg](ser, "test.inboundMsg"))
+	cfg := testConfig()
+	cfg.Serializers = ser
+	cfg.ListenAddress = "rx:1"
+	// Answers go to made-up addresses: the memory network refuses the
+	// dial at once and the endpoint gives up soon after.
+	cfg.ReconnectBackoffMin, cfg.ReconnectBackoffMax, cfg.GiveUpAfter = time.Millisecond, time.Millisecond, time.Millisecond
+	sys, err := actor.NewSystem(actor.SystemConfig{Name: "rx", Extensions: []actor.ExtensionInstaller{Install(cfg, WithTransport(NewMemoryNetwork()))}})
+	require.NoError(f, err)
+	f.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+		defer cancel()
+		require.NoError(f, sys.Shutdown(ctx))
+	})
+	r := Get(sys)
+	r.node.hooks.Deliver = nil // the reader's path: Remote.deliverInbound
+	const peer = "10.9.9.9:1"
+	from := Peer{Address: peer, NodeID: "peer"}
+	props := actor.PropsFromFunc(func(actor.Context) {})
+	respawn := func() {
+		for _, name := range []string{"a", "b"} {
+			_, _ = sys.Root().SpawnNamed(props, name) // ErrNameExists while it lives
+		}
+	}
+	respawn()
+
+	local := r.Address()
+	user, err := ser.codecFor(&inboundMsg{})
+	require.NoError(f, err)
+	payload, err := user.encode(nil, &inboundMsg{N: 1})
+	require.NoError(f, err)
+	sysEnv := func(target string, sender PIDRef, m SystemMessage) wireEnvelope {
+		p, err := AppendSystemMessage(nil, m)
+		require.NoError(f, err)
+		return wireEnvelope{target: PIDRef{local, target}, sender: sender, serializer: SerializerSystem, payload: p}
+	}
+	remoteSender := PIDRef{peer, "s"}
+	seeds := [][]wireEnvelope{
+		{ // a run to one actor, a missing one, another, a header, a bad payload
+			{target: PIDRef{local, "a"}, sender: remoteSender, serializer: user.ser, typeName: user.name, payload: payload},
+			{target: PIDRef{local, "a"}, sender: remoteSender, serializer: user.ser, typeName: user.name, payload: payload},
+			{target: PIDRef{local, "zz"}, sender: remoteSender, serializer: user.ser, typeName: user.name, payload: payload},
+			{target: PIDRef{local, "b"}, serializer: user.ser, typeName: user.name, payload: payload, header: actor.Header{"k": "v"}},
+			{target: PIDRef{local, "a"}, sender: remoteSender, serializer: user.ser, typeName: user.name, payload: []byte("{")},
+			{target: PIDRef{"elsewhere:9", "a"}, sender: remoteSender, serializer: user.ser, typeName: user.name, payload: payload},
+			{target: PIDRef{actor.LocalAddress, "a"}, sender: PIDRef{actor.LocalAddress, "a"}, serializer: user.ser, typeName: user.name, payload: payload},
+		},
+		{ // the remote system messages
+			sysEnv("a", PIDRef{}, &WatchRequest{Watcher: remoteSender, Watchee: PIDRef{local, "a"}}),
+			sysEnv("a", PIDRef{}, &UnwatchRequest{Watcher: remoteSender, Watchee: PIDRef{local, "a"}}),
+			sysEnv("zz", PIDRef{}, &WatchRequest{Watcher: remoteSender, Watchee: PIDRef{local, "zz"}}),
+			sysEnv("a", PIDRef{}, &TerminatedNotice{Who: PIDRef{peer, "x"}, Why: TerminatedStopped}),
+			sysEnv("a", remoteSender, &DeadLetterResponse{Target: PIDRef{peer, "x"}}),
+			sysEnv("a", remoteSender, &PoisonPillRequest{}),
+			sysEnv("b", PIDRef{}, &StopRequest{}),
+			sysEnv("zz", remoteSender, &PoisonPillRequest{}),
+			sysEnv("", remoteSender, &SpawnRequest{Name: "c", Kind: "k", RequestID: 7}),
+			sysEnv("", remoteSender, &SpawnResponse{RequestID: 7, PID: PIDRef{peer, "c"}}),
+			sysEnv("a", remoteSender, &Ping{Seq: 1}),
+		},
+	}
+	for _, envs := range seeds {
+		enc := newEnvelopeEncoder(peer, local)
+		var body []byte
+		for i := range envs {
+			body = enc.append(body, &envs[i])
+		}
+		f.Add(body)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		respawn()
+		err := r.node.deliverBatch(from, newEnvelopeDecoder(local, peer), body)
+		if err != nil {
+			require.ErrorIs(t, err, ErrMalformed)
+		}
+	})
+}
