@@ -82,7 +82,8 @@ type Node struct {
 	endpoints map[string]*endpoint
 	epSnap    atomic.Pointer[map[string]*endpoint] // a copy of endpoints, for Send
 	running   atomic.Bool                          // state == stateRunning, for Send
-	peerIDs   map[string]string                    // address → node ID of the last incarnation connected there
+	peerIDs   map[string]string                    // address → node ID of the last incarnation connected there (bounded: rememberPeer)
+	peersCap  int                                  // the size at which rememberPeer forgets idle peers; maxKnownPeers
 	raws      map[net.Conn]rawState                // every open socket
 	forced    bool                                 // Close's grace period is over
 	ln        net.Listener
@@ -144,7 +145,7 @@ func NewNode(cfg Config, hooks Hooks, opts ...Option) (*Node, error) {
 	}
 	n := &Node{
 		cfg: cfg, hooks: hooks, ser: cfg.Serializers, log: cfg.Logger, id: cfg.NodeID,
-		endpoints: map[string]*endpoint{}, peerIDs: map[string]string{}, raws: map[net.Conn]rawState{},
+		endpoints: map[string]*endpoint{}, peerIDs: map[string]string{}, peersCap: maxKnownPeers, raws: map[net.Conn]rawState{},
 		stopping: make(chan struct{}), closed: make(chan struct{}),
 	}
 	for _, o := range opts {
@@ -413,11 +414,35 @@ func (n *Node) track(raw net.Conn, st rawState) bool {
 
 func (n *Node) markEstablished(raw net.Conn, peer hello) {
 	n.mu.Lock()
-	n.peerIDs[peer.Address] = peer.NodeID
+	n.rememberPeer(peer)
 	if _, ok := n.raws[raw]; ok {
 		n.raws[raw] = rawEstablished
 	}
 	n.mu.Unlock()
+}
+
+// maxKnownPeers bounds Node.peerIDs before it forgets idle peers.
+const maxKnownPeers = 4096
+
+// rememberPeer records the node ID at peer's address, which Send checks
+// against the BlockList. The table is bounded: a party that completes
+// handshakes under ever new addresses (possible under plain TCP or one-way
+// TLS) would otherwise grow it for the Node's life. At peersCap entries
+// it forgets, all at once, the addresses with no endpoint whose node ID is
+// not blocked: a blocked one keeps refusing Send at once, and an address
+// that connects again is remembered again by its handshake. Only a node
+// blocked after its address was forgotten is refused later, by the
+// handshake of the next connection, instead of by Send
+// (TestPeerIDsBounded). n.mu held.
+func (n *Node) rememberPeer(peer hello) {
+	if _, ok := n.peerIDs[peer.Address]; !ok && len(n.peerIDs) >= n.peersCap {
+		for addr, id := range n.peerIDs {
+			if _, live := n.endpoints[addr]; !live && !n.bl.IsBlocked(addr, id) {
+				delete(n.peerIDs, addr)
+			}
+		}
+	}
+	n.peerIDs[peer.Address] = peer.NodeID
 }
 
 // closeRaw closes a tracked socket and forgets it; abort as in

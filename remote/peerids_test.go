@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -9,29 +10,51 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestPeerIDsForgottenWithTheirEndpoints: a party that completes handshakes
-// claiming ever new addresses (possible under plain TCP or one-way TLS, see
-// "Trust model" in docs/remote.md) must not grow the Node's memory for
-// ever. Each claim's endpoint gives up and goes, but Node.peerIDs keeps an
-// entry per address ever connected, which Send consults for the BlockList.
-func TestPeerIDsForgottenWithTheirEndpoints(t *testing.T) {
-	t.Skip("defect: Node.peerIDs (address → last node ID) is never pruned; each address a peer claims in a completed handshake stays in it for the Node's life. Pruning it when an endpoint exits changes what Send refuses at once for a node blocked later (docs/remote.md, BlockList); left to a design decision")
+// TestPeerIDsBounded: a party that completes handshakes claiming ever new
+// addresses (possible under plain TCP or one-way TLS, see "Trust model" in
+// docs/remote.md) cannot grow the Node's table of known peers for ever. At
+// its cap the table forgets the addresses that have no endpoint, except
+// those whose node ID is blocked: Send to such an address still fails at
+// once with ErrBlocked.
+func TestPeerIDsBounded(t *testing.T) {
 	mem := NewMemoryNetwork()
 	cfg := testConfig()
 	cfg.ListenAddress = "node-b:1"
 	cfg.ReconnectBackoffMin, cfg.ReconnectBackoffMax, cfg.GiveUpAfter = time.Millisecond, time.Millisecond, 20*time.Millisecond
 	b, rb := startNode(t, cfg, WithTransport(mem))
-	const claims = 50
-	for i := range claims {
+	claim := func(i int) {
 		raw, err := mem.Dial(context.Background(), b.Address())
 		require.NoError(t, err)
 		r := &rawClient{t: t, c: raw, fr: newFrameReader(raw, MaxFrameSize)}
 		r.handshake(cfg.SystemName, fmt.Sprintf("claimer-%d", i), fmt.Sprintf("claim-%d:1", i))
 		require.NoError(t, raw.Close())
 	}
+	const claims = 50
+	for i := range claims {
+		claim(i)
+	}
 	rb.waitUntil(t, "every claim's endpoint gone", func(r *recorder) bool { return len(r.terminated) == claims })
+	known := func() int {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return len(b.peerIDs)
+	}
+	require.Equal(t, claims, known(), "below the cap every address is remembered")
+
+	b.BlockList().Block("claimer-0") // by node ID: only the table links it to claim-0:1
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	require.Empty(t, b.endpoints)
-	require.Less(t, len(b.peerIDs), claims, "peerIDs keeps an entry per address ever claimed")
+	b.peersCap = 10
+	b.mu.Unlock()
+	claim(claims)
+	rb.waitUntil(t, "the last claim's endpoint gone", func(r *recorder) bool { return len(r.terminated) == claims+1 })
+	b.mu.Lock()
+	_, blockedKept := b.peerIDs["claim-0:1"]
+	_, newKept := b.peerIDs[fmt.Sprintf("claim-%d:1", claims)]
+	b.mu.Unlock()
+	require.True(t, blockedKept, "a blocked node's address is not forgotten")
+	require.True(t, newKept)
+	require.Equal(t, 2, known(), "idle, unblocked addresses forgotten at the cap")
+
+	err := b.Send("claim-0:1", Envelope{Target: PIDRef{"claim-0:1", "x"}, Message: ping(1)})
+	require.True(t, errors.Is(err, ErrBlocked), "Send to the blocked node's address fails at once: %v", err)
 }
