@@ -497,6 +497,13 @@ func (c *Cluster) installView(t Topology, _ []Member) {
 	}
 	c.publishLookupEvents()
 	c.lookupMu.Unlock()
+	if keys := c.remoteBlocked(t); len(keys) > 0 {
+		c.blockMu.Lock()
+		for _, k := range keys {
+			c.blocked[k] = struct{}{}
+		}
+		c.blockMu.Unlock()
+	}
 	c.view.Store(&viewSnap{topo: t, ring: c.buildRing(t)})
 	if prev != nil && prev.topo.Hash == t.Hash {
 		return
@@ -569,6 +576,25 @@ func (c *Cluster) onBlockEvent(ev remote.BlockEvent) {
 		}
 	}
 	c.log.Info("cluster: block list update applied", "blocked", len(hit))
+}
+
+// remoteBlocked returns the keys of t's members that remote's block list
+// names (by member ID or address), as onBlockEvent matches them. A block
+// event reaches only the members of the view of its time: a member blocked
+// before this member's first view, or a blocked member's new incarnation
+// (evicted, it rejoins at the same address, which remote still refuses), is
+// left out of owner selection when a view brings it, on both the caller
+// side (installView) and the placement core (placementActor.install), so
+// the two rings agree.
+func (c *Cluster) remoteBlocked(t Topology) []string {
+	bl := c.remote.BlockList()
+	var keys []string
+	for _, m := range t.Members {
+		if bl.IsBlocked(m.ID, m.Address) {
+			keys = append(keys, m.Key())
+		}
+	}
+	return keys
 }
 
 // isBlockedMember reports whether onBlockEvent took the member with this

@@ -185,6 +185,9 @@ func (p *placementActor) armTick(ctx actor.Context) {
 
 func (p *placementActor) install(ctx actor.Context, t Topology, released []Member, now time.Time) {
 	p.setLease()
+	for _, k := range p.c.remoteBlocked(t) {
+		p.core.blocked[k] = struct{}{} // kept by installView while k is in t
+	}
 	ch, err := p.core.installView(t, released, now)
 	if err != nil {
 		p.c.log.Warn("cluster: view refused", "err", err)
