@@ -376,7 +376,9 @@ func (p *placementActor) refusalResponse(id Identity, r *activationRefusal) *clu
 
 func (p *placementActor) onReady(ctx actor.Context, pid *actor.PID, now time.Time) {
 	a := p.core.byPID[pid.ID]
-	if a == nil {
+	if a == nil || a.ready {
+		// A grain restarted after a panic reports its Started again: the
+		// same activation, already announced and counted.
 		return
 	}
 	a.ready = true
@@ -397,9 +399,14 @@ func (p *placementActor) onReady(ctx actor.Context, pid *actor.PID, now time.Tim
 
 func (p *placementActor) onFailed(ctx actor.Context, pid *actor.PID, err error, now time.Time) {
 	a := p.core.byPID[pid.ID]
-	if a == nil || a.ready {
+	if a == nil {
 		return
 	}
+	// A ready activation fails here when its grain, restarted after a
+	// panic, failed its Started handler (a typed grain's Activated error):
+	// nobody waits for it any more, but it is stopped all the same, so the
+	// next request activates the identity afresh instead of reaching a
+	// grain that cannot serve.
 	resp := &clusterpb.ActivationResponse{Status: clusterpb.ActivationStatus_ACTIVATION_STATUS_FAILED, Error: err.Error(),
 		Kind: a.id.Kind, Id: a.id.ID}
 	for _, w := range p.waiting[a] {
