@@ -69,7 +69,12 @@ type Cluster struct {
 	metrics  *clusterMetrics
 	kinds    []Kind // with idle timeouts resolved
 
-	view       atomic.Pointer[viewSnap]
+	view atomic.Pointer[viewSnap]
+	// viewMu orders the stores of view: installView (a new view, on the
+	// membership goroutine) and onBlockEvent (the current view's ring
+	// rebuilt, on the goroutine that changed the block list), so a ring
+	// rebuilt for the block list is never stored over a newer view.
+	viewMu     sync.Mutex
 	membership atomic.Pointer[membershipBox]
 	status     atomic.Int32
 	lookupMu   sync.Mutex
@@ -504,7 +509,9 @@ func (c *Cluster) installView(t Topology, _ []Member) {
 		}
 		c.blockMu.Unlock()
 	}
+	c.viewMu.Lock()
 	c.view.Store(&viewSnap{topo: t, ring: c.buildRing(t)})
+	c.viewMu.Unlock()
 	if prev != nil && prev.topo.Hash == t.Hash {
 		return
 	}
@@ -556,7 +563,10 @@ func (c *Cluster) onBlockEvent(ev remote.BlockEvent) {
 		}
 	}
 	c.blockMu.Unlock()
-	c.view.Store(&viewSnap{topo: v.topo, ring: c.buildRing(v.topo)})
+	c.viewMu.Lock()
+	cur := c.view.Load() // v, or a view installed since
+	c.view.Store(&viewSnap{topo: cur.topo, ring: c.buildRing(cur.topo)})
+	c.viewMu.Unlock()
 	if !ev.Blocked {
 		for _, m := range hit {
 			c.root.Send(c.placement, &blockMsg{member: m, unblock: true})
