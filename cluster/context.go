@@ -21,7 +21,9 @@ var errNotReady = errors.New("cluster: no view yet")
 // Config.RequestTimeout applies. Errors: ErrTimeout (deadline or attempts
 // exhausted; wraps the last cause), ErrNoSuchKind (no member hosts the kind;
 // not retried), ErrShuttingDown (this member is leaving),
-// *ActivationFailedError, ErrInvalidIdentity, *actor.TypeMismatchError.
+// *ActivationFailedError, ErrInvalidIdentity, *actor.TypeMismatchError, and
+// remote's ErrUnknownType, ErrCodecPanic and ErrFrameTooLarge when msg or
+// the activation request cannot be encoded (not retried).
 // Messages from one caller to one identity arrive in the order sent while
 // the activation lives.
 func Request[T any](ctx context.Context, c *Cluster, id Identity, msg any) (T, error) {
@@ -187,14 +189,18 @@ func (c *Cluster) backoff(ctx context.Context, n int, cause error) bool {
 }
 
 // isFatal reports whether a request must not be retried after err: the kind
-// is hosted nowhere, the identity is invalid, this member is leaving, or
-// the grain itself failed to start. An activation that failed for a
-// transient reason (a custom lookup wraps every activator error in
-// *ActivationFailedError) is retried.
+// is hosted nowhere, the identity is invalid, this member is leaving, the
+// grain itself failed to start, or remote cannot encode the message or the
+// activation request (an unregistered type, a codec that panicked, an
+// envelope larger than a frame: every attempt would fail alike). An
+// activation that failed for a transient reason (a custom lookup wraps
+// every activator error in *ActivationFailedError) is retried.
 func isFatal(err error) bool {
 	var gs *grainStartError
 	return errors.Is(err, ErrNoSuchKind) || errors.Is(err, ErrInvalidIdentity) ||
-		errors.As(err, &gs) || errors.Is(err, errLocalShutdown)
+		errors.As(err, &gs) || errors.Is(err, errLocalShutdown) ||
+		errors.Is(err, remote.ErrUnknownType) || errors.Is(err, remote.ErrCodecPanic) ||
+		errors.Is(err, remote.ErrFrameTooLarge)
 }
 
 // grainStartError: the owner spawned the grain and its producer or Started
