@@ -22,8 +22,9 @@ type PanicCodec struct{}
 func (*PanicCodec) MarshalJSON() ([]byte, error) { panic("test: codec bug") }
 
 // A request that remote cannot encode (an unregistered type, a codec that
-// panics, an envelope larger than a frame: a huge identity) fails the same
-// way on every attempt: it is returned at once with remote's error, as
+// panics, an envelope larger than a frame: a huge identity; an identity
+// that is not UTF-8, refused as invalid before) fails the same way on every
+// attempt: it is returned at once with remote's error, as
 // ErrNoSuchKind is, instead of being retried until the attempts or the
 // deadline run out and reported as ErrTimeout.
 func TestClusterUnsendableRequestNotRetried(t *testing.T) {
@@ -43,6 +44,7 @@ func TestClusterUnsendableRequestNotRetried(t *testing.T) {
 		{"nil message", cluster.NewIdentity("counter", "1"), nil, remote.ErrUnknownType},
 		{"codec panics", cluster.NewIdentity("counter", "1"), &PanicCodec{}, remote.ErrCodecPanic},
 		{"identity larger than a frame", cluster.NewIdentity("counter", strings.Repeat("x", 5<<20)), &Get{}, remote.ErrFrameTooLarge},
+		{"identity not UTF-8", cluster.NewIdentity("counter", "a\xffb"), &Get{}, cluster.ErrInvalidIdentity},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Far more time than the retries take, which the request must
