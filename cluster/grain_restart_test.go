@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/fraktor-go/fraktor/actor"
@@ -36,9 +38,11 @@ func crashKind() cluster.Kind {
 // again, which must not count as another activation. ActivationStarted is
 // published once per activation (an observer pairing it with
 // ActivationTerminated would otherwise see an activation that never ends)
-// and fraktor.cluster.activations counts it once.
+// and fraktor.cluster.activations counts it once; the virtual-actor gauge,
+// raised for every report, read one more per restart for good.
 func TestClusterGrainRestartIsNotAnotherActivation(t *testing.T) {
-	nd := startMember(t, newRegistry(t), crashKind())
+	reader := sdkmetric.NewManualReader()
+	nd := startMemberFull(t, newRegistry(t), func(*cluster.Config) {}, withMeter(reader), crashKind())
 	awaitMembers(t, 1, nd)
 	id := cluster.NewIdentity("crashy", "1")
 	var started atomic.Int32
@@ -64,6 +68,14 @@ func TestClusterGrainRestartIsNotAnotherActivation(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int32(1), started.Load(), "ActivationStarted for one activation")
 	require.Equal(t, 1, nd.c.ActiveCount())
+	ms := collect(t, reader)
+	g, ok := ms["fraktor.cluster.virtual_actors"].Data.(metricdata.Gauge[int64])
+	require.True(t, ok)
+	require.Len(t, g.DataPoints, 1)
+	require.EqualValues(t, 1, g.DataPoints[0].Value, "virtual-actor gauge")
+	act, ok := ms["fraktor.cluster.activations"].Data.(metricdata.Sum[int64])
+	require.True(t, ok)
+	require.EqualValues(t, 1, act.DataPoints[0].Value, "activations counter")
 }
 
 // flakyAccount is testAccount whose Activated fails on its second call
