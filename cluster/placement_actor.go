@@ -382,6 +382,11 @@ func (p *placementActor) onReady(ctx actor.Context, pid *actor.PID, now time.Tim
 		return
 	}
 	a.ready = true
+	// Counted and published before the requesters hear of it: a caller
+	// whose request the grain answered finds it in the metrics.
+	p.c.metrics.activated(a.id.Kind)
+	// At is when the lease was granted: the grain may have run from then on.
+	p.c.sys.EventStream().Publish(&ActivationStarted{Identity: a.id, Member: p.core.selfKey, PID: pid, Token: a.token, At: time.Unix(0, a.granted)})
 	resp := p.okResponse(a)
 	for _, w := range p.waiting[a] {
 		if w != nil {
@@ -389,9 +394,6 @@ func (p *placementActor) onReady(ctx actor.Context, pid *actor.PID, now time.Tim
 		}
 	}
 	delete(p.waiting, a)
-	p.c.metrics.activated(a.id.Kind)
-	// At is when the lease was granted: the grain may have run from then on.
-	p.c.sys.EventStream().Publish(&ActivationStarted{Identity: a.id, Member: p.core.selfKey, PID: pid, Token: a.token, At: time.Unix(0, a.granted)})
 	if a.state == actStopping {
 		p.stopGrain(ctx, a, a.reason == stopFence)
 	}
