@@ -328,7 +328,7 @@ func (p *placementActor) activate(ctx actor.Context, req *clusterpb.ActivationRe
 		return
 	}
 	p.mu.Lock()
-	pid, err := ctx.SpawnNamed(a.kind.props, id.String())
+	pid, err := spawnGrain(ctx, a.kind.props, id.String())
 	if err == nil {
 		p.core.started(a, pid)
 	}
@@ -344,6 +344,20 @@ func (p *placementActor) activate(ctx actor.Context, req *clusterpb.ActivationRe
 	p.c.activeChanged(a.kind, 1)
 	ctx.Watch(pid)
 	p.waiting[a] = append(p.waiting[a], ctx.Sender())
+}
+
+// spawnGrain spawns a grain as a child of the placement actor. The spawn
+// runs the kind's producer on this goroutine, with p.mu held: a panic there
+// is returned as an error, an activation failure (V2.2) like a panic in the
+// grain's Started handler, instead of failing the placement actor with
+// p.mu held (every grain's first message would wait on it for good).
+func spawnGrain(ctx actor.Context, props *actor.Props, name string) (pid *actor.PID, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			pid, err = nil, fmt.Errorf("%w: grain producer panicked: %v", ErrActivationFailed, r)
+		}
+	}()
+	return ctx.SpawnNamed(props, name)
 }
 
 func (p *placementActor) okResponse(a *activation) *clusterpb.ActivationResponse {
