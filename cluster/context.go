@@ -130,16 +130,26 @@ func (c *Cluster) request(ctx context.Context, id Identity, msg any) (any, error
 		}
 		last = err
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrTimeout, id, last)
+			return nil, c.ended(id, last)
 		}
 		if attempt >= c.cfg.Retry.MaxAttempts {
 			c.throttled(id, attempt, last)
 			return nil, fmt.Errorf("%w: %s: %d attempts: %w", ErrTimeout, id, attempt, last)
 		}
 		if !c.backoff(ctx, attempt, last) {
-			return nil, fmt.Errorf("%w: %s: %w", ErrTimeout, id, last)
+			return nil, c.ended(id, last)
 		}
 	}
+}
+
+// ended is the error of a request whose ctx ended: ErrTimeout, or
+// ErrShuttingDown when Shutdown ended it (RequestFuture's and CallFuture's
+// contexts end with the cluster's), not its deadline.
+func (c *Cluster) ended(id Identity, last error) error {
+	if c.ctx.Err() != nil {
+		return fmt.Errorf("%w: %s: %w", ErrShuttingDown, id, last)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrTimeout, id, last)
 }
 
 // retryWarnInterval: at most one retries-exhausted warning is logged per
