@@ -113,6 +113,9 @@ func (p *placementActor) Receive(ctx actor.Context) {
 		})
 	case *passivateMsg:
 		if a := p.core.passivate(m.pid, now); a != nil {
+			// As for an idle grain (tick): callers here stop sending to
+			// it, so what they send next waits for the next activation.
+			p.c.dropCached(a.id, "")
 			p.stopGrain(ctx, a, false)
 		}
 	case *blockMsg:
