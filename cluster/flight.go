@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -81,13 +82,22 @@ func (c *Cluster) resolveOnce(ctx context.Context, id Identity) (*actor.PID, err
 
 // activateOnce resolves id once: through the owner's placement actor, or
 // through a custom lookup's Get (serialized; it caches what it resolves).
-func (c *Cluster) activateOnce(ctx context.Context, id Identity) (*actor.PID, string, error) {
+// A custom lookup is user code: a panic in its Get is an activation error
+// (retried like the lookup's own errors), not a panic of the goroutine
+// resolving, which may be the runtime's (RequestFuture, Send) and whose
+// flight would otherwise never land.
+func (c *Cluster) activateOnce(ctx context.Context, id Identity) (pid *actor.PID, owner string, err error) {
 	if !c.custom {
 		return c.activateRemote(ctx, id)
 	}
 	c.lookupMu.Lock()
 	defer c.lookupMu.Unlock()
-	pid, err := c.lookup.Get(id, c.now())
+	defer func() {
+		if r := recover(); r != nil {
+			pid, owner, err = nil, "", &ActivationFailedError{Key: id, Err: fmt.Errorf("identity lookup panicked: %v", r)}
+		}
+	}()
+	pid, err = c.lookup.Get(id, c.now())
 	c.publishLookupEvents()
 	return pid, "", err
 }
