@@ -617,12 +617,16 @@ func (c *Cluster) isBlockedMember(key string) bool {
 }
 
 // invalidateMember drops the PidCache entries of m and returns how many.
+// The placement actor calls it: a custom lookup's OnMemberLeft runs on a
+// tracked goroutine, as for dropCachedNoWait.
 func (c *Cluster) invalidateMember(key string, m Member) int {
 	if c.custom {
-		c.lookupMu.Lock()
-		defer c.lookupMu.Unlock()
-		c.lookup.OnMemberLeft(m)
-		c.publishLookupEvents()
+		c.goTracked(func() {
+			c.lookupMu.Lock()
+			defer c.lookupMu.Unlock()
+			c.lookup.OnMemberLeft(m)
+			c.publishLookupEvents()
+		})
 		return 0
 	}
 	return c.cache.InvalidateMember(key)

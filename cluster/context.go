@@ -340,15 +340,32 @@ func (c *Cluster) publish(id Identity, pid *actor.PID, owner string) {
 // dropCached withdraws the route to id's local grain and removes id from
 // the PidCache, where they still lead to pidID (any PID when pidID is
 // empty).
-func (c *Cluster) dropCached(id Identity, pidID string) {
+func (c *Cluster) dropCached(id Identity, pidID string) { c.drop(id, pidID, false) }
+
+// dropCachedNoWait is dropCached for the placement actor, which must never
+// wait for a custom lookup: a Get holds the lookup while it waits for an
+// activation answer, possibly the placement actor's own, which would then
+// wait out ActivationTimeout. The lookup's RemovePID runs on a tracked
+// goroutine instead (a request's retry needs it done first, so requests
+// call dropCached).
+func (c *Cluster) dropCachedNoWait(id Identity, pidID string) { c.drop(id, pidID, true) }
+
+func (c *Cluster) drop(id Identity, pidID string, noWait bool) {
 	if pa := c.pa; pa != nil {
 		pa.core.acts.withdraw(id, pidID)
 	}
 	if c.custom {
-		c.lookupMu.Lock()
-		c.lookup.RemovePID(id)
-		c.publishLookupEvents()
-		c.lookupMu.Unlock()
+		remove := func() {
+			c.lookupMu.Lock()
+			c.lookup.RemovePID(id)
+			c.publishLookupEvents()
+			c.lookupMu.Unlock()
+		}
+		if noWait {
+			c.goTracked(remove)
+		} else {
+			remove()
+		}
 		return
 	}
 	if pidID != "" {

@@ -106,7 +106,7 @@ func (p *placementActor) Receive(ctx actor.Context) {
 		}
 	case *clusterpb.ActivationTerminated:
 		id := Identity{Kind: m.Kind, ID: m.Id}
-		p.c.dropCached(id, m.PidId)
+		p.c.dropCachedNoWait(id, m.PidId)
 		p.c.sys.EventStream().Publish(&ActivationTerminated{
 			Identity: id, Member: m.MemberKey, PID: actor.NewPID(m.PidAddress, m.PidId),
 			Token: FencingToken{Epoch: m.TokenEpoch, Seq: m.TokenSeq}, At: now,
@@ -115,7 +115,7 @@ func (p *placementActor) Receive(ctx actor.Context) {
 		if a := p.core.passivate(m.pid, now); a != nil {
 			// As for an idle grain (tick): callers here stop sending to
 			// it, so what they send next waits for the next activation.
-			p.c.dropCached(a.id, "")
+			p.c.dropCachedNoWait(a.id, "")
 			p.stopGrain(ctx, a, false)
 		}
 	case *blockMsg:
@@ -157,7 +157,7 @@ func (p *placementActor) Receive(ctx actor.Context) {
 	case *shutdownMsg:
 		p.shutdown, p.leaving = m.done, true
 		for _, a := range p.core.beginShutdown(now) {
-			p.c.dropCached(a.id, "")
+			p.c.dropCachedNoWait(a.id, "")
 			p.stopGrain(ctx, a, false)
 		}
 		p.maybeShutdownDone()
@@ -215,7 +215,7 @@ func (p *placementActor) handOver(ctx actor.Context, a *activation, now time.Tim
 		to = o.Key()
 	}
 	p.c.sys.EventStream().Publish(&OwnershipChanged{Identity: a.id, From: p.core.selfKey, To: to, Epoch: p.core.view.Epoch, At: now})
-	p.c.dropCached(a.id, "")
+	p.c.dropCachedNoWait(a.id, "")
 	p.stopGrain(ctx, a, false)
 }
 
@@ -260,14 +260,14 @@ func (p *placementActor) tick(ctx actor.Context, now time.Time) {
 	p.setLease()
 	passivate, fence, stop := p.core.tick(now)
 	for _, a := range passivate {
-		p.c.dropCached(a.id, "")
+		p.c.dropCachedNoWait(a.id, "")
 		p.stopGrain(ctx, a, false)
 	}
 	if fence {
 		p.c.fenceAt.Store(1)
 		p.c.setStatus(StatusFenced)
 		for _, a := range stop {
-			p.c.dropCached(a.id, "")
+			p.c.dropCachedNoWait(a.id, "")
 			p.stopGrain(ctx, a, true)
 		}
 		p.c.metrics.fenced()
@@ -459,7 +459,7 @@ func (p *placementActor) onTerminated(ctx actor.Context, pid *actor.PID, now tim
 		}
 		delete(p.waiting, a)
 	}
-	p.c.dropCached(a.id, pid.ID)
+	p.c.dropCachedNoWait(a.id, pid.ID)
 	if wasReady {
 		p.c.metrics.deactivated(a.id.Kind)
 		// At is when the grain handled its last message (Stopped), not when
