@@ -188,8 +188,15 @@ func (p *placementActor) armTick(ctx actor.Context) {
 
 func (p *placementActor) install(ctx actor.Context, t Topology, released []Member, now time.Time) {
 	p.setLease()
-	for _, k := range p.c.remoteBlocked(t) {
-		p.core.blocked[k] = struct{}{} // kept by installView while k is in t
+	if !p.core.hasView || (t.Epoch >= p.core.view.Epoch && t.Hash != p.core.view.Hash) {
+		// installView rebuilds the ring (a view it neither refuses as
+		// stale nor only moves the epoch of): build it without the
+		// members remote's block list names (Cluster.remoteBlocked).
+		// Marked for another view, a key would make a blockMsg for it
+		// that is still queued skip its rebuild (placementCore.block).
+		for _, k := range p.c.remoteBlocked(t) {
+			p.core.blocked[k] = struct{}{} // kept by installView while k is in t
+		}
 	}
 	ch, err := p.core.installView(t, released, now)
 	if err != nil {
