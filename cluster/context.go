@@ -334,6 +334,12 @@ func (c *Cluster) publish(id Identity, pid *actor.PID, owner string) {
 	if pa := c.pa; pa != nil && pa.core.acts.publish(id, pid) {
 		return
 	}
+	if pid.Address == c.sys.Address() {
+		// A grain of this member that left the table since it answered
+		// (it stopped): no entry, which would lead to a dead grain for
+		// the PidCache TTL; the next message resolves afresh.
+		return
+	}
 	c.cache.Put(id, pid, owner, c.now())
 }
 
