@@ -25,6 +25,26 @@ type flight struct {
 	pid   *actor.PID
 	err   error
 	sends []any // Sends queued behind the resolution, in order
+	// goneAddr, goneID: the PID of an activation of the identity that
+	// ended while the flight was under way (terminated); land does not
+	// publish it.
+	goneAddr, goneID string
+}
+
+// terminated records, on the flight of id under way if there is one, that
+// the activation with the PID (address, pidID) ended, as its member's
+// ActivationTerminated broadcast says. The flight may have been answered
+// with that PID before the activation ended: published after the
+// broadcast's own drop found nothing to drop, the PidCache entry would lead
+// to the dead grain for the TTL, and every Send from this member would be a
+// dead letter until a request failed on it. (A new activation on the same
+// member has the same PID: then the next message resolves it again.)
+func (g *flightGroup) terminated(id Identity, address, pidID string) {
+	g.mu.Lock()
+	if f := g.m[id]; f != nil {
+		f.goneAddr, f.goneID = address, pidID
+	}
+	g.mu.Unlock()
 }
 
 // join returns the flight for id under way and false, or a new one that the
@@ -163,7 +183,7 @@ func (c *Cluster) land(id Identity, f *flight, pid *actor.PID, owner string, err
 			return
 		}
 		if err != nil || len(sends) == 0 {
-			if err == nil && !c.custom {
+			if err == nil && !c.custom && (pid.ID != f.goneID || pid.Address != f.goneAddr) {
 				c.publish(id, pid, owner)
 			}
 			delete(g.m, id)

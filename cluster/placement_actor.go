@@ -106,6 +106,7 @@ func (p *placementActor) Receive(ctx actor.Context) {
 		}
 	case *clusterpb.ActivationTerminated:
 		id := Identity{Kind: m.Kind, ID: m.Id}
+		p.c.flights.terminated(id, m.PidAddress, m.PidId)
 		p.c.dropCachedNoWait(id, m.PidId)
 		p.c.sys.EventStream().Publish(&ActivationTerminated{
 			Identity: id, Member: m.MemberKey, PID: actor.NewPID(m.PidAddress, m.PidId),
