@@ -69,7 +69,12 @@ type Cluster struct {
 	metrics  *clusterMetrics
 	kinds    []Kind // with idle timeouts resolved
 
-	view       atomic.Pointer[viewSnap]
+	view atomic.Pointer[viewSnap]
+	// viewMu orders the stores of view: installView (a new view, on the
+	// membership goroutine) and onBlockEvent (the current view's ring
+	// rebuilt, on the goroutine that changed the block list), so a ring
+	// rebuilt for the block list is never stored over a newer view.
+	viewMu     sync.Mutex
 	membership atomic.Pointer[membershipBox]
 	status     atomic.Int32
 	lookupMu   sync.Mutex
@@ -497,7 +502,16 @@ func (c *Cluster) installView(t Topology, _ []Member) {
 	}
 	c.publishLookupEvents()
 	c.lookupMu.Unlock()
+	if keys := c.remoteBlocked(t); len(keys) > 0 {
+		c.blockMu.Lock()
+		for _, k := range keys {
+			c.blocked[k] = struct{}{}
+		}
+		c.blockMu.Unlock()
+	}
+	c.viewMu.Lock()
 	c.view.Store(&viewSnap{topo: t, ring: c.buildRing(t)})
+	c.viewMu.Unlock()
 	if prev != nil && prev.topo.Hash == t.Hash {
 		return
 	}
@@ -549,7 +563,10 @@ func (c *Cluster) onBlockEvent(ev remote.BlockEvent) {
 		}
 	}
 	c.blockMu.Unlock()
-	c.view.Store(&viewSnap{topo: v.topo, ring: c.buildRing(v.topo)})
+	c.viewMu.Lock()
+	cur := c.view.Load() // v, or a view installed since
+	c.view.Store(&viewSnap{topo: cur.topo, ring: c.buildRing(cur.topo)})
+	c.viewMu.Unlock()
 	if !ev.Blocked {
 		for _, m := range hit {
 			c.root.Send(c.placement, &blockMsg{member: m, unblock: true})
@@ -571,6 +588,25 @@ func (c *Cluster) onBlockEvent(ev remote.BlockEvent) {
 	c.log.Info("cluster: block list update applied", "blocked", len(hit))
 }
 
+// remoteBlocked returns the keys of t's members that remote's block list
+// names (by member ID or address), as onBlockEvent matches them. A block
+// event reaches only the members of the view of its time: a member blocked
+// before this member's first view, or a blocked member's new incarnation
+// (evicted, it rejoins at the same address, which remote still refuses), is
+// left out of owner selection when a view brings it, on both the caller
+// side (installView) and the placement core (placementActor.install), so
+// the two rings agree.
+func (c *Cluster) remoteBlocked(t Topology) []string {
+	bl := c.remote.BlockList()
+	var keys []string
+	for _, m := range t.Members {
+		if bl.IsBlocked(m.ID, m.Address) {
+			keys = append(keys, m.Key())
+		}
+	}
+	return keys
+}
+
 // isBlockedMember reports whether onBlockEvent took the member with this
 // key out of owner selection.
 func (c *Cluster) isBlockedMember(key string) bool {
@@ -581,12 +617,16 @@ func (c *Cluster) isBlockedMember(key string) bool {
 }
 
 // invalidateMember drops the PidCache entries of m and returns how many.
+// The placement actor calls it: a custom lookup's OnMemberLeft runs on a
+// tracked goroutine, as for dropCachedNoWait.
 func (c *Cluster) invalidateMember(key string, m Member) int {
 	if c.custom {
-		c.lookupMu.Lock()
-		defer c.lookupMu.Unlock()
-		c.lookup.OnMemberLeft(m)
-		c.publishLookupEvents()
+		c.goTracked(func() {
+			c.lookupMu.Lock()
+			defer c.lookupMu.Unlock()
+			c.lookup.OnMemberLeft(m)
+			c.publishLookupEvents()
+		})
 		return 0
 	}
 	return c.cache.InvalidateMember(key)

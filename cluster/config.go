@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fraktor-go/fraktor/actor"
 )
@@ -279,6 +280,9 @@ func (c Config) Validate() error {
 		switch {
 		case k.name == "":
 			return invalidConfig("Kinds[%d] has an empty name", i)
+		case !utf8.ValidString(k.name):
+			// No identity of it would be valid (Identity.Validate).
+			return invalidConfig("Kinds[%d] (%q): the name is not valid UTF-8", i, k.name)
 		case k.props == nil:
 			return invalidConfig("Kinds[%d] (%q) has no props", i, k.name)
 		}

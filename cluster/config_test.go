@@ -38,6 +38,7 @@ func TestConfigValidateNamesEveryField(t *testing.T) {
 		{"Kinds[0]", func(c *Config) { c.Kinds = []Kind{NewKind("", props)} }},
 		{"has no props", func(c *Config) { c.Kinds = []Kind{NewKind("k", nil)} }},
 		{"given twice", func(c *Config) { c.Kinds = []Kind{NewKind("k", props), NewKind("k", props)} }},
+		{"not valid UTF-8", func(c *Config) { c.Kinds = []Kind{NewKind("k\xff", props)} }},
 		{"StopBudget", func(c *Config) { c.StopBudget = 2 * time.Second }}, // (F+S)(1+ρ) ≥ T(1−ρ)
 		{"WaitOut", func(c *Config) { c.WaitOut = time.Second }},           // W too short
 		{"RenewTimeout", func(c *Config) { c.Provider = slowRenew{reg} }},  // R + renew timeout ≥ F

@@ -21,7 +21,9 @@ var errNotReady = errors.New("cluster: no view yet")
 // Config.RequestTimeout applies. Errors: ErrTimeout (deadline or attempts
 // exhausted; wraps the last cause), ErrNoSuchKind (no member hosts the kind;
 // not retried), ErrShuttingDown (this member is leaving),
-// *ActivationFailedError, ErrInvalidIdentity, *actor.TypeMismatchError.
+// *ActivationFailedError, ErrInvalidIdentity, *actor.TypeMismatchError, and
+// remote's ErrUnknownType, ErrCodecPanic and ErrFrameTooLarge when msg or
+// the activation request cannot be encoded (not retried).
 // Messages from one caller to one identity arrive in the order sent while
 // the activation lives.
 func Request[T any](ctx context.Context, c *Cluster, id Identity, msg any) (T, error) {
@@ -128,16 +130,26 @@ func (c *Cluster) request(ctx context.Context, id Identity, msg any) (any, error
 		}
 		last = err
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrTimeout, id, last)
+			return nil, c.ended(id, last)
 		}
 		if attempt >= c.cfg.Retry.MaxAttempts {
 			c.throttled(id, attempt, last)
 			return nil, fmt.Errorf("%w: %s: %d attempts: %w", ErrTimeout, id, attempt, last)
 		}
 		if !c.backoff(ctx, attempt, last) {
-			return nil, fmt.Errorf("%w: %s: %w", ErrTimeout, id, last)
+			return nil, c.ended(id, last)
 		}
 	}
+}
+
+// ended is the error of a request whose ctx ended: ErrTimeout, or
+// ErrShuttingDown when Shutdown ended it (RequestFuture's and CallFuture's
+// contexts end with the cluster's), not its deadline.
+func (c *Cluster) ended(id Identity, last error) error {
+	if c.ctx.Err() != nil {
+		return fmt.Errorf("%w: %s: %w", ErrShuttingDown, id, last)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrTimeout, id, last)
 }
 
 // retryWarnInterval: at most one retries-exhausted warning is logged per
@@ -187,14 +199,18 @@ func (c *Cluster) backoff(ctx context.Context, n int, cause error) bool {
 }
 
 // isFatal reports whether a request must not be retried after err: the kind
-// is hosted nowhere, the identity is invalid, this member is leaving, or
-// the grain itself failed to start. An activation that failed for a
-// transient reason (a custom lookup wraps every activator error in
-// *ActivationFailedError) is retried.
+// is hosted nowhere, the identity is invalid, this member is leaving, the
+// grain itself failed to start, or remote cannot encode the message or the
+// activation request (an unregistered type, a codec that panicked, an
+// envelope larger than a frame: every attempt would fail alike). An
+// activation that failed for a transient reason (a custom lookup wraps
+// every activator error in *ActivationFailedError) is retried.
 func isFatal(err error) bool {
 	var gs *grainStartError
 	return errors.Is(err, ErrNoSuchKind) || errors.Is(err, ErrInvalidIdentity) ||
-		errors.As(err, &gs) || errors.Is(err, errLocalShutdown)
+		errors.As(err, &gs) || errors.Is(err, errLocalShutdown) ||
+		errors.Is(err, remote.ErrUnknownType) || errors.Is(err, remote.ErrCodecPanic) ||
+		errors.Is(err, remote.ErrFrameTooLarge)
 }
 
 // grainStartError: the owner spawned the grain and its producer or Started
@@ -318,21 +334,44 @@ func (c *Cluster) publish(id Identity, pid *actor.PID, owner string) {
 	if pa := c.pa; pa != nil && pa.core.acts.publish(id, pid) {
 		return
 	}
+	if pid.Address == c.sys.Address() {
+		// A grain of this member that left the table since it answered
+		// (it stopped): no entry, which would lead to a dead grain for
+		// the PidCache TTL; the next message resolves afresh.
+		return
+	}
 	c.cache.Put(id, pid, owner, c.now())
 }
 
 // dropCached withdraws the route to id's local grain and removes id from
 // the PidCache, where they still lead to pidID (any PID when pidID is
 // empty).
-func (c *Cluster) dropCached(id Identity, pidID string) {
+func (c *Cluster) dropCached(id Identity, pidID string) { c.drop(id, pidID, false) }
+
+// dropCachedNoWait is dropCached for the placement actor, which must never
+// wait for a custom lookup: a Get holds the lookup while it waits for an
+// activation answer, possibly the placement actor's own, which would then
+// wait out ActivationTimeout. The lookup's RemovePID runs on a tracked
+// goroutine instead (a request's retry needs it done first, so requests
+// call dropCached).
+func (c *Cluster) dropCachedNoWait(id Identity, pidID string) { c.drop(id, pidID, true) }
+
+func (c *Cluster) drop(id Identity, pidID string, noWait bool) {
 	if pa := c.pa; pa != nil {
 		pa.core.acts.withdraw(id, pidID)
 	}
 	if c.custom {
-		c.lookupMu.Lock()
-		c.lookup.RemovePID(id)
-		c.publishLookupEvents()
-		c.lookupMu.Unlock()
+		remove := func() {
+			c.lookupMu.Lock()
+			c.lookup.RemovePID(id)
+			c.publishLookupEvents()
+			c.lookupMu.Unlock()
+		}
+		if noWait {
+			c.goTracked(remove)
+		} else {
+			remove()
+		}
 		return
 	}
 	if pidID != "" {

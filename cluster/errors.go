@@ -38,8 +38,8 @@ var (
 	ErrStaleLease = errors.New("cluster: stale activation lease")
 	// ErrStaleView: a view with a lower epoch than the current one.
 	ErrStaleView = errors.New("cluster: stale topology view")
-	// ErrInvalidIdentity: an identity with an empty kind or ID, or a string
-	// that is not an identity's String form.
+	// ErrInvalidIdentity: an identity with an empty kind or ID, or one that
+	// is not valid UTF-8, or a string that is not an identity's String form.
 	ErrInvalidIdentity = errors.New("cluster: invalid identity")
 	// ErrInvalidConfig: a config field is out of range; the wrapping error
 	// names the field.

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -24,6 +25,26 @@ type flight struct {
 	pid   *actor.PID
 	err   error
 	sends []any // Sends queued behind the resolution, in order
+	// goneAddr, goneID: the PID of an activation of the identity that
+	// ended while the flight was under way (terminated); land does not
+	// publish it.
+	goneAddr, goneID string
+}
+
+// terminated records, on the flight of id under way if there is one, that
+// the activation with the PID (address, pidID) ended, as its member's
+// ActivationTerminated broadcast says. The flight may have been answered
+// with that PID before the activation ended: published after the
+// broadcast's own drop found nothing to drop, the PidCache entry would lead
+// to the dead grain for the TTL, and every Send from this member would be a
+// dead letter until a request failed on it. (A new activation on the same
+// member has the same PID: then the next message resolves it again.)
+func (g *flightGroup) terminated(id Identity, address, pidID string) {
+	g.mu.Lock()
+	if f := g.m[id]; f != nil {
+		f.goneAddr, f.goneID = address, pidID
+	}
+	g.mu.Unlock()
 }
 
 // join returns the flight for id under way and false, or a new one that the
@@ -81,13 +102,22 @@ func (c *Cluster) resolveOnce(ctx context.Context, id Identity) (*actor.PID, err
 
 // activateOnce resolves id once: through the owner's placement actor, or
 // through a custom lookup's Get (serialized; it caches what it resolves).
-func (c *Cluster) activateOnce(ctx context.Context, id Identity) (*actor.PID, string, error) {
+// A custom lookup is user code: a panic in its Get is an activation error
+// (retried like the lookup's own errors), not a panic of the goroutine
+// resolving, which may be the runtime's (RequestFuture, Send) and whose
+// flight would otherwise never land.
+func (c *Cluster) activateOnce(ctx context.Context, id Identity) (pid *actor.PID, owner string, err error) {
 	if !c.custom {
 		return c.activateRemote(ctx, id)
 	}
 	c.lookupMu.Lock()
 	defer c.lookupMu.Unlock()
-	pid, err := c.lookup.Get(id, c.now())
+	defer func() {
+		if r := recover(); r != nil {
+			pid, owner, err = nil, "", &ActivationFailedError{Key: id, Err: fmt.Errorf("identity lookup panicked: %v", r)}
+		}
+	}()
+	pid, err = c.lookup.Get(id, c.now())
 	c.publishLookupEvents()
 	return pid, "", err
 }
@@ -153,7 +183,7 @@ func (c *Cluster) land(id Identity, f *flight, pid *actor.PID, owner string, err
 			return
 		}
 		if err != nil || len(sends) == 0 {
-			if err == nil && !c.custom {
+			if err == nil && !c.custom && (pid.ID != f.goneID || pid.Address != f.goneAddr) {
 				c.publish(id, pid, owner)
 			}
 			delete(g.m, id)

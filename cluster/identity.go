@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Identity names a grain: its Kind (the type of virtual actor, registered by
@@ -16,10 +17,16 @@ type Identity struct {
 // NewIdentity returns the identity of grain id of kind.
 func NewIdentity(kind, id string) Identity { return Identity{Kind: kind, ID: id} }
 
-// Validate reports ErrInvalidIdentity when Kind or ID is empty.
+// Validate reports ErrInvalidIdentity when Kind or ID is empty or not valid
+// UTF-8. The wire messages carry them as protobuf strings, which must be
+// UTF-8: such an identity could be activated by callers on its owner only,
+// while every other member's activation request failed to encode.
 func (i Identity) Validate() error {
 	if i.Kind == "" || i.ID == "" {
 		return fmt.Errorf("%w: kind %q, id %q: both must be non-empty", ErrInvalidIdentity, i.Kind, i.ID)
+	}
+	if !utf8.ValidString(i.Kind) || !utf8.ValidString(i.ID) {
+		return fmt.Errorf("%w: kind %q, id %q: both must be valid UTF-8", ErrInvalidIdentity, i.Kind, i.ID)
 	}
 	return nil
 }

@@ -73,6 +73,12 @@ func TestParseIdentityErrors(t *testing.T) {
 	}
 	assert.ErrorIs(t, Identity{}.Validate(), ErrInvalidIdentity)
 	assert.NoError(t, NewIdentity("k", "i").Validate())
+	assert.NoError(t, NewIdentity("kïnd", "ïd/✓").Validate())
+	// Not UTF-8: the wire's protobuf strings cannot carry them.
+	assert.ErrorIs(t, NewIdentity("k", "a\xffb").Validate(), ErrInvalidIdentity)
+	assert.ErrorIs(t, NewIdentity("k\xc3", "i").Validate(), ErrInvalidIdentity)
+	_, err := ParseIdentity("k/a\xffb")
+	assert.ErrorIs(t, err, ErrInvalidIdentity)
 }
 
 func FuzzParseIdentity(f *testing.F) {

@@ -94,7 +94,14 @@ func (t *localActivations) route(id Identity) *actor.PID {
 }
 
 // publish makes id's local activation with PID pid routable and reports
-// whether there is one. Any goroutine.
+// whether there is one. Any goroutine. An activation that has begun to
+// stop is left unroutable: a resolution publishes the PID it was answered
+// with, and the activation may have begun to stop (its route withdrawn)
+// after the answer; routable again, it would take what callers send behind
+// its PoisonPill, as dead letters. The placement marks markStopping before
+// it withdraws the route, and the mark is checked and the route set in one
+// compare-and-swap, so a publish either precedes the withdrawal or sees the
+// mark.
 func (t *localActivations) publish(id Identity, pid *actor.PID) bool {
 	s := t.shard(id)
 	s.mu.RLock()
@@ -103,8 +110,12 @@ func (t *localActivations) publish(id Identity, pid *actor.PID) bool {
 	if a == nil || a.pid == nil || a.pid.ID != pid.ID || a.pid.Address != pid.Address {
 		return false
 	}
-	a.marks.Or(markRoutable)
-	return true
+	for {
+		m := a.marks.Load()
+		if m&markStopping != 0 || a.marks.CompareAndSwap(m, m|markRoutable) {
+			return true
+		}
+	}
 }
 
 // withdraw makes id's local activation unroutable, when its PID's ID is

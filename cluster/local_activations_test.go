@@ -61,3 +61,43 @@ func BenchmarkLocalActivationsRoute(b *testing.B) {
 		}
 	}
 }
+
+// A resolution publishes the PID it was answered with after the answer
+// arrived, on the caller's goroutine; the activation may have begun to stop
+// meanwhile (passivation, handover, shutdown, fence), and the placement
+// actor withdrew its route then. That late publish must not make the
+// stopping grain routable again: what callers sent to it would queue behind
+// its PoisonPill (or Stop) and become dead letters until it terminated.
+func TestLocalActivationsStoppingNotPublished(t *testing.T) {
+	tp := NewTopology(1, []Member{mA, mB})
+	tp2 := NewTopology(2, []Member{mA, mB, mC})
+	x := moving(t, "user", tp, tp2, mB, mC)
+	for _, tc := range []struct {
+		name string
+		stop func(c *placementCore, a *activation)
+	}{
+		{"passivated", func(c *placementCore, a *activation) { require.Same(t, a, c.passivate(a.pid, coreT0)) }},
+		{"handed over", func(c *placementCore, a *activation) {
+			require.Equal(t, []*activation{a}, mustInstall(t, c, tp2, coreT0).moved)
+		}},
+		{"shut down", func(c *placementCore, a *activation) { require.Equal(t, []*activation{a}, c.beginShutdown(coreT0)) }},
+		{"fenced", func(c *placementCore, a *activation) {
+			c.setLease(heldLease(coreT0.Add(coreS / 2)))
+			_, fence, stop := c.tick(coreT0)
+			require.True(t, fence)
+			require.Equal(t, []*activation{a}, stop)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newTestCore(mB)
+			joinView(t, c, tp, coreT0)
+			a := grant(t, c, x, coreT0)
+			require.True(t, c.acts.publish(x, a.pid))
+			require.Same(t, a.pid, c.acts.route(x))
+			tc.stop(c, a)
+			c.acts.withdraw(x, "") // as the placement actor does
+			assert.True(t, c.acts.publish(x, a.pid), "a local activation: no PidCache entry either")
+			assert.Nil(t, c.acts.route(x), "the stopping grain routable again")
+		})
+	}
+}

@@ -106,13 +106,17 @@ func (p *placementActor) Receive(ctx actor.Context) {
 		}
 	case *clusterpb.ActivationTerminated:
 		id := Identity{Kind: m.Kind, ID: m.Id}
-		p.c.dropCached(id, m.PidId)
+		p.c.flights.terminated(id, m.PidAddress, m.PidId)
+		p.c.dropCachedNoWait(id, m.PidId)
 		p.c.sys.EventStream().Publish(&ActivationTerminated{
 			Identity: id, Member: m.MemberKey, PID: actor.NewPID(m.PidAddress, m.PidId),
 			Token: FencingToken{Epoch: m.TokenEpoch, Seq: m.TokenSeq}, At: now,
 		})
 	case *passivateMsg:
 		if a := p.core.passivate(m.pid, now); a != nil {
+			// As for an idle grain (tick): callers here stop sending to
+			// it, so what they send next waits for the next activation.
+			p.c.dropCachedNoWait(a.id, "")
 			p.stopGrain(ctx, a, false)
 		}
 	case *blockMsg:
@@ -154,7 +158,7 @@ func (p *placementActor) Receive(ctx actor.Context) {
 	case *shutdownMsg:
 		p.shutdown, p.leaving = m.done, true
 		for _, a := range p.core.beginShutdown(now) {
-			p.c.dropCached(a.id, "")
+			p.c.dropCachedNoWait(a.id, "")
 			p.stopGrain(ctx, a, false)
 		}
 		p.maybeShutdownDone()
@@ -185,6 +189,16 @@ func (p *placementActor) armTick(ctx actor.Context) {
 
 func (p *placementActor) install(ctx actor.Context, t Topology, released []Member, now time.Time) {
 	p.setLease()
+	if !p.core.hasView || (t.Epoch >= p.core.view.Epoch && t.Hash != p.core.view.Hash) {
+		// installView rebuilds the ring (a view it neither refuses as
+		// stale nor only moves the epoch of): build it without the
+		// members remote's block list names (Cluster.remoteBlocked).
+		// Marked for another view, a key would make a blockMsg for it
+		// that is still queued skip its rebuild (placementCore.block).
+		for _, k := range p.c.remoteBlocked(t) {
+			p.core.blocked[k] = struct{}{} // kept by installView while k is in t
+		}
+	}
 	ch, err := p.core.installView(t, released, now)
 	if err != nil {
 		p.c.log.Warn("cluster: view refused", "err", err)
@@ -209,7 +223,7 @@ func (p *placementActor) handOver(ctx actor.Context, a *activation, now time.Tim
 		to = o.Key()
 	}
 	p.c.sys.EventStream().Publish(&OwnershipChanged{Identity: a.id, From: p.core.selfKey, To: to, Epoch: p.core.view.Epoch, At: now})
-	p.c.dropCached(a.id, "")
+	p.c.dropCachedNoWait(a.id, "")
 	p.stopGrain(ctx, a, false)
 }
 
@@ -254,14 +268,14 @@ func (p *placementActor) tick(ctx actor.Context, now time.Time) {
 	p.setLease()
 	passivate, fence, stop := p.core.tick(now)
 	for _, a := range passivate {
-		p.c.dropCached(a.id, "")
+		p.c.dropCachedNoWait(a.id, "")
 		p.stopGrain(ctx, a, false)
 	}
 	if fence {
 		p.c.fenceAt.Store(1)
 		p.c.setStatus(StatusFenced)
 		for _, a := range stop {
-			p.c.dropCached(a.id, "")
+			p.c.dropCachedNoWait(a.id, "")
 			p.stopGrain(ctx, a, true)
 		}
 		p.c.metrics.fenced()
@@ -325,7 +339,7 @@ func (p *placementActor) activate(ctx actor.Context, req *clusterpb.ActivationRe
 		return
 	}
 	p.mu.Lock()
-	pid, err := ctx.SpawnNamed(a.kind.props, id.String())
+	pid, err := spawnGrain(ctx, a.kind.props, id.String())
 	if err == nil {
 		p.core.started(a, pid)
 	}
@@ -341,6 +355,20 @@ func (p *placementActor) activate(ctx actor.Context, req *clusterpb.ActivationRe
 	p.c.activeChanged(a.kind, 1)
 	ctx.Watch(pid)
 	p.waiting[a] = append(p.waiting[a], ctx.Sender())
+}
+
+// spawnGrain spawns a grain as a child of the placement actor. The spawn
+// runs the kind's producer on this goroutine, with p.mu held: a panic there
+// is returned as an error, an activation failure (V2.2) like a panic in the
+// grain's Started handler, instead of failing the placement actor with
+// p.mu held (every grain's first message would wait on it for good).
+func spawnGrain(ctx actor.Context, props *actor.Props, name string) (pid *actor.PID, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			pid, err = nil, fmt.Errorf("%w: grain producer panicked: %v", ErrActivationFailed, r)
+		}
+	}()
+	return ctx.SpawnNamed(props, name)
 }
 
 func (p *placementActor) okResponse(a *activation) *clusterpb.ActivationResponse {
@@ -373,10 +401,17 @@ func (p *placementActor) refusalResponse(id Identity, r *activationRefusal) *clu
 
 func (p *placementActor) onReady(ctx actor.Context, pid *actor.PID, now time.Time) {
 	a := p.core.byPID[pid.ID]
-	if a == nil {
+	if a == nil || a.ready {
+		// A grain restarted after a panic reports its Started again: the
+		// same activation, already announced and counted.
 		return
 	}
 	a.ready = true
+	// Counted and published before the requesters hear of it: a caller
+	// whose request the grain answered finds it in the metrics.
+	p.c.metrics.activated(a.id.Kind)
+	// At is when the lease was granted: the grain may have run from then on.
+	p.c.sys.EventStream().Publish(&ActivationStarted{Identity: a.id, Member: p.core.selfKey, PID: pid, Token: a.token, At: time.Unix(0, a.granted)})
 	resp := p.okResponse(a)
 	for _, w := range p.waiting[a] {
 		if w != nil {
@@ -384,9 +419,6 @@ func (p *placementActor) onReady(ctx actor.Context, pid *actor.PID, now time.Tim
 		}
 	}
 	delete(p.waiting, a)
-	p.c.metrics.activated(a.id.Kind)
-	// At is when the lease was granted: the grain may have run from then on.
-	p.c.sys.EventStream().Publish(&ActivationStarted{Identity: a.id, Member: p.core.selfKey, PID: pid, Token: a.token, At: time.Unix(0, a.granted)})
 	if a.state == actStopping {
 		p.stopGrain(ctx, a, a.reason == stopFence)
 	}
@@ -394,9 +426,14 @@ func (p *placementActor) onReady(ctx actor.Context, pid *actor.PID, now time.Tim
 
 func (p *placementActor) onFailed(ctx actor.Context, pid *actor.PID, err error, now time.Time) {
 	a := p.core.byPID[pid.ID]
-	if a == nil || a.ready {
+	if a == nil {
 		return
 	}
+	// A ready activation fails here when its grain, restarted after a
+	// panic, failed its Started handler (a typed grain's Activated error):
+	// nobody waits for it any more, but it is stopped all the same, so the
+	// next request activates the identity afresh instead of reaching a
+	// grain that cannot serve.
 	resp := &clusterpb.ActivationResponse{Status: clusterpb.ActivationStatus_ACTIVATION_STATUS_FAILED, Error: err.Error(),
 		Kind: a.id.Kind, Id: a.id.ID}
 	for _, w := range p.waiting[a] {
@@ -430,7 +467,7 @@ func (p *placementActor) onTerminated(ctx actor.Context, pid *actor.PID, now tim
 		}
 		delete(p.waiting, a)
 	}
-	p.c.dropCached(a.id, pid.ID)
+	p.c.dropCachedNoWait(a.id, pid.ID)
 	if wasReady {
 		p.c.metrics.deactivated(a.id.Kind)
 		// At is when the grain handled its last message (Stopped), not when

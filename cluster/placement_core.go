@@ -138,6 +138,7 @@ const (
 	markTouched  uint32 = 1 << iota // a message since the last tick
 	markStarted                     // the Started handler returned
 	markRoutable                    // callers on this member may send to pid (localActivations.route)
+	markStopping                    // set by the placement when the activation begins to stop; never cleared
 )
 
 // touch marks the activation active since the last tick (L4). It writes
@@ -293,6 +294,7 @@ func (c *placementCore) beginStop(a *activation, why stopReason, now time.Time) 
 		return
 	}
 	a.state, a.reason, a.deadline = actStopping, why, now.Add(c.stop).UnixNano()
+	a.marks.Or(markStopping)
 	c.stopping++
 	if why == stopHandover {
 		c.handover++
@@ -615,6 +617,7 @@ func (c *placementCore) tick(now time.Time) (passivate []*activation, fence bool
 			if a.state != actStopping {
 				c.stopping++
 			}
+			a.marks.Or(markStopping)
 			a.state, a.reason = actStopping, stopFence
 			a.deadline = now.Add(c.stop).UnixNano()
 			stop = append(stop, a)

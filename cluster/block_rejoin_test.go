@@ -1,0 +1,72 @@
+package cluster_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/cluster"
+	"github.com/fraktor-go/fraktor/remote"
+)
+
+// A blocked member that is evicted fences and rejoins as a new incarnation
+// (docs/cluster.md, "Blocked"), at the same address remote's block list
+// still refuses. The new incarnation must stay out of owner selection on
+// the members that block it: otherwise every identity it owns is routed to
+// an address remote refuses, and requests for them fail until they time out.
+func TestClusterBlockedMemberRejoinedStaysOutOfOwnerSelection(t *testing.T) {
+	reg := fastRegistry(t)
+	a := startMemberWith(t, reg, fastTiming, counterKind())
+	b := startMemberWith(t, reg, fastTiming, counterKind())
+	c := startMemberWith(t, reg, fastTiming, counterKind())
+	awaitMembers(t, 3, a, b, c)
+	ctx := ctxWait(t)
+	var onB []cluster.Identity
+	for i := 0; len(onB) < 5 && i < 300; i++ {
+		id := cluster.NewIdentity("counter", fmt.Sprint(i))
+		who, err := cluster.Request[*Identity](ctx, a.c, id, &WhoAmI{})
+		require.NoError(t, err)
+		if who.Member == b.sys.Address() {
+			onB = append(onB, id)
+		}
+	}
+	require.NotEmpty(t, onB)
+	oldKey := b.c.Self().Key()
+	// b's new incarnation in the views of a and c.
+	rejoined := func(nd node) chan struct{} {
+		ch := make(chan struct{}, 1)
+		actor.Subscribe(nd.sys.EventStream(), func(ev *cluster.TopologyChanged) {
+			for _, m := range ev.Joined {
+				if m.Address == b.sys.Address() && m.Key() != oldKey {
+					select {
+					case ch <- struct{}{}:
+					default:
+					}
+				}
+			}
+		})
+		return ch
+	}
+	onA, onC := rejoined(a), rejoined(c)
+
+	remote.Get(a.sys).BlockList().Block(b.sys.Address())
+
+	for _, ch := range []chan struct{}{onA, onC} {
+		select {
+		case <-ch:
+		case <-time.After(wait):
+			t.Fatal("the blocked member never rejoined")
+		}
+	}
+	require.NotEqual(t, oldKey, b.c.Self().Key())
+	for _, id := range onB {
+		for _, from := range []node{a, c} {
+			who, err := cluster.Request[*Identity](ctx, from.c, id, &WhoAmI{})
+			require.NoError(t, err, "request for %s from %s", id, from.sys.Address())
+			require.NotEqual(t, b.sys.Address(), who.Member)
+		}
+	}
+}

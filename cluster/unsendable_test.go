@@ -1,0 +1,64 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/cluster"
+	"github.com/fraktor-go/fraktor/remote"
+)
+
+// Unregistered is a message type no serializer knows.
+type Unregistered struct{}
+
+// PanicCodec is a JSON message whose encoder panics.
+type PanicCodec struct{}
+
+func (*PanicCodec) MarshalJSON() ([]byte, error) { panic("test: codec bug") }
+
+// A request that remote cannot encode (an unregistered type, a codec that
+// panics, an envelope larger than a frame: a huge identity; an identity
+// that is not UTF-8, refused as invalid before) fails the same way on every
+// attempt: it is returned at once with remote's error, as
+// ErrNoSuchKind is, instead of being retried until the attempts or the
+// deadline run out and reported as ErrTimeout.
+func TestClusterUnsendableRequestNotRetried(t *testing.T) {
+	reg := newRegistry(t)
+	client, owner := startMember(t, reg), startMember(t, reg, counterKind()) // every grain on owner
+	awaitMembers(t, 2, client, owner)
+	require.NoError(t, remote.RegisterJSON[*PanicCodec](remote.Get(client.sys).Serializers(), "test.PanicCodec"))
+	_, err := cluster.Request[*Total](ctxWait(t), client.c, cluster.NewIdentity("counter", "1"), &Get{})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		id   cluster.Identity
+		msg  any
+		want error
+	}{
+		{"unregistered type", cluster.NewIdentity("counter", "1"), &Unregistered{}, remote.ErrUnknownType},
+		{"nil message", cluster.NewIdentity("counter", "1"), nil, remote.ErrUnknownType},
+		{"codec panics", cluster.NewIdentity("counter", "1"), &PanicCodec{}, remote.ErrCodecPanic},
+		{"identity larger than a frame", cluster.NewIdentity("counter", strings.Repeat("x", 5<<20)), &Get{}, remote.ErrFrameTooLarge},
+		{"identity not UTF-8", cluster.NewIdentity("counter", "a\xffb"), &Get{}, cluster.ErrInvalidIdentity},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Far more time than the retries take, which the request must
+			// not spend.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_, err := cluster.Request[*Total](ctx, client.c, tc.id, tc.msg)
+			if !errors.Is(err, tc.want) || errors.Is(err, cluster.ErrTimeout) {
+				t.Fatalf("err %.300v, want %v, not retried", err, tc.want)
+			}
+			fut := client.c.RequestFuture(tc.id, tc.msg, time.Minute)
+			if _, err := fut.Result(); !errors.Is(err, tc.want) || errors.Is(err, cluster.ErrTimeout) {
+				t.Fatalf("RequestFuture: err %.300v, want %v, not retried", err, tc.want)
+			}
+		})
+	}
+}
