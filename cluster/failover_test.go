@@ -192,7 +192,7 @@ func TestClusterAbruptStopWaitsOut(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("b never left a's view")
 	}
-	w := 612 * time.Millisecond // W for F 400 ms, S 100 ms, P 100 ms, ρ 0.01
+	w := 613 * time.Millisecond // W for F 400 ms, S 100 ms, P 100 ms, ρ 0.01 (612.1 ms, rounded up)
 	for range onB {
 		at := <-started
 		require.False(t, at.Before(goneAt.Add(w)), "reactivated %v after b left the view, before W", at.Sub(goneAt))
