@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -257,20 +258,40 @@ func (c *Cluster) setStatus(s Status) {
 // incarnation).
 func (c *Cluster) Self() Member { return c.membership.Load().m.Self() }
 
-// Members returns the members of the current view (nil before the first).
+// Members returns the members of the current view (nil before the first):
+// a copy, which the caller may change.
 func (c *Cluster) Members() []Member {
 	if v := c.view.Load(); v != nil {
-		return v.topo.Members
+		return cloneMembers(v.topo.Members)
 	}
 	return nil
 }
 
-// Topology returns the current view and whether there is one.
+// Topology returns the current view and whether there is one: a copy,
+// which the caller may change.
 func (c *Cluster) Topology() (Topology, bool) {
 	if v := c.view.Load(); v != nil {
-		return v.topo, true
+		t := v.topo
+		t.Members = cloneMembers(t.Members)
+		return t, true
 	}
 	return Topology{}, false
+}
+
+// cloneMembers copies ms and each member's Kinds: what the runtime hands
+// to user code (Members, Topology, TopologyChanged) must not share the
+// view's slices, which the owner rings and the caller side read
+// (TestClusterMembersAreCopies).
+func cloneMembers(ms []Member) []Member {
+	if ms == nil {
+		return nil
+	}
+	out := make([]Member, len(ms))
+	for i, m := range ms {
+		m.Kinds = slices.Clone(m.Kinds)
+		out[i] = m
+	}
+	return out
 }
 
 // IdentityLookup returns the identity lookup (the partition bridge, B1.3):
@@ -521,7 +542,7 @@ func (c *Cluster) installView(t Topology, _ []Member) {
 	} else {
 		joined = t.Members
 	}
-	c.sys.EventStream().Publish(&TopologyChanged{Joined: joined, Left: left, Members: t.Members, Epoch: t.Epoch, Hash: t.Hash, At: c.now()})
+	c.sys.EventStream().Publish(&TopologyChanged{Joined: cloneMembers(joined), Left: cloneMembers(left), Members: cloneMembers(t.Members), Epoch: t.Epoch, Hash: t.Hash, At: c.now()})
 }
 
 func (c *Cluster) buildRing(t Topology) Ring {
