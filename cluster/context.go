@@ -22,7 +22,7 @@ var errNotReady = errors.New("cluster: no view yet")
 // exhausted; wraps the last cause), ErrNoSuchKind (no member hosts the kind;
 // not retried), ErrShuttingDown (this member is leaving),
 // *ActivationFailedError, ErrInvalidIdentity, *actor.TypeMismatchError, and
-// remote's ErrUnknownType, ErrCodecPanic and ErrFrameTooLarge when msg or
+// remote's ErrUnknownType, ErrCodecPanic, ErrSerialize and ErrFrameTooLarge when msg or
 // the activation request cannot be encoded (not retried).
 // Messages from one caller to one identity arrive in the order sent while
 // the activation lives.
@@ -210,7 +210,7 @@ func isFatal(err error) bool {
 	return errors.Is(err, ErrNoSuchKind) || errors.Is(err, ErrInvalidIdentity) ||
 		errors.As(err, &gs) || errors.Is(err, errLocalShutdown) ||
 		errors.Is(err, remote.ErrUnknownType) || errors.Is(err, remote.ErrCodecPanic) ||
-		errors.Is(err, remote.ErrFrameTooLarge)
+		errors.Is(err, remote.ErrSerialize) || errors.Is(err, remote.ErrFrameTooLarge)
 }
 
 // grainStartError: the owner spawned the grain and its producer or Started

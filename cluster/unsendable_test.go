@@ -21,8 +21,13 @@ type PanicCodec struct{}
 
 func (*PanicCodec) MarshalJSON() ([]byte, error) { panic("test: codec bug") }
 
+// FailCodec is a JSON message whose encoder returns an error.
+type FailCodec struct{}
+
+func (*FailCodec) MarshalJSON() ([]byte, error) { return nil, errors.New("test: cannot encode") }
+
 // A request that remote cannot encode (an unregistered type, a codec that
-// panics, an envelope larger than a frame: a huge identity; an identity
+// panics or fails, an envelope larger than a frame: a huge identity; an identity
 // that is not UTF-8, refused as invalid before) fails the same way on every
 // attempt: it is returned at once with remote's error, as
 // ErrNoSuchKind is, instead of being retried until the attempts or the
@@ -32,6 +37,7 @@ func TestClusterUnsendableRequestNotRetried(t *testing.T) {
 	client, owner := startMember(t, reg), startMember(t, reg, counterKind()) // every grain on owner
 	awaitMembers(t, 2, client, owner)
 	require.NoError(t, remote.RegisterJSON[*PanicCodec](remote.Get(client.sys).Serializers(), "test.PanicCodec"))
+	require.NoError(t, remote.RegisterJSON[*FailCodec](remote.Get(client.sys).Serializers(), "test.FailCodec"))
 	_, err := cluster.Request[*Total](ctxWait(t), client.c, cluster.NewIdentity("counter", "1"), &Get{})
 	require.NoError(t, err)
 	for _, tc := range []struct {
@@ -43,6 +49,7 @@ func TestClusterUnsendableRequestNotRetried(t *testing.T) {
 		{"unregistered type", cluster.NewIdentity("counter", "1"), &Unregistered{}, remote.ErrUnknownType},
 		{"nil message", cluster.NewIdentity("counter", "1"), nil, remote.ErrUnknownType},
 		{"codec panics", cluster.NewIdentity("counter", "1"), &PanicCodec{}, remote.ErrCodecPanic},
+		{"codec fails", cluster.NewIdentity("counter", "1"), &FailCodec{}, remote.ErrSerialize},
 		{"identity larger than a frame", cluster.NewIdentity("counter", strings.Repeat("x", 5<<20)), &Get{}, remote.ErrFrameTooLarge},
 		{"identity not UTF-8", cluster.NewIdentity("counter", "a\xffb"), &Get{}, cluster.ErrInvalidIdentity},
 	} {

@@ -76,6 +76,11 @@ var (
 	// UnmarshalJSON, a protobuf method) panicked on a message. That
 	// envelope alone is refused; the error carries the panic value.
 	ErrCodecPanic = errors.New("remote: codec panicked")
+	// ErrSerialize: a message's serializer returned an error (for example
+	// a protobuf string that is not valid UTF-8, or a MarshalJSON error);
+	// the wrapping error names the serializer and type and wraps the
+	// serializer's own error. The same message fails alike on every try.
+	ErrSerialize = errors.New("remote: serializing failed")
 )
 
 // RejectCode says why a handshake was refused; it travels in a reject frame.

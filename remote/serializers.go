@@ -296,7 +296,7 @@ func (c *typeCodec) encodeWith(marshal func([]byte, any) ([]byte, error), dst []
 		if c.ser == SerializerSystem {
 			return dst, err
 		}
-		return dst, fmt.Errorf("remote: serializing %s %q: %w", c.ser, c.name, err)
+		return dst, fmt.Errorf("%w: %s %q: %w", ErrSerialize, c.ser, c.name, err)
 	}
 	return out, nil
 }
