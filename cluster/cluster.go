@@ -322,15 +322,49 @@ func (c *Cluster) setupLookup(lcfg LookupConfig, kinds []string) error {
 	if err != nil {
 		return err
 	}
-	if len(kinds) > 0 {
-		err = c.lookup.SetupMember(kinds)
+	setup := func() {
+		if len(kinds) > 0 {
+			err = c.lookup.SetupMember(kinds)
+		} else {
+			err = c.lookup.SetupClient(nil)
+		}
+	}
+	if c.custom {
+		// User code: a panic in its set-up fails Install.
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					err = invalidConfig("IdentityLookup panicked in its set-up: %v", r)
+				}
+			}()
+			setup()
+		}()
 	} else {
-		err = c.lookup.SetupClient(nil)
+		setup()
 	}
 	if cp, ok := c.lookup.(interface{ Cache() *PidCache }); ok {
 		c.cache = cp.Cache()
 	}
 	return err
+}
+
+// withLookup runs fn, which calls the identity lookup, with lookupMu held.
+// A custom lookup is user code: a panic in it ends fn there, is logged at
+// Error, and the lock is released, instead of crashing the goroutine that
+// called it (the membership goroutine, a tracked one) or leaving lookupMu
+// held for good (TestClusterCustomLookupPanicsContained). A request's own
+// resolution recovers its Get's panic as an error (activateOnce).
+func (c *Cluster) withLookup(what string, fn func()) {
+	c.lookupMu.Lock()
+	defer c.lookupMu.Unlock()
+	if c.custom {
+		defer func() {
+			if r := recover(); r != nil {
+				c.log.Error("cluster: identity lookup panicked", "method", what, "panic", r)
+			}
+		}()
+	}
+	fn()
 }
 
 // publishLookupEvents drains the lookup's activation and PidCache events
@@ -513,16 +547,16 @@ func (c *Cluster) installView(t Topology, _ []Member) {
 	if prev != nil && prev.topo.Hash == t.Hash && t.Epoch <= prev.topo.Epoch {
 		return
 	}
-	c.lookupMu.Lock()
-	_ = c.lookup.UpdateTopology(t)
-	if prev != nil {
-		_, left := Diff(prev.topo, t)
-		for _, m := range left {
-			c.lookup.OnMemberLeft(m)
+	c.withLookup("UpdateTopology", func() {
+		_ = c.lookup.UpdateTopology(t)
+		if prev != nil {
+			_, left := Diff(prev.topo, t)
+			for _, m := range left {
+				c.lookup.OnMemberLeft(m)
+			}
 		}
-	}
-	c.publishLookupEvents()
-	c.lookupMu.Unlock()
+		c.publishLookupEvents()
+	})
 	if keys := c.remoteBlocked(t); len(keys) > 0 {
 		c.blockMu.Lock()
 		for _, k := range keys {
@@ -643,10 +677,10 @@ func (c *Cluster) isBlockedMember(key string) bool {
 func (c *Cluster) invalidateMember(key string, m Member) int {
 	if c.custom {
 		c.goTracked(func() {
-			c.lookupMu.Lock()
-			defer c.lookupMu.Unlock()
-			c.lookup.OnMemberLeft(m)
-			c.publishLookupEvents()
+			c.withLookup("OnMemberLeft", func() {
+				c.lookup.OnMemberLeft(m)
+				c.publishLookupEvents()
+			})
 		})
 		return 0
 	}

@@ -362,10 +362,10 @@ func (c *Cluster) drop(id Identity, pidID string, noWait bool) {
 	}
 	if c.custom {
 		remove := func() {
-			c.lookupMu.Lock()
-			c.lookup.RemovePID(id)
-			c.publishLookupEvents()
-			c.lookupMu.Unlock()
+			c.withLookup("RemovePID", func() {
+				c.lookup.RemovePID(id)
+				c.publishLookupEvents()
+			})
 		}
 		if noWait {
 			c.goTracked(remove)
