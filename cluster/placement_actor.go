@@ -455,6 +455,7 @@ func (p *placementActor) onTerminated(ctx actor.Context, pid *actor.PID, now tim
 	if a == nil {
 		return
 	}
+	endedHandover := a.state == actStopping && a.reason == stopHandover
 	p.c.activeChanged(a.kind, -1)
 	wasReady := a.ready
 	if ws := p.waiting[a]; len(ws) > 0 {
@@ -485,7 +486,11 @@ func (p *placementActor) onTerminated(ctx actor.Context, pid *actor.PID, now tim
 			}
 		}
 	}
-	if p.core.handover == 0 {
+	if endedHandover && p.core.handover == 0 {
+		// The last grain a view moved away has stopped: acknowledge the
+		// view now rather than at the next tick. Other terminations leave
+		// the acknowledgement as the last one sent (the ticks repeat it),
+		// so they do not broadcast it (TestClusterTerminationSendsNoViewAck).
 		p.sendAck(ctx)
 	}
 	if p.core.fenced {
