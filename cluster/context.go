@@ -201,7 +201,7 @@ func (c *Cluster) backoff(ctx context.Context, n int, cause error) bool {
 // isFatal reports whether a request must not be retried after err: the kind
 // is hosted nowhere, the identity is invalid, this member is leaving, the
 // grain itself failed to start, or remote cannot encode the message or the
-// activation request (an unregistered type, a codec that panicked, an
+// activation request (an unregistered type, a codec that panicked or failed, an
 // envelope larger than a frame: every attempt would fail alike). An
 // activation that failed for a transient reason (a custom lookup wraps
 // every activator error in *ActivationFailedError) is retried.
