@@ -134,6 +134,9 @@ func newCluster(ctx context.Context, host actor.Host, cfg Config) (*Cluster, err
 	if r == nil {
 		return nil, fmt.Errorf("%w: the cluster needs the remote extension", ErrInvalidConfig)
 	}
+	if cfg.Name == "" {
+		cfg.Name = r.SystemName()
+	}
 	if r.SystemName() != cfg.Name {
 		// Remote's handshake refuses peers of another system name: the
 		// cluster name is that name, so members of other clusters never

@@ -77,7 +77,9 @@ type LeaseTimer interface {
 // Config configures the cluster extension (cluster.Install).
 type Config struct {
 	// Name is the cluster's name; members of other clusters are not
-	// members of this one (required).
+	// members of this one. It must equal remote's Config.SystemName, by
+	// which the handshake refuses other clusters' nodes; empty means that
+	// name, so it is set in one place.
 	Name string
 	// Provider is the membership backend: *MemoryRegistry, the Consul
 	// provider, or another implementation (required).
@@ -245,8 +247,6 @@ func minWaitOut(f, s, p time.Duration, rho float64) time.Duration {
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	switch {
-	case c.Name == "":
-		return invalidConfig("Name must not be empty")
 	case c.Provider == nil:
 		return invalidConfig("Provider must be set")
 	case c.RequestTimeout < 0:

@@ -17,11 +17,13 @@ func TestConfigValidateNamesEveryField(t *testing.T) {
 	props := actor.PropsFromFunc(func(actor.Context) {})
 	base := func() Config { return Config{Name: "c", Provider: reg, Kinds: []Kind{NewKind("k", props)}} }
 	require.NoError(t, base().Validate())
+	noName := base()
+	noName.Name = ""
+	require.NoError(t, noName.Validate(), "an empty Name is remote's SystemName")
 	for _, tc := range []struct {
 		field string
 		mut   func(*Config)
 	}{
-		{"Name", func(c *Config) { c.Name = "" }},
 		{"Provider", func(c *Config) { c.Provider = nil }},
 		{"RequestTimeout", func(c *Config) { c.RequestTimeout = -1 }},
 		{"AttemptTimeout", func(c *Config) { c.RequestTimeout, c.AttemptTimeout = time.Second, 2*time.Second }},

@@ -279,10 +279,10 @@ func TestClusterInvalidConfig(t *testing.T) {
 	rcfg := remote.DefaultConfig()
 	rcfg.ListenAddress = "127.0.0.1:0"
 	_, err := actor.NewSystem(actor.SystemConfig{Name: "x", Extensions: []actor.ExtensionInstaller{
-		remote.Install(rcfg), cluster.Install(cluster.Config{Provider: reg}),
+		remote.Install(rcfg), cluster.Install(cluster.Config{Provider: reg, RequestTimeout: -1}),
 	}})
 	require.ErrorIs(t, err, cluster.ErrInvalidConfig)
-	require.ErrorContains(t, err, "Name")
+	require.ErrorContains(t, err, "RequestTimeout")
 
 	// The cluster name is remote's system name: the handshake refuses
 	// members of other clusters by it.
