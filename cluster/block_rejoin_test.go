@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -24,15 +23,7 @@ func TestClusterBlockedMemberRejoinedStaysOutOfOwnerSelection(t *testing.T) {
 	c := startMemberWith(t, reg, fastTiming, counterKind())
 	awaitMembers(t, 3, a, b, c)
 	ctx := ctxWait(t)
-	var onB []cluster.Identity
-	for i := 0; len(onB) < 5 && i < 300; i++ {
-		id := cluster.NewIdentity("counter", fmt.Sprint(i))
-		who, err := cluster.Request[*Identity](ctx, a.c, id, &WhoAmI{})
-		require.NoError(t, err)
-		if who.Member == b.sys.Address() {
-			onB = append(onB, id)
-		}
-	}
+	onB := identitiesOn(t, ctx, a, b, 5, 300)
 	require.NotEmpty(t, onB)
 	oldKey := b.c.Self().Key()
 	// b's new incarnation in the views of a and c.

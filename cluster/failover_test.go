@@ -150,15 +150,7 @@ func TestClusterAbruptStopWaitsOut(t *testing.T) {
 	b := startMemberWith(t, gate, fastTiming, counterKind())
 	awaitMembers(t, 2, a, b)
 	ctx := ctxWait(t)
-	var onB []cluster.Identity
-	for i := 0; len(onB) < 5 && i < 200; i++ {
-		id := cluster.NewIdentity("counter", fmt.Sprint(i))
-		who, err := cluster.Request[*Identity](ctx, a.c, id, &WhoAmI{})
-		require.NoError(t, err)
-		if who.Member == b.sys.Address() {
-			onB = append(onB, id)
-		}
-	}
+	onB := identitiesOn(t, ctx, a, b, 5, 200)
 	require.NotEmpty(t, onB)
 
 	gone := make(chan time.Time, 1)
@@ -277,15 +269,7 @@ func TestClusterBlockListMovesGrains(t *testing.T) {
 	awaitMembers(t, 3, a, b, c)
 	obs := newObserver(a, b, c)
 	ctx := ctxWait(t)
-	var onB []cluster.Identity
-	for i := 0; len(onB) < 5 && i < 300; i++ {
-		id := cluster.NewIdentity("counter", fmt.Sprint(i))
-		who, err := cluster.Request[*Identity](ctx, a.c, id, &WhoAmI{})
-		require.NoError(t, err)
-		if who.Member == b.sys.Address() {
-			onB = append(onB, id)
-		}
-	}
+	onB := identitiesOn(t, ctx, a, b, 5, 300)
 	require.NotEmpty(t, onB)
 	applied := make(chan *cluster.BlockListApplied, 4)
 	actor.Subscribe(c.sys.EventStream(), func(ev *cluster.BlockListApplied) { applied <- ev })

@@ -109,6 +109,23 @@ func newRegistry(t testing.TB) *cluster.MemoryRegistry {
 	return reg
 }
 
+// identitiesOn returns n counter identities whose activation is on member
+// on, asking from member from (which activates them), among the first
+// limit IDs; fewer when limit runs out.
+func identitiesOn(t testing.TB, ctx context.Context, from, on node, n, limit int) []cluster.Identity {
+	t.Helper()
+	var ids []cluster.Identity
+	for i := 0; len(ids) < n && i < limit; i++ {
+		id := cluster.NewIdentity("counter", fmt.Sprint(i))
+		who, err := cluster.Request[*Identity](ctx, from.c, id, &WhoAmI{})
+		require.NoError(t, err)
+		if who.Member == on.sys.Address() {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
 // awaitMembers waits until every node's view has n members.
 func awaitMembers(t testing.TB, n int, nodes ...node) {
 	t.Helper()

@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -21,15 +20,8 @@ func TestClusterTerminationSendsNoViewAck(t *testing.T) {
 	a, b := startMember(t, reg, counterKind()), startMember(t, reg, counterKind())
 	awaitMembers(t, 2, a, b)
 	ctx := ctxWait(t)
-	var onA []cluster.Identity
-	for i := 0; len(onA) < 40; i++ {
-		id := cluster.NewIdentity("counter", fmt.Sprint(i))
-		who, err := cluster.Request[*Identity](ctx, a.c, id, &WhoAmI{})
-		require.NoError(t, err)
-		if who.Member == a.sys.Address() {
-			onA = append(onA, id)
-		}
-	}
+	onA := identitiesOn(t, ctx, a, a, 40, 1000)
+	require.Len(t, onA, 40)
 	received := func() uint64 { return remote.Get(b.sys).Node().Stats().EnvelopesReceived }
 	before := received()
 	for _, id := range onA {

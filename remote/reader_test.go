@@ -46,19 +46,7 @@ func TestReaderYieldsAfterBatch(t *testing.T) {
 	r := dialRaw(t, b.Address())
 	r.handshake(cfg.SystemName, "batcher", peerAddr)
 	enc := newEnvelopeEncoder(peerAddr, b.Address())
-	frame := func(dst []byte, seqs ...uint64) []byte {
-		start := len(dst)
-		dst = appendFrameHeader(dst, kindEnvelopes, 0)
-		for _, s := range seqs {
-			codec, err := b.Serializers().codecFor(ping(s))
-			require.NoError(t, err)
-			payload, err := codec.encode(nil, ping(s))
-			require.NoError(t, err)
-			dst = enc.append(dst, &wireEnvelope{target: PIDRef{b.Address(), "x"}, serializer: codec.ser, typeName: codec.name, payload: payload})
-		}
-		binary.BigEndian.PutUint32(dst[start+5:start+9], uint32(len(dst)-start-frameHeaderSize))
-		return dst
-	}
+	frame := pingFrames(t, b, enc)
 
 	// Without the yield the woken goroutine never runs first: the reader
 	// keeps the only processor until it blocks, after the second frame.
@@ -130,4 +118,23 @@ func TestDeliverBatchAllocatesOnlyMessages(t *testing.T) {
 		}
 	})
 	assert.Equal(t, perFrame*perMessage, allocs)
+}
+
+// pingFrames returns a function that appends to dst one envelopes frame
+// of ping(seq) for each of seqs, for target "x" on b, encoded by enc (the
+// raw peer's encoder: its name table is the connection's).
+func pingFrames(t testing.TB, b *Node, enc *envelopeEncoder) func(dst []byte, seqs ...uint64) []byte {
+	return func(dst []byte, seqs ...uint64) []byte {
+		start := len(dst)
+		dst = appendFrameHeader(dst, kindEnvelopes, 0)
+		for _, s := range seqs {
+			codec, err := b.Serializers().codecFor(ping(s))
+			require.NoError(t, err)
+			payload, err := codec.encode(nil, ping(s))
+			require.NoError(t, err)
+			dst = enc.append(dst, &wireEnvelope{target: PIDRef{b.Address(), "x"}, serializer: codec.ser, typeName: codec.name, payload: payload})
+		}
+		binary.BigEndian.PutUint32(dst[start+5:start+9], uint32(len(dst)-start-frameHeaderSize))
+		return dst
+	}
 }

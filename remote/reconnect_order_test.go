@@ -2,7 +2,6 @@ package remote
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"net"
 	"sync"
@@ -52,19 +51,7 @@ func TestReconnectKeepsOrderBehindOldReader(t *testing.T) {
 
 		const aAddr = "node-a:1"
 		enc := newEnvelopeEncoder(aAddr, b.Address())
-		frame := func(dst []byte, seqs ...uint64) []byte {
-			start := len(dst)
-			dst = appendFrameHeader(dst, kindEnvelopes, 0)
-			for _, s := range seqs {
-				codec, err := b.Serializers().codecFor(ping(s))
-				require.NoError(t, err)
-				payload, err := codec.encode(nil, ping(s))
-				require.NoError(t, err)
-				dst = enc.append(dst, &wireEnvelope{target: PIDRef{b.Address(), "x"}, serializer: codec.ser, typeName: codec.name, payload: payload})
-			}
-			binary.BigEndian.PutUint32(dst[start+5:start+9], uint32(len(dst)-start-frameHeaderSize))
-			return dst
-		}
+		frame := pingFrames(t, b, enc)
 		dial := func() *rawClient {
 			raw, err := mem.Dial(context.Background(), b.Address())
 			require.NoError(t, err)
