@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -61,6 +62,9 @@ func (d *deadLetters) StopProcess(*PID) {}
 // DeadLetterResponse when the sender is a future (or on another node, which
 // passes it on to a future), so the request fails fast.
 func (s *System) deadLetter(pid *PID, msg any, sender *PID, reason error) {
+	if reason == nil && s.redirected(pid, msg, sender) {
+		return
+	}
 	msg, _ = UnwrapEnvelope(msg)
 	d := s.deadLetters
 	d.count.Add(1)
@@ -86,6 +90,24 @@ func (s *System) deadLetter(pid *PID, msg any, sender *PID, reason error) {
 	} else {
 		d.suppressed.Add(1)
 	}
+}
+
+// redirected offers msg, for pid, to the Redirect installed for the parent
+// of pid when pid is a local process (Host.SetRedirect), and reports
+// whether it took msg. A child's ID is its parent's prefix and its name
+// (childPrefix); a grandchild's begins with its own parent's prefix, so it
+// matches no other actor's.
+func (s *System) redirected(pid *PID, msg any, sender *PID) bool {
+	rs := s.redirects.Load()
+	if rs == nil || pid == nil || (pid.Address != s.Address() && pid.Address != LocalAddress) {
+		return false
+	}
+	for _, x := range *rs {
+		if name, ok := strings.CutPrefix(pid.ID, x.prefix); ok {
+			return x.r(pid, name, msg, sender)
+		}
+	}
+	return false
 }
 
 // DeadLetters returns the number of dead letters so far.

@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"fmt"
 	"log/slog"
 
 	"go.opentelemetry.io/otel/metric"
@@ -63,6 +64,32 @@ type Host interface {
 	// node at address is declared gone, so requests waiting for it fail at
 	// once instead of at their deadline. It scans the registry.
 	FailRequestsTo(address string, reason error) int
+	// SetRedirect installs r for the children of parent, a live local
+	// actor (a later call for the same parent replaces it). A user message
+	// that would become a dead letter because its target, such a child,
+	// does not exist (never did, or stopped, including the messages still
+	// in its mailbox when it stopped) is offered to r first; a message
+	// that r takes is not a dead letter. Messages refused by a full
+	// mailbox are not offered, nor are those to deeper descendants. The
+	// cluster uses it to forward a message for a grain that is gone to the
+	// grain's next activation. It fails with ErrNilPID or ErrDeadLetter
+	// when parent is nil or not a live local actor.
+	SetRedirect(parent *PID, r Redirect) error
+}
+
+// Redirect takes msg, a user message (as sent, envelope included) from
+// sender (nil when none) for child, a child that does not exist of the
+// actor it was installed for, whose name (as spawned, or as it would have
+// been) is name; it reports whether it took msg. When it did not, msg
+// becomes a dead letter. It runs on the goroutine that found the target
+// missing (a worker, the sender's, a transport's reader) and must not
+// block.
+type Redirect func(child *PID, name string, msg any, sender *PID) bool
+
+// redirect is one Redirect and the ID prefix of the children it takes.
+type redirect struct {
+	prefix string
+	r      Redirect
 }
 
 // RemoteHandler resolves PIDs of other addresses to their proxy process; nil
@@ -96,6 +123,31 @@ func (h host) SetAddress(addr string) { h.s.address.Store(&addr) }
 func (h host) SetRemoteHandler(r RemoteHandler) {
 	h.s.remote.Store(&r)
 	h.s.registerFutures.Store(true)
+}
+
+func (h host) SetRedirect(parent *PID, r Redirect) error {
+	s := h.s
+	if parent == nil {
+		return ErrNilPID
+	}
+	c := s.liveCell(parent)
+	if c == nil {
+		return fmt.Errorf("%w: SetRedirect: %s is not a live local actor", ErrDeadLetter, parent)
+	}
+	prefix := string(childPrefix(nil, c))
+	s.redirectMu.Lock()
+	defer s.redirectMu.Unlock()
+	var next []redirect
+	if cur := s.redirects.Load(); cur != nil {
+		for _, x := range *cur {
+			if x.prefix != prefix {
+				next = append(next, x)
+			}
+		}
+	}
+	next = append(next, redirect{prefix: prefix, r: r})
+	s.redirects.Store(&next)
+	return nil
 }
 
 func (h host) Lookup(id string) (Process, bool) { return h.s.registry.get(id) }

@@ -138,6 +138,8 @@ type System struct {
 	registerFutures              atomic.Bool
 	signals                      sync.Pool // chan struct{} (cap 1): future_signal.go
 	remote                       atomic.Pointer[RemoteHandler]
+	redirects                    atomic.Pointer[[]redirect] // Host.SetRedirect; copied on write under redirectMu
+	redirectMu                   sync.Mutex
 	stopped                      atomic.Bool
 	shutdownOnce                 sync.Once
 	shutdownDone                 chan struct{}

@@ -217,6 +217,16 @@ func newCluster(ctx context.Context, host actor.Host, cfg Config) (*Cluster, err
 		return nil, err
 	}
 	c.placement = pid
+	if !c.custom {
+		// Sends that reach a grain of this member that is gone go on to
+		// its next activation (forward.go).
+		if err := host.SetRedirect(pid, c.forward); err != nil {
+			c.root.Stop(pid)
+			_ = m.Stop(ctx)
+			c.metrics.close()
+			return nil, err
+		}
+	}
 	c.unsub = append(c.unsub, r.BlockList().Subscribe(c.onBlockEvent))
 	c.wg.Add(1)
 	go c.watchMembership(m)

@@ -26,9 +26,19 @@ type flight struct {
 	err   error
 	sends []any // Sends queued behind the resolution, in order
 	// goneAddr, goneID: the PID of an activation of the identity that
-	// ended while the flight was under way (terminated); land does not
-	// publish it.
+	// ended while the flight was under way (terminated), or that a
+	// message the flight delivered could not reach (forward); land does
+	// not publish it, and hands the Sends still queued to a new flight
+	// instead of delivering them there.
 	goneAddr, goneID string
+	// landing is the PID the flight resolved, set when it begins to
+	// deliver its Sends.
+	landing *actor.PID
+}
+
+// samePID reports whether a and b name one process (b may be nil).
+func samePID(a, b *actor.PID) bool {
+	return b != nil && a.ID == b.ID && a.Address == b.Address
 }
 
 // terminated records, on the flight of id under way if there is one, that
@@ -53,17 +63,25 @@ func (g *flightGroup) terminated(id Identity, address, pidID string) {
 // that PID instead: a flight publishes its PID (local route or PidCache
 // entry) before it ends, under the same lock, so a caller that finds
 // neither flight nor PID cannot overtake what an earlier flight delivers.
-func (g *flightGroup) join(id Identity, queued any, c *Cluster, now time.Time) (*flight, bool, *actor.PID) {
+//
+// gone, when not nil, is a PID of id that queued could not reach
+// (forward): join never returns it, and when the flight under way is
+// delivering there, it marks it gone, so that the flight hands queued and
+// the rest of its Sends to a new resolution instead.
+func (g *flightGroup) join(id Identity, queued any, c *Cluster, now time.Time, gone *actor.PID) (*flight, bool, *actor.PID) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.m == nil {
 		g.m = map[Identity]*flight{}
 	}
 	f := g.m[id]
-	if f == nil {
-		if pid := c.cached(id, now); pid != nil {
+	switch {
+	case f == nil:
+		if pid := c.cached(id, now); pid != nil && !samePID(pid, gone) {
 			return nil, false, pid
 		}
+	case f.landing != nil && samePID(f.landing, gone):
+		f.goneAddr, f.goneID = gone.Address, gone.ID
 	}
 	lead := f == nil
 	if lead {
@@ -79,7 +97,7 @@ func (g *flightGroup) join(id Identity, queued any, c *Cluster, now time.Time) (
 // resolveOnce makes one activation request for id, shared by every caller
 // that asks while it is under way.
 func (c *Cluster) resolveOnce(ctx context.Context, id Identity) (*actor.PID, error) {
-	f, lead, pid := c.flights.join(id, nil, c, c.now())
+	f, lead, pid := c.flights.join(id, nil, c, c.now(), nil)
 	if pid != nil {
 		return pid, nil
 	}
@@ -125,7 +143,7 @@ func (c *Cluster) activateOnce(ctx context.Context, id Identity) (pid *actor.PID
 // sendAfterResolve queues msg behind the resolution of id, starting one
 // (with retries, in the background) when none is under way.
 func (c *Cluster) sendAfterResolve(id Identity, msg any) {
-	f, lead, pid := c.flights.join(id, msg, c, c.now())
+	f, lead, pid := c.flights.join(id, msg, c, c.now(), nil)
 	switch {
 	case pid != nil:
 		c.root.Send(pid, msg)
@@ -171,6 +189,14 @@ func (c *Cluster) land(id Identity, f *flight, pid *actor.PID, owner string, err
 	g := &c.flights
 	for {
 		g.mu.Lock()
+		if err == nil {
+			f.landing = pid
+			if len(f.sends) > 0 && pid.ID == f.goneID && pid.Address == f.goneAddr {
+				// The activation is gone (its Sends came back as dead
+				// letters, or its member said it ended): resolve again.
+				err, final = fmt.Errorf("%w: %s: grain %s is gone", actor.ErrDeadLetter, id, pid), false
+			}
+		}
 		sends := f.sends
 		f.sends = nil
 		if err != nil && len(sends) > 0 && !final {

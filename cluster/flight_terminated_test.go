@@ -31,7 +31,7 @@ func TestFlightDoesNotPublishTerminatedPID(t *testing.T) {
 	id := NewIdentity("k", "x")
 	dead := actor.NewPID("10.0.0.9:4000", "#1/k/x")
 
-	f, lead, _ := c.flights.join(id, nil, c, c.now())
+	f, lead, _ := c.flights.join(id, nil, c, c.now(), nil)
 	require.True(t, lead)
 	c.flights.terminated(id, dead.Address, dead.ID) // the broadcast, handled first
 	c.land(id, f, actor.NewPID(dead.Address, dead.ID), "o#1", nil, false)
@@ -41,7 +41,7 @@ func TestFlightDoesNotPublishTerminatedPID(t *testing.T) {
 
 	// A broadcast about another PID, or none, leaves the answer published.
 	live := actor.NewPID("10.0.0.8:4000", "#1/k/x")
-	f, _, _ = c.flights.join(id, nil, c, c.now())
+	f, _, _ = c.flights.join(id, nil, c, c.now(), nil)
 	c.flights.terminated(id, dead.Address, dead.ID)
 	c.land(id, f, live, "p#1", nil, false)
 	require.Same(t, live, c.cached(id, c.now()))

@@ -331,6 +331,16 @@ func (p *placementActor) activate(ctx actor.Context, req *clusterpb.ActivationRe
 		return
 	}
 	if existing {
+		if a.stoppedAt.Load() != nil {
+			// The grain handled Stopped (it stopped itself, or is
+			// passivating) and this actor has not had its Terminated yet:
+			// its PID leads nowhere. The requester retries and finds the
+			// next activation, instead of sending to the dead grain (a
+			// request would fail as a dead letter and retry anyway; a
+			// forwarded Send would use up its forwards).
+			ctx.Respond(p.refusalResponse(id, &activationRefusal{err: fmt.Errorf("%w: %s is stopping", errBusy, id)}))
+			return
+		}
 		if a.ready {
 			ctx.Respond(p.okResponse(a))
 		} else {

@@ -161,6 +161,11 @@ func (r *Remote) targetNotFound(env Envelope, target *actor.PID) {
 		if _, ok := msg.(*PoisonPillRequest); ok {
 			msg = &actor.PoisonPill{}
 		}
+		if env.Header != nil {
+			// With its header, as delivered: a Redirect (Host.SetRedirect)
+			// that takes the message passes it on.
+			msg = &actor.MessageEnvelope{Header: env.Header, Message: msg}
+		}
 		r.sys.DeadLetter(target, msg, r.pid(env.Sender), nil) // answers a sender on another node
 	}
 }

@@ -1,0 +1,73 @@
+package cluster
+
+import (
+	"maps"
+	"strconv"
+
+	"github.com/fraktor-go/fraktor/actor"
+)
+
+// ForwardHeader is the header key that counts how many times a message was
+// forwarded because the grain it was sent to was gone (forward). A grain
+// sees it in actor.Context.MessageHeader on a message that was forwarded.
+const ForwardHeader = "fraktor-cluster-forwards"
+
+// maxForwards bounds the forwards of one message: past it the message is a
+// dead letter. A message normally needs one (the grain passivated, moved or
+// stopped before it arrived); more mean activations that keep ending before
+// they handle it (a grain that stops itself when it starts), which must not
+// keep the message circling for ever.
+const maxForwards = 3
+
+// forward is the actor.Redirect of the placement actor's children: a Send
+// that reaches this member for one of its grains that is gone (it
+// passivated, moved away, or stopped with the message still in its
+// mailbox) is routed again like Send, to the identity's next activation,
+// instead of becoming a dead letter. The sender's PidCache entry, or a
+// local caller that found the route just before it was withdrawn, still
+// leads to the old activation until the ActivationTerminated broadcast
+// reaches it (and for the PidCache TTL when the broadcast is lost).
+//
+// Only messages without a sender are forwarded, as Send makes them. A
+// request's sender is told of the dead letter at once and its Request
+// retries; forwarding it as well would answer twice. Nor is a PoisonPill
+// (the placement actor's own passivation), anything while this member is
+// leaving, or anything with a custom IdentityLookup, whose cache may keep
+// returning the PID that is gone.
+//
+// The message goes through a resolution (flight) that never takes the PID
+// it could not reach, so it is never handed straight back to the dead
+// grain. A forwarded message may arrive after messages its sender sent
+// later, which found the new activation directly.
+func (c *Cluster) forward(gone *actor.PID, name string, msg any, sender *actor.PID) bool {
+	if sender != nil || c.custom || c.leaving() != nil {
+		return false
+	}
+	id, err := ParseIdentity(name)
+	if err != nil {
+		return false
+	}
+	if _, hosted := c.byKind[id.Kind]; !hosted {
+		return false
+	}
+	inner, h := actor.UnwrapEnvelope(msg)
+	if _, ok := inner.(*actor.PoisonPill); ok {
+		return false
+	}
+	n, _ := strconv.Atoi(h.Get(ForwardHeader))
+	if n >= maxForwards {
+		return false
+	}
+	fh := make(actor.Header, len(h)+1)
+	maps.Copy(fh, h)
+	fh.Set(ForwardHeader, strconv.Itoa(n+1))
+	fwd := &actor.MessageEnvelope{Header: fh, Message: inner}
+	f, lead, pid := c.flights.join(id, fwd, c, c.now(), gone)
+	switch {
+	case pid != nil:
+		c.root.Send(pid, fwd)
+	case lead:
+		c.leadSends(id, f)
+	}
+	return true
+}
