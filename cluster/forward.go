@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"maps"
 	"strconv"
 
@@ -54,13 +55,13 @@ func (c *Cluster) forward(gone *actor.PID, name string, msg any, sender *actor.P
 	if _, ok := inner.(*actor.PoisonPill); ok {
 		return false
 	}
-	n, _ := strconv.Atoi(h.Get(ForwardHeader))
+	n := forwardsOf(h)
 	if n >= maxForwards {
 		return false
 	}
 	fh := make(actor.Header, len(h)+1)
 	maps.Copy(fh, h)
-	fh.Set(ForwardHeader, strconv.Itoa(n+1))
+	fh.Set(ForwardHeader, strconv.FormatUint(n+1, 10))
 	fwd := &actor.MessageEnvelope{Header: fh, Message: inner}
 	f, lead, pid := c.flights.join(id, fwd, c, c.now(), gone)
 	switch {
@@ -70,4 +71,23 @@ func (c *Cluster) forward(gone *actor.PID, name string, msg any, sender *actor.P
 		c.leadSends(id, f)
 	}
 	return true
+}
+
+// forwardsOf is how many times a message with header h was forwarded. The
+// header may come from another node: a value that is not a count is 0, and
+// one too large to parse counts as past the bound (never negative, which
+// would buy a message more forwards).
+func forwardsOf(h actor.Header) uint64 {
+	v := h.Get(ForwardHeader)
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.ParseUint(v, 10, 32)
+	switch {
+	case err == nil:
+		return n
+	case errors.Is(err, strconv.ErrRange):
+		return maxForwards
+	}
+	return 0
 }
