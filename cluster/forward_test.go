@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
@@ -166,7 +168,8 @@ func TestClusterSendToPassivatedGrainForwarded(t *testing.T) {
 // order, instead of becoming dead letters.
 func TestClusterSendsQueuedAtStopForwarded(t *testing.T) {
 	k := newForwardKind()
-	nd := startMember(t, newRegistry(t), k.kind())
+	reader := sdkmetric.NewManualReader()
+	nd := startMemberFull(t, newRegistry(t), func(*cluster.Config) {}, withMeter(reader), k.kind())
 	awaitMembers(t, 1, nd)
 	ctx := ctxWait(t)
 	id := cluster.NewIdentity("counter", "q")
@@ -191,6 +194,10 @@ func TestClusterSendsQueuedAtStopForwarded(t *testing.T) {
 	nd.c.Send(id, &Add{N: 6})
 	r := k.await(t, dead)
 	assert.Equal(t, received{n: 6, activation: 2, member: nd.sys.Address()}, r)
+	fw, ok := collect(t, reader)["fraktor.cluster.forwards"].Data.(metricdata.Sum[int64])
+	require.True(t, ok)
+	require.Len(t, fw.DataPoints, 1)
+	assert.EqualValues(t, 5, fw.DataPoints[0].Value)
 }
 
 // A message is forwarded at most three times: a grain whose every

@@ -20,6 +20,7 @@ type clusterMetrics struct {
 	failures   metric.Int64Counter
 	fencing    metric.Int64Counter
 	activation metric.Int64Counter
+	forwards   metric.Int64Counter
 	reg        metric.Registration
 
 	mu     sync.Mutex
@@ -45,6 +46,9 @@ func newClusterMetrics(mp metric.MeterProvider) (*clusterMetrics, error) {
 	err = errors.Join(err, e)
 	cm.activation, e = m.Int64Counter("fraktor.cluster.activations", metric.WithUnit("{activation}"),
 		metric.WithDescription("activations started on this member"))
+	err = errors.Join(err, e)
+	cm.forwards, e = m.Int64Counter("fraktor.cluster.forwards", metric.WithUnit("{message}"),
+		metric.WithDescription("Sends that reached a grain of this member that was gone and were forwarded to its next activation"))
 	err = errors.Join(err, e)
 	cm.fencing, e = m.Int64Counter("fraktor.cluster.fencing", metric.WithUnit("{event}"),
 		metric.WithDescription("times this member fenced itself"))
@@ -95,6 +99,10 @@ func (m *clusterMetrics) deactivated(kind string) {
 
 func (m *clusterMetrics) activationFailed(kind string) {
 	m.failures.Add(context.Background(), 1, m.kindAttr(kind))
+}
+
+func (m *clusterMetrics) forwarded(kind string) {
+	m.forwards.Add(context.Background(), 1, m.kindAttr(kind))
 }
 
 func (m *clusterMetrics) fenced() { m.fencing.Add(context.Background(), 1) }
