@@ -172,7 +172,7 @@ var _ actor.Process = (*router)(nil)
 // SendUser implements actor.Process: it routes msg.
 func (r *router) SendUser(_ *actor.PID, msg any, sender *actor.PID) {
 	set := r.routees.Load()
-	switch m := msg.(type) {
+	switch carried(msg).(type) {
 	case management, *actor.PoisonPill:
 		r.root.SendWithSender(r.mgr, msg, sender)
 		return
@@ -180,7 +180,7 @@ func (r *router) SendUser(_ *actor.PID, msg any, sender *actor.PID) {
 		if set == pendingSet && r.hold(msg, sender) {
 			return
 		}
-		r.broadcast(r.routees.Load(), m.Message, sender)
+		r.broadcast(r.routees.Load(), broadcastPayload(msg), sender)
 		return
 	}
 	if set == pendingSet {
@@ -201,11 +201,33 @@ func (r *router) route(set *routeeSet, msg any, sender *actor.PID) {
 		r.refuse(msg, sender, reasonStopped)
 		return
 	}
-	if b, ok := msg.(*BroadcastMessage); ok {
-		r.broadcast(set, b.Message, sender)
+	if _, ok := carried(msg).(*BroadcastMessage); ok {
+		r.broadcast(set, broadcastPayload(msg), sender)
 		return
 	}
 	r.routing.route(r, set, msg, sender)
+}
+
+// carried is the message msg carries when it came with a header (an
+// actor.MessageEnvelope: the tracing middleware, a remote node or a
+// Forward of a traced message wraps it so), else msg. The router decides
+// by it, as an actor's Receive would see it, and delivers msg itself, so
+// the header reaches the routee. One type assertion, no allocation.
+func carried(msg any) any {
+	if e, ok := msg.(*actor.MessageEnvelope); ok && e != nil {
+		return e.Message
+	}
+	return msg
+}
+
+// broadcastPayload is what a *BroadcastMessage (msg, or the message an
+// envelope msg carries) delivers to every routee: its Message, with the
+// envelope's header when it came with one.
+func broadcastPayload(msg any) any {
+	if e, ok := msg.(*actor.MessageEnvelope); ok && e != nil {
+		return &actor.MessageEnvelope{Header: e.Header, Message: e.Message.(*BroadcastMessage).Message}
+	}
+	return msg.(*BroadcastMessage).Message
 }
 
 // hold keeps msg until the pool's routees exist; false when they exist
