@@ -78,3 +78,17 @@ func TestIdentityOfOrdinaryActorIsFalse(t *testing.T) {
 	probe.Send(pid, "?")
 	require.False(t, testkit.ExpectMsg[bool](probe, 0))
 }
+
+// TestReactivateKeepsRepliesNotYetTaken: Reactivate works whatever the
+// probe holds; a reply the test has not taken yet stays in g.Probe.
+func TestReactivateKeepsRepliesNotYetTaken(t *testing.T) {
+	rec := newRecorder(t)
+	store := testkit.NewFencedStore[int](nil)
+	g := testkit.NewGrain(rec, storedCounter(store), cluster.NewIdentity("stored", "b"))
+	g.Send(&addReq{N: 2}) // the reply waits in g.Probe
+	g.Reactivate()
+	require.Empty(t, rec.Fatals())
+	require.Equal(t, 2, testkit.ExpectMsg[*total](g.Probe, 0).N, "the reply sent before Reactivate")
+	require.Equal(t, 5, testkit.RequestGrain[*total](g, &addReq{N: 3}).N)
+	require.Empty(t, rec.Fatals())
+}
