@@ -16,7 +16,9 @@ import (
 // must name an enabled installer (ErrMissingRequirement,
 // ErrRequirementDisabled, naming both); the requirements must not form a
 // cycle (ErrCycle, naming it); and Validate must pass for every enabled
-// installer (ErrValidation, B1.2). All problems found are returned together
+// installer (ErrValidation, B1.2). A panic in Name, Requires, Enabled or
+// Validate is such a problem too (ErrValidation and ErrPanic); an
+// installer whose Enabled panics counts as enabled and is marked Failed. All problems found are returned together
 // (errors.Join of [*Error]), and the installers concerned are marked Failed.
 // Disabled installers are marked Disabled and otherwise ignored: they are
 // neither validated nor installed (B1.4).
@@ -70,8 +72,12 @@ func checkNames[H any](installers []Installer[H]) ([]string, error) {
 			errs = append(errs, &Error{Extension: label, Op: OpValidate, Err: fmt.Errorf("%w: installer %s is nil", ErrValidation, label)})
 			continue
 		}
-		name := in.Name()
+		name, perr := protectValue(in.Name)
 		names[i] = name
+		if perr != nil {
+			errs = append(errs, &Error{Extension: label, Op: OpValidate, Err: fmt.Errorf("%w: installer %s (%T): Name: %w", ErrValidation, label, in, perr)})
+			continue
+		}
 		if name == "" {
 			errs = append(errs, &Error{Extension: label, Op: OpValidate, Err: fmt.Errorf("%w: installer %s (%T) has an empty name", ErrValidation, label, in)})
 			continue
@@ -90,9 +96,16 @@ func checkNames[H any](installers []Installer[H]) ([]string, error) {
 func (r *Registry[H]) check(installers []Installer[H], names []string) ([]int, error) {
 	at := make(map[string]int, len(names))
 	enabled := make([]bool, len(installers))
+	// A panic in Enabled or Requires fails the installer like one in
+	// Validate: it counts as enabled, so it is marked Failed with the cause.
+	queryFailed := make(map[int]error)
 	for i, in := range installers {
 		at[names[i]] = i
-		enabled[i] = in.Enabled()
+		on, perr := protectValue(in.Enabled)
+		if perr != nil {
+			on, queryFailed[i] = true, fmt.Errorf("Enabled: %w", perr)
+		}
+		enabled[i] = on
 		if !enabled[i] {
 			r.setStatus(names[i], Status{State: Disabled})
 		}
@@ -113,9 +126,18 @@ func (r *Registry[H]) check(installers []Installer[H], names []string) ([]int, e
 		errs = append(errs, e)
 		failed[i] = append(failed[i], e)
 	}
+	for _, i := range pos {
+		if perr := queryFailed[i]; perr != nil {
+			fail(i, &Error{Extension: names[i], Op: OpValidate, Err: fmt.Errorf("%w: %w", ErrValidation, perr)})
+		}
+	}
 	requires := make([][]int, len(pos))
 	for li, i := range pos {
-		for _, req := range installers[i].Requires() {
+		reqs, perr := protectValue(installers[i].Requires)
+		if perr != nil {
+			fail(i, &Error{Extension: names[i], Op: OpValidate, Err: fmt.Errorf("%w: Requires: %w", ErrValidation, perr)})
+		}
+		for _, req := range reqs {
 			j, ok := at[req]
 			switch {
 			case !ok:

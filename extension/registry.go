@@ -188,6 +188,16 @@ func (r *Registry[H]) shutdownRunning(ctx context.Context, keep map[string]bool)
 	return errors.Join(errs...)
 }
 
+// protectValue runs f and returns its result, or a panic as an error
+// wrapping ErrPanic (an installer's Name, Requires and Enabled).
+func protectValue[T any](f func() T) (v T, err error) {
+	err = protect(func() error {
+		v = f()
+		return nil
+	})
+	return v, err
+}
+
 // protect runs f and turns a panic into an error wrapping ErrPanic.
 func protect(f func() error) (err error) {
 	defer func() {

@@ -143,3 +143,61 @@ func TestConcurrentSendersDuringResize(t *testing.T) {
 	}, 10*time.Second, "arrived %d + dead letters %d", arrived.Load(), sys.DeadLetters())
 	assert.Greater(t, arrived.Load(), int64(senders*each/2))
 }
+
+// An unnamed router's name comes from its system's ID sequence, like a
+// generated actor ID: fresh deterministic systems name their routers
+// alike (the same trace on every run, whatever ran before in the process),
+// and a router's name is not a process-wide count.
+func TestUnnamedRoutersAreNamedPerSystem(t *testing.T) {
+	names := func() []string {
+		ms := testkit.NewManualSystem(t)
+		var out []string
+		for range 2 {
+			r, err := router.SpawnGroup(ms.Root(), router.RoundRobin(), nil)
+			require.NoError(t, err)
+			out = append(out, r.ID)
+		}
+		parent := ms.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+			if _, ok := c.Message().(*actor.Started); ok {
+				r, err := router.SpawnGroup(c, router.RoundRobin(), nil)
+				if err != nil {
+					panic(err)
+				}
+				out = append(out, r.ID)
+			}
+		}))
+		require.NotNil(t, parent)
+		ms.RunUntilIdle()
+		return append(out, ms.TraceStrings()...)
+	}
+	first := names()
+	require.Greater(t, len(first), 3)
+	assert.Equal(t, first, names(), "a second fresh system names its routers alike")
+	assert.Regexp(t, `^router\$\w+$`, first[0])
+	assert.Regexp(t, `/router\$\w+$`, first[2], "a child router is named under its parent")
+}
+
+// A router spawned by an actor that has stopped its children (from its
+// Stopped handler) is refused, named or not: the actor takes no child.
+func TestRouterSpawnedByStoppingActorIsRefused(t *testing.T) {
+	for _, name := range []string{"", "named"} {
+		t.Run("name="+name, func(t *testing.T) {
+			ms := testkit.NewManualSystem(t)
+			p := testkit.NewManualProbe(t, ms)
+			parent := ms.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+				if _, ok := c.Message().(*actor.Stopped); ok {
+					var opts []router.Option
+					if name != "" {
+						opts = append(opts, router.WithName(name))
+					}
+					_, err := router.SpawnPool(c, echoProps(nil), 1, router.RoundRobin(), opts...)
+					c.Send(p.PID(), err)
+				}
+			}))
+			ms.RunUntilIdle()
+			require.NoError(t, awaitStop(ms, parent))
+			err := testkit.ExpectMsg[error](p, time.Second)
+			assert.ErrorIs(t, err, actor.ErrParentStopping)
+		})
+	}
+}

@@ -23,7 +23,9 @@ func (m *manager) Receive(ctx actor.Context) {
 	case *actor.Started:
 		m.start(ctx)
 	case *AddRoutee:
-		if msg.PID != nil && indexOf(m.pids, msg.PID) < 0 {
+		// Never the router itself: routing to it would recurse on the
+		// sender's goroutine until the stack overflows.
+		if msg.PID != nil && !msg.PID.Equal(m.r.self.Load()) && indexOf(m.pids, msg.PID) < 0 {
 			m.pids = append(m.pids, msg.PID)
 			ctx.Watch(msg.PID)
 			m.publish()

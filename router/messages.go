@@ -20,8 +20,8 @@ type BroadcastMessage struct{ Message any }
 // sender knows that later messages are routed over it.
 type (
 	// AddRoutee adds PID to the routees (a group's or a pool's; a PID added
-	// to a pool is not stopped with it). Adding a present routee does
-	// nothing.
+	// to a pool is not stopped with it). Adding a present routee, or the
+	// router itself, does nothing.
 	AddRoutee struct{ PID *actor.PID }
 	// RemoveRoutee takes PID out of the routees; a pool's own routee is
 	// then poisoned (it handles what was routed to it first). A message

@@ -1,6 +1,7 @@
 package router_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -63,4 +64,22 @@ func TestRouterAcrossNodes(t *testing.T) {
 	reply, err = actor.Request[*remoteReply](t.Context(), b.Root(), sg, &remoteQuery{})
 	require.NoError(t, err)
 	assert.Equal(t, "talker", reply.From)
+}
+
+// A scatter-gather router whose routees on another node cannot take the
+// request (here: routers there with no routees, which refuse it as a dead
+// letter) fails at once with ErrAllRouteesFailed: each refusal comes back
+// as a DeadLetterResponse to the collector.
+func TestScatterGatherRemoteRouteesRefuse(t *testing.T) {
+	a, b := remoteNode(t), remoteNode(t)
+	e1, err := router.SpawnGroup(a.Root(), router.RoundRobin(), nil)
+	require.NoError(t, err)
+	e2, err := router.SpawnGroup(a.Root(), router.RoundRobin(), nil)
+	require.NoError(t, err)
+	sg, err := router.SpawnGroup(b.Root(), router.ScatterGatherFirstCompleted(time.Minute), []*actor.PID{e1, e2})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	_, err = actor.Request[*remoteReply](ctx, b.Root(), sg, &remoteQuery{})
+	assert.ErrorIs(t, err, router.ErrAllRouteesFailed)
 }

@@ -34,7 +34,10 @@ func (f optionFunc) apply(o *options) { f(o) }
 
 // WithName names the router: its PID's ID is the name (under the
 // spawner's prefix, like a child actor's), and its actor is
-// "<name>$manager". Without it the name is "router$<n>".
+// "<name>$manager". Without it the name is "router$<n>", with n from the
+// system's sequence of generated actor IDs (its actor is
+// "router$manager$<n>"), so fresh deterministic systems name their routers
+// alike and a restarted node does not reuse its predecessor's names.
 func WithName(name string) Option { return optionFunc(func(o *options) { o.name = name }) }
 
 // WithSupervisor sets the strategy with which a pool supervises its
@@ -44,10 +47,27 @@ func WithSupervisor(s actor.SupervisorStrategy) Option {
 	return optionFunc(func(o *options) { o.sup = s })
 }
 
-// managerSuffix ends the ID of a router's actor; the router's own ID is
-// the same without it.
+// managerSuffix ends the ID of a named router's actor; the router's own ID
+// is the same without it.
 const managerSuffix = "$manager"
 
+// unnamedPrefix and unnamedManagerPrefix: an unnamed router's actor is
+// spawned with the generated ID "[parent/]router$manager$<n>", and the
+// router takes "[parent/]router$<n>". The number is the system's, unique
+// among its generated IDs, so no generated ID is the router's.
+const (
+	unnamedPrefix        = "router"
+	unnamedManagerPrefix = unnamedPrefix + managerSuffix
+)
+
+// prefixSpawner is the part of RootContext and actor.Context that spawns
+// under a generated ID.
+type prefixSpawner interface {
+	SpawnPrefix(props *actor.Props, prefix string) *actor.PID
+}
+
+// routerSeq numbers the unnamed routers of a Spawner that is no
+// prefixSpawner.
 var routerSeq atomic.Uint64
 
 // SpawnPool starts a pool router of size routees spawned from props. The
@@ -98,8 +118,10 @@ func spawn(sp Spawner, strategy Strategy, m *manager, group []*actor.PID, opts [
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
-	if o.name == "" {
-		o.name = "router$" + strconv.FormatUint(routerSeq.Add(1), 36)
+	ps, generated := sp.(prefixSpawner)
+	generated = generated && o.name == ""
+	if o.name == "" && !generated {
+		o.name = unnamedPrefix + "$" + strconv.FormatUint(routerSeq.Add(1), 36)
 	}
 	sys := sp.System()
 	r := &router{sys: sys, root: sys.Root(), routing: strategy.newRouting()}
@@ -109,20 +131,45 @@ func spawn(sp Spawner, strategy Strategy, m *manager, group []*actor.PID, opts [
 		r.routees.Store(newRouteeSet(slices.Clone(group)))
 	}
 	m.r = r
-	mgr, err := sp.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return m },
-		actor.WithSupervisor(o.sup), actor.WithKind("router")), o.name+managerSuffix)
-	if err != nil {
-		if mgr != nil {
-			sp.Stop(mgr)
+	props := actor.PropsFromProducer(func() actor.Actor { return m },
+		actor.WithSupervisor(o.sup), actor.WithKind("router"))
+	var (
+		mgr *actor.PID
+		id  string
+		err error
+	)
+	if generated {
+		// SpawnPrefix reports no error: a refused spawn is told by the
+		// system having stopped, or by a parent that did not take the
+		// child (it stopped its children already); the refused actor
+		// stops itself.
+		mgr = ps.SpawnPrefix(props, unnamedManagerPrefix)
+		if mgr == nil || sys.Stopped() {
+			return nil, fmt.Errorf("router: spawning: %w", actor.ErrSystemStopped)
 		}
-		return nil, fmt.Errorf("router: spawning %q: %w", o.name, err)
+		if c, ok := sp.(actor.Context); ok && indexOf(c.Children(), mgr) < 0 {
+			return nil, fmt.Errorf("router: spawning: %w: %s", actor.ErrParentStopping, c.Self())
+		}
+		if i := strings.LastIndex(mgr.ID, unnamedManagerPrefix+"$"); i >= 0 {
+			id = mgr.ID[:i] + unnamedPrefix + mgr.ID[i+len(unnamedManagerPrefix):]
+		} else { // a spawn middleware chose another ID: still unique
+			id = mgr.ID + "$router"
+		}
+	} else {
+		mgr, err = sp.SpawnNamed(props, o.name+managerSuffix)
+		if err != nil {
+			if mgr != nil {
+				sp.Stop(mgr)
+			}
+			return nil, fmt.Errorf("router: spawning %q: %w", o.name, err)
+		}
+		id = strings.TrimSuffix(mgr.ID, managerSuffix)
 	}
 	r.mgr = mgr
-	id := strings.TrimSuffix(mgr.ID, managerSuffix)
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return nil, fmt.Errorf("router: spawning %q: %w", o.name, ErrStopped)
+		return nil, fmt.Errorf("router: spawning %q: %w", id, ErrStopped)
 	}
 	pid, err := sys.RegisterProcess(id, r)
 	if err == nil {
@@ -172,7 +219,7 @@ var _ actor.Process = (*router)(nil)
 // SendUser implements actor.Process: it routes msg.
 func (r *router) SendUser(_ *actor.PID, msg any, sender *actor.PID) {
 	set := r.routees.Load()
-	switch m := msg.(type) {
+	switch carried(msg).(type) {
 	case management, *actor.PoisonPill:
 		r.root.SendWithSender(r.mgr, msg, sender)
 		return
@@ -180,7 +227,7 @@ func (r *router) SendUser(_ *actor.PID, msg any, sender *actor.PID) {
 		if set == pendingSet && r.hold(msg, sender) {
 			return
 		}
-		r.broadcast(r.routees.Load(), m.Message, sender)
+		r.broadcast(r.routees.Load(), broadcastPayload(msg), sender)
 		return
 	}
 	if set == pendingSet {
@@ -201,11 +248,33 @@ func (r *router) route(set *routeeSet, msg any, sender *actor.PID) {
 		r.refuse(msg, sender, reasonStopped)
 		return
 	}
-	if b, ok := msg.(*BroadcastMessage); ok {
-		r.broadcast(set, b.Message, sender)
+	if _, ok := carried(msg).(*BroadcastMessage); ok {
+		r.broadcast(set, broadcastPayload(msg), sender)
 		return
 	}
 	r.routing.route(r, set, msg, sender)
+}
+
+// carried is the message msg carries when it came with a header (an
+// actor.MessageEnvelope: the tracing middleware, a remote node or a
+// Forward of a traced message wraps it so), else msg. The router decides
+// by it, as an actor's Receive would see it, and delivers msg itself, so
+// the header reaches the routee. One type assertion, no allocation.
+func carried(msg any) any {
+	if e, ok := msg.(*actor.MessageEnvelope); ok && e != nil {
+		return e.Message
+	}
+	return msg
+}
+
+// broadcastPayload is what a *BroadcastMessage (msg, or the message an
+// envelope msg carries) delivers to every routee: its Message, with the
+// envelope's header when it came with one.
+func broadcastPayload(msg any) any {
+	if e, ok := msg.(*actor.MessageEnvelope); ok && e != nil {
+		return &actor.MessageEnvelope{Header: e.Header, Message: e.Message.(*BroadcastMessage).Message}
+	}
+	return msg.(*BroadcastMessage).Message
 }
 
 // hold keeps msg until the pool's routees exist; false when they exist

@@ -265,3 +265,21 @@ func TestPoolRouteeRestartedBySupervisorStays(t *testing.T) {
 	testkit.ExpectMsg[string](p, time.Second)
 	assert.True(t, p.Sender().Equal(pool[0]), "the restarted routee still gets its turn")
 }
+
+// A router is never its own routee: routing to itself would recurse on the
+// sender's goroutine until the stack overflows, a crash no recover stops.
+// AddRoutee of the router's PID changes nothing.
+func TestRouterIsNotItsOwnRoutee(t *testing.T) {
+	ms := testkit.NewManualSystem(t)
+	p := testkit.NewManualProbe(t, ms)
+	a := testkit.NewManualProbe(t, ms)
+	r, err := router.SpawnGroup(ms.Root(), router.Broadcast(), []*actor.PID{a.PID()})
+	require.NoError(t, err)
+	p.Send(r, &router.AddRoutee{PID: r})
+	assert.Equal(t, []*actor.PID{a.PID()}, testkit.ExpectMsg[*router.Routees](p, time.Second).PIDs)
+	p.Send(r, &router.AddRoutee{PID: actor.NewPID(r.Address, r.ID)})
+	assert.Equal(t, []*actor.PID{a.PID()}, testkit.ExpectMsg[*router.Routees](p, time.Second).PIDs)
+	ms.Root().Send(r, "once")
+	a.ExpectMsgEqual("once", time.Second)
+	a.ExpectNoMsg(0)
+}

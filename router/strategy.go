@@ -111,7 +111,7 @@ type consistentHash struct{}
 
 func (consistentHash) route(r *router, set *routeeSet, msg any, sender *actor.PID) {
 	var h uint64
-	switch m := msg.(type) {
+	switch m := carried(msg).(type) {
 	case Hashable:
 		h = hashKey(m.HashKey())
 	case HashableBytes:

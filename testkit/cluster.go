@@ -244,11 +244,16 @@ func (tc *TestCluster) System(i int) *actor.System { return tc.member(i).sys }
 // Address returns member i's remote address.
 func (tc *TestCluster) Address(i int) string { return tc.member(i).addr }
 
-// State returns member i's state.
+// State returns member i's state; a member number out of range fails the
+// test (and reports MemberStopped when the test goes on).
 func (tc *TestCluster) State(i int) MemberState {
+	m := tc.member(i)
+	if m == nil {
+		return MemberStopped
+	}
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	return tc.members[i].state
+	return m.state
 }
 
 // Paused reports whether member i is paused.

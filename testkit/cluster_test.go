@@ -136,3 +136,39 @@ func TestAwaitConvergedReportsEachMembersView(t *testing.T) {
 		require.Contains(t, msg, want)
 	}
 }
+
+// TestKillIsAbruptEvenWhenPaused: Kill never leaves gracefully, also when
+// the member is paused (a Pause holds a registry cut, which the end of
+// the pause lifts while the killed member shuts down): the registry keeps
+// the killed member until its lease expires, as for a crashed process.
+func TestKillIsAbruptEvenWhenPaused(t *testing.T) {
+	// Leases that cannot expire during the test: a member gone from the
+	// registry has left.
+	long := cluster.MemoryConfig{LeaseTTL: time.Minute, RenewInterval: 100 * time.Millisecond, FencePeriod: 400 * time.Millisecond}
+	tc := testkit.NewCluster(t, testkit.Nodes(3), testkit.Registry(long))
+	registered := func(i int) bool {
+		key := tc.Node(i).Self().Key()
+		for _, m := range tc.Registry().Topology().Members {
+			if m.Key() == key {
+				return true
+			}
+		}
+		return false
+	}
+	tc.Kill(1)
+	require.True(t, registered(1), "a killed member did not leave")
+	tc.Pause(2, time.Hour)
+	tc.Kill(2)
+	require.True(t, registered(2), "a killed paused member did not leave")
+}
+
+// TestClusterNoSuchMemberFails: State of a member number out of range
+// fails the test with a message, as Node and the others do, instead of
+// panicking.
+func TestClusterNoSuchMemberFails(t *testing.T) {
+	rec := newRecorder(t)
+	tc := testkit.NewCluster(rec, testkit.Nodes(1))
+	require.Empty(t, rec.Fatals())
+	require.NotPanics(t, func() { tc.State(5) })
+	require.Equal(t, "testkit: no member 5 (have 1)", rec.lastFatal())
+}

@@ -74,7 +74,9 @@ func (r *memberRegistry) cut() {
 	}
 }
 
-// heal removes one cut; the last one heals.
+// heal removes one cut; the last one heals, unless the member is dead: Kill
+// ends a Pause (its cut) while it shuts the member down, and a healed dead
+// member's Leave would reach the registry, a graceful exit.
 func (r *memberRegistry) heal() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -82,7 +84,7 @@ func (r *memberRegistry) heal() {
 		return
 	}
 	r.cuts--
-	if r.cuts == 0 {
+	if r.cuts == 0 && !r.dead {
 		for _, k := range r.keys {
 			r.reg.Heal(k)
 		}

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"sync/atomic"
 	"testing"
 
 	"github.com/fraktor-go/fraktor/actor"
@@ -26,35 +27,77 @@ type Grain struct {
 	// the first, Seq one greater for each Reactivate.
 	Token cluster.FencingToken
 
-	t    testing.TB
-	kind cluster.Kind
+	t       testing.TB
+	kind    cluster.Kind
+	started atomic.Bool // the current activation's Started handler returned
 }
 
 // NewGrain activates one grain of kind under id on a new deterministic
-// system and runs it until its Started handler has returned. Cleanup shuts
-// the system down and checks for leaked goroutines (as NewManualSystem).
+// system and runs it until its Started handler has returned. As in the
+// cluster, a panic in that handler fails the activation: the grain is
+// stopped, not restarted (g.Probe.Watch(g.PID) then answers Terminated);
+// a later failure is supervised by the system's GuardianStrategy
+// (actor.DefaultStrategy unless an option sets one). Cleanup shuts the
+// system down and checks for leaked goroutines (as NewManualSystem).
 func NewGrain(t testing.TB, kind cluster.Kind, id cluster.Identity, opts ...Option) *Grain {
 	t.Helper()
-	sys := NewManualSystem(t, opts...)
+	g := &Grain{Identity: id, t: t, kind: kind, Token: cluster.FencingToken{Epoch: 1}}
+	sup := &grainGuardian{g: g}
+	all := append(append([]Option(nil), opts...), func(c *actor.SystemConfig) {
+		sup.next = c.GuardianStrategy
+		if sup.next == nil {
+			sup.next = actor.DefaultStrategy()
+		}
+		c.GuardianStrategy = sup
+	})
+	sys := NewManualSystem(t, all...)
 	if sys == nil {
 		return nil
 	}
-	g := &Grain{Sys: sys, Probe: NewManualProbe(t, sys), Identity: id, t: t, kind: kind,
-		Token: cluster.FencingToken{Epoch: 1}}
+	g.Sys, g.Probe = sys, NewManualProbe(t, sys)
 	g.activate()
 	return g
+}
+
+// grainGuardian supervises the top-level actors of a Grain's system as
+// the cluster supervises its grains: the activation fails, and is stopped
+// rather than restarted, when its Started handler panics before it first
+// returned (V2.2); every other failure goes to the configured strategy.
+type grainGuardian struct {
+	g    *Grain
+	next actor.SupervisorStrategy
+}
+
+func (s *grainGuardian) HandleFailure(sup actor.Supervisor, f actor.Failure) {
+	if g := s.g; g.PID != nil && f.Child.Equal(g.PID) && !g.started.Load() {
+		sup.StopChildren(f.Child)
+		return
+	}
+	s.next.HandleFailure(sup, f)
 }
 
 func (g *Grain) activate() {
 	g.t.Helper()
 	g.Token.Seq++
-	pid, err := g.Sys.Root().SpawnNamed(g.kind.StandaloneProps(g.Identity, g.Token), g.Identity.String())
+	g.started.Store(false)
+	props := g.kind.StandaloneProps(g.Identity, g.Token).With(actor.WithReceiveMiddleware(g.markStarted))
+	pid, err := g.Sys.Root().SpawnNamed(props, g.Identity.String())
 	if err != nil {
 		g.t.Fatalf("testkit: NewGrain %s: %v", g.Identity, err)
 		return
 	}
 	g.PID = pid
 	g.Sys.RunUntilIdle()
+}
+
+// markStarted records that the activation's Started handler returned.
+func (g *Grain) markStarted(next actor.ReceiveFunc) actor.ReceiveFunc {
+	return func(c actor.Context) {
+		next(c)
+		if _, ok := c.Message().(*actor.Started); ok {
+			g.started.Store(true)
+		}
+	}
 }
 
 // Send sends msg to the grain with the probe as sender and runs the
@@ -72,15 +115,23 @@ func RequestGrain[T any](g *Grain, msg any) T {
 	return ExpectMsg[T](g.Probe, 0)
 }
 
-// Reactivate stops the current activation (it receives Stopping) and
-// starts a new one of the same identity with the next fencing token, as
-// the cluster does after passivation or a handover: state the grain did
-// not store is gone.
+// Reactivate stops the current activation (it receives Stopping, after
+// the messages already queued) and starts a new one of the same identity
+// with the next fencing token, as the cluster does after passivation or a
+// handover: state the grain did not store is gone. What Probe holds stays
+// there.
 func (g *Grain) Reactivate() {
 	g.t.Helper()
-	g.Probe.Watch(g.PID)
-	g.Sys.Root().Poison(g.PID)
-	g.Probe.ExpectTerminated(g.PID, 0)
+	// A future waits for the stop, not g.Probe: the probe may hold replies
+	// the test has not taken yet, and they stay there for it.
+	f := g.Sys.Root().PoisonFuture(g.PID)
+	g.Sys.RunUntilIdle()
+	select {
+	case <-f.Done():
+	default:
+		g.t.Fatalf("testkit: Reactivate %s: the activation %s did not stop", g.Identity, g.PID)
+		return
+	}
 	g.activate()
 }
 

@@ -3,6 +3,7 @@ package testkit_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -77,4 +78,55 @@ func TestIdentityOfOrdinaryActorIsFalse(t *testing.T) {
 	}))
 	probe.Send(pid, "?")
 	require.False(t, testkit.ExpectMsg[bool](probe, 0))
+}
+
+// TestReactivateKeepsRepliesNotYetTaken: Reactivate works whatever the
+// probe holds; a reply the test has not taken yet stays in g.Probe.
+func TestReactivateKeepsRepliesNotYetTaken(t *testing.T) {
+	rec := newRecorder(t)
+	store := testkit.NewFencedStore[int](nil)
+	g := testkit.NewGrain(rec, storedCounter(store), cluster.NewIdentity("stored", "b"))
+	g.Send(&addReq{N: 2}) // the reply waits in g.Probe
+	g.Reactivate()
+	require.Empty(t, rec.Fatals())
+	require.Equal(t, 2, testkit.ExpectMsg[*total](g.Probe, 0).N, "the reply sent before Reactivate")
+	require.Equal(t, 5, testkit.RequestGrain[*total](g, &addReq{N: 3}).N)
+	require.Empty(t, rec.Fatals())
+}
+
+// TestGrainFailingItsStartedIsStopped: as in the cluster (V2.2), a grain
+// whose Started handler panics is an activation that failed: it is
+// stopped, not restarted. A failure after Started returned restarts it.
+func TestGrainFailingItsStartedIsStopped(t *testing.T) {
+	starts := 0
+	kind := cluster.NewKind("boom", actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(*actor.Started); ok {
+			starts++
+			panic("cannot load its state")
+		}
+	}))
+	g := testkit.NewGrain(t, kind, cluster.NewIdentity("boom", "a"))
+	g.Probe.Watch(g.PID)
+	g.Probe.ExpectTerminated(g.PID, time.Minute)
+	require.Equal(t, 1, starts, "the failed activation ran Started once")
+
+	starts = 0
+	fails := true
+	kind = cluster.NewKind("later", actor.PropsFromFunc(func(c actor.Context) {
+		switch c.Message().(type) {
+		case *actor.Started:
+			starts++
+		case *whoReq:
+			if fails {
+				fails = false
+				panic("a bug")
+			}
+			c.Respond(&whereIs{Member: "here"})
+		}
+	}))
+	g = testkit.NewGrain(t, kind, cluster.NewIdentity("later", "a"))
+	g.Send(&whoReq{})
+	g.Sys.Advance(time.Second) // past the restart backoff
+	require.Equal(t, "here", testkit.RequestGrain[*whereIs](g, &whoReq{}).Member)
+	require.Equal(t, 2, starts, "restarted once")
 }

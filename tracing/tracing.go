@@ -40,6 +40,11 @@ type Config struct {
 type Tracing struct {
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
+	// fields are the header keys prop writes (prop.Fields(), taken once).
+	// They belong together: a header that gets another trace context loses
+	// all of them first, so no field of the old one (a tracestate that the
+	// new context lacks) stays beside the new ones.
+	fields []string
 }
 
 // New returns a Tracing for cfg.
@@ -52,7 +57,7 @@ func New(cfg Config) *Tracing {
 	if prop == nil {
 		prop = propagation.TraceContext{}
 	}
-	return &Tracing{tracer: tp.Tracer(ScopeName), prop: prop}
+	return &Tracing{tracer: tp.Tracer(ScopeName), prop: prop, fields: prop.Fields()}
 }
 
 // Wrap returns msg with the trace context of ctx on it, in an
@@ -67,6 +72,7 @@ func (t *Tracing) Wrap(ctx context.Context, msg any) any {
 	for k, v := range h {
 		out[k] = v
 	}
+	t.dropFields(out)
 	t.prop.Inject(ctx, out)
 	return &actor.MessageEnvelope{Header: out, Message: inner}
 }
@@ -88,10 +94,17 @@ func (t *Tracing) ContextOf(c actor.Context) context.Context {
 // receiver. With WithReceiveSpans, the header is the receive span's.
 // Sending while handling a message without a header costs nothing more.
 func (t *Tracing) WithPropagation() actor.PropsOption {
-	return actor.WithSendMiddleware(propagate)
+	return actor.WithSendMiddleware(t.propagate)
 }
 
-func propagate(next actor.SendFunc) actor.SendFunc {
+// dropFields deletes the propagator's fields from h.
+func (t *Tracing) dropFields(h actor.Header) {
+	for _, f := range t.fields {
+		delete(h, f)
+	}
+}
+
+func (t *Tracing) propagate(next actor.SendFunc) actor.SendFunc {
 	return func(c actor.Context, target *actor.PID, msg any, sender *actor.PID) {
 		h := c.MessageHeader()
 		if h == nil {
@@ -105,6 +118,7 @@ func propagate(next actor.SendFunc) actor.SendFunc {
 			for k, v := range e.Header {
 				out[k] = v
 			}
+			t.dropFields(out)
 			for k, v := range h {
 				out[k] = v
 			}
