@@ -62,3 +62,27 @@ func TestEnvelopedMessagesAreRoutedByWhatTheyCarry(t *testing.T) {
 	p.Send(r, traced(&actor.PoisonPill{}))
 	p.ExpectTerminated(r, time.Second)
 }
+
+// A nil *BroadcastMessage (bare or with a header) is refused as a dead
+// letter that wraps actor.ErrDeadLetter; before, it panicked on the
+// sender's goroutine (a nil dereference in the router's SendUser).
+func TestNilBroadcastIsRefused(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	r, err := router.SpawnPool(sys.Root(), actor.PropsFromFunc(func(actor.Context) {}), 2, router.RoundRobin())
+	require.NoError(t, err)
+	for _, msg := range []any{(*router.BroadcastMessage)(nil), traced((*router.BroadcastMessage)(nil))} {
+		_, err := sys.Root().RequestFuture(r, msg, time.Second).Result()
+		require.ErrorIs(t, err, actor.ErrDeadLetter)
+	}
+	// The router still routes.
+	echo, err := router.SpawnPool(sys.Root(), actor.PropsFromFunc(func(c actor.Context) {
+		if s, ok := c.Message().(string); ok {
+			c.Respond(s)
+		}
+	}), 2, router.RoundRobin())
+	require.NoError(t, err)
+	sys.Root().Send(echo, (*router.BroadcastMessage)(nil))
+	res, err := sys.Root().RequestFuture(echo, "still", time.Second).Result()
+	require.NoError(t, err)
+	assert.Equal(t, "still", res)
+}

@@ -36,4 +36,6 @@ var (
 	reasonStopped   = fmt.Errorf("%w: %w", actor.ErrDeadLetter, ErrStopped)
 	reasonTimeout   = fmt.Errorf("router: scatter-gather: %w", actor.ErrTimeout)
 	reasonAllFailed = fmt.Errorf("%w: %w", actor.ErrDeadLetter, ErrAllRouteesFailed)
+	// A nil *BroadcastMessage carries no message to broadcast.
+	reasonNilBroadcast = fmt.Errorf("%w: router: nil *BroadcastMessage", actor.ErrDeadLetter)
 )

@@ -227,7 +227,11 @@ func (r *router) SendUser(_ *actor.PID, msg any, sender *actor.PID) {
 		if set == pendingSet && r.hold(msg, sender) {
 			return
 		}
-		r.broadcast(r.routees.Load(), broadcastPayload(msg), sender)
+		if payload, ok := broadcastPayload(msg); ok {
+			r.broadcast(r.routees.Load(), payload, sender)
+		} else {
+			r.refuse(msg, sender, reasonNilBroadcast)
+		}
 		return
 	}
 	if set == pendingSet {
@@ -249,7 +253,11 @@ func (r *router) route(set *routeeSet, msg any, sender *actor.PID) {
 		return
 	}
 	if _, ok := carried(msg).(*BroadcastMessage); ok {
-		r.broadcast(set, broadcastPayload(msg), sender)
+		if payload, ok := broadcastPayload(msg); ok {
+			r.broadcast(set, payload, sender)
+		} else {
+			r.refuse(msg, sender, reasonNilBroadcast)
+		}
 		return
 	}
 	r.routing.route(r, set, msg, sender)
@@ -269,12 +277,21 @@ func carried(msg any) any {
 
 // broadcastPayload is what a *BroadcastMessage (msg, or the message an
 // envelope msg carries) delivers to every routee: its Message, with the
-// envelope's header when it came with one.
-func broadcastPayload(msg any) any {
+// envelope's header when it came with one; false for a nil
+// *BroadcastMessage, which carries nothing.
+func broadcastPayload(msg any) (any, bool) {
 	if e, ok := msg.(*actor.MessageEnvelope); ok && e != nil {
-		return &actor.MessageEnvelope{Header: e.Header, Message: e.Message.(*BroadcastMessage).Message}
+		b := e.Message.(*BroadcastMessage)
+		if b == nil {
+			return nil, false
+		}
+		return &actor.MessageEnvelope{Header: e.Header, Message: b.Message}, true
 	}
-	return msg.(*BroadcastMessage).Message
+	b := msg.(*BroadcastMessage)
+	if b == nil {
+		return nil, false
+	}
+	return b.Message, true
 }
 
 // hold keeps msg until the pool's routees exist; false when they exist
