@@ -57,8 +57,8 @@ type Config struct {
 	// that stops answering is reported (ViewStale) within FencePeriod.
 	WaitTime time.Duration
 	// BackoffBase and BackoffMax bound the exponential backoff (with
-	// jitter) after failed requests. Renewal retries never wait longer than
-	// RenewInterval.
+	// jitter) after failed requests; BackoffMax is at most 24 h. Renewal
+	// retries never wait longer than RenewInterval.
 	BackoffBase, BackoffMax time.Duration
 	// ReleasedRetention is how long released markers are kept; members
 	// delete older ones. 0 keeps them forever.
@@ -121,7 +121,7 @@ func (c Config) Validate() error {
 		return invalid("RequestTimeout %v must be positive", c.RequestTimeout)
 	case c.FencePeriod <= 0:
 		return invalid("FencePeriod %v must be positive", c.FencePeriod)
-	case c.RenewInterval+c.RequestTimeout >= c.FencePeriod:
+	case c.RenewInterval >= c.FencePeriod-c.RequestTimeout: // the sum could overflow
 		return invalid("RenewInterval %v + RequestTimeout %v must be shorter than FencePeriod %v, or a healthy member can pass its lease deadline before a renewal returns",
 			c.RenewInterval, c.RequestTimeout, c.FencePeriod)
 	case c.FencePeriod >= c.SessionTTL:
@@ -129,8 +129,10 @@ func (c Config) Validate() error {
 			c.FencePeriod, c.SessionTTL)
 	case c.WaitTime <= 0 || c.WaitTime > 10*time.Minute:
 		return invalid("WaitTime %v must be positive and at most 10m", c.WaitTime)
-	case c.BackoffBase <= 0 || c.BackoffMax < c.BackoffBase:
-		return invalid("BackoffBase %v must be positive and BackoffMax %v at least BackoffBase", c.BackoffBase, c.BackoffMax)
+	case c.BackoffBase <= 0 || c.BackoffMax < c.BackoffBase || c.BackoffMax > 24*time.Hour:
+		// The backoff doubles its step up to BackoffMax: beyond about 146
+		// years the double overflows (a negative wait, a panic).
+		return invalid("BackoffBase %v must be positive and BackoffMax %v at least BackoffBase and at most 24h", c.BackoffBase, c.BackoffMax)
 	case c.ReleasedRetention < 0:
 		return invalid("ReleasedRetention %v must not be negative", c.ReleasedRetention)
 	case c.DeregisterCriticalAfter < time.Minute:

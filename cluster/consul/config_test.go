@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"math"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fraktor-go/fraktor/cluster"
+	"github.com/fraktor-go/fraktor/internal/backoff"
 )
 
 func TestDefaultConfigIsValidAndSafe(t *testing.T) {
@@ -41,10 +43,16 @@ func TestConfigValidate(t *testing.T) {
 			c.RenewInterval, c.RequestTimeout, c.FencePeriod = 4*time.Second, 6*time.Second, 10*time.Second
 		},
 			"must be shorter than FencePeriod"},
+		// The sum overflowed to a negative duration and passed.
+		{"renew interval overflows the sum", func(c *Config) { c.RenewInterval = math.MaxInt64 }, "must be shorter than FencePeriod"},
+		{"request timeout overflows the sum", func(c *Config) { c.RequestTimeout = math.MaxInt64 }, "must be shorter than FencePeriod"},
 		{"fence reaches session TTL", func(c *Config) { c.FencePeriod = c.SessionTTL }, "must be shorter than SessionTTL"},
 		{"no wait", func(c *Config) { c.WaitTime = 0 }, "WaitTime"},
 		{"wait over Consul's cap", func(c *Config) { c.WaitTime = 11 * time.Minute }, "WaitTime"},
 		{"backoff max below base", func(c *Config) { c.BackoffMax = c.BackoffBase / 2 }, "BackoffMax"},
+		// Doubling past it overflowed: the backoff computation panicked
+		// after about 37 failed renewals (TestConfigBackoffWaitsStayInBounds).
+		{"backoff max beyond a day", func(c *Config) { c.BackoffMax = math.MaxInt64 }, "BackoffMax"},
 		{"negative retention", func(c *Config) { c.ReleasedRetention = -1 }, "ReleasedRetention"},
 		{"deregister too soon", func(c *Config) { c.DeregisterCriticalAfter = time.Second }, "DeregisterCriticalAfter"},
 		{"negative event buffer", func(c *Config) { c.EventBuffer = -1 }, "EventBuffer"},
@@ -91,4 +99,20 @@ func TestProviderLeaseTimingFeedsClusterConfig(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "WaitOut")
 	cfg.WaitOut, cfg.StopBudget = 0, 5*time.Second // (F+S)(1+ρ) ≥ T(1−ρ)
 	require.ErrorContains(t, cfg.Validate(), "StopBudget")
+}
+
+// Every config Validate accepts gives retry waits within its backoff bounds,
+// however many failures in a row: the renewal loop retries at least every
+// RenewInterval, so dozens of failures come within a minute or two of an
+// outage, and a BackoffMax whose double overflows made the wait negative
+// (and the backoff panic).
+func TestConfigBackoffWaitsStayInBounds(t *testing.T) {
+	c := DefaultConfig()
+	c.BackoffMax = 24 * time.Hour // the largest Validate accepts
+	require.NoError(t, c.Validate())
+	for failures := 1; failures <= 200; failures++ {
+		d := backoff.Jittered(failures, c.BackoffBase, c.BackoffMax)
+		require.Positive(t, d)
+		require.LessOrEqual(t, d, c.BackoffMax)
+	}
 }
