@@ -34,6 +34,9 @@ type membership struct {
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// checks asks checkLoop to refresh the service check (one pending
+	// request at most).
+	checks chan struct{}
 
 	mu    sync.Mutex
 	ended bool
@@ -107,7 +110,10 @@ func (m *membership) renewLoop(ctx context.Context) {
 			lastAck = sent
 			failures = 0
 			m.Renewed(sent)
-			m.passCheck(ctx)
+			select {
+			case m.checks <- struct{}{}:
+			default: // an update is pending: it reports this renewal too
+			}
 			next = max(0, m.cfg.RenewInterval-time.Since(sent))
 		}
 		if m.Revoked() {
@@ -162,6 +168,21 @@ func (m *membership) sessionExists(ctx context.Context) (bool, error) {
 	return entry != nil, nil
 }
 
+// checkLoop refreshes the service check after each successful renewal. It
+// is a goroutine of its own so that a check update that hangs (up to
+// RequestTimeout) never delays the next renewal, which the lease timing
+// counts on (TestConsulStalledCheckUpdateDoesNotDelayRenewals).
+func (m *membership) checkLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.checks:
+			m.passCheck(ctx)
+		}
+	}
+}
+
 // passCheck refreshes the service's TTL check on the local agent. It is for
 // discovery and operator UIs only, so a failure is just logged.
 func (m *membership) passCheck(ctx context.Context) {
@@ -183,7 +204,8 @@ func (m *membership) begin() bool {
 	return true
 }
 
-// stopLoops cancels the renewal goroutine and waits for it within ctx.
+// stopLoops cancels the renewal and check goroutines and waits for them
+// within ctx.
 func (m *membership) stopLoops(ctx context.Context) error {
 	m.cancel()
 	done := make(chan struct{})
@@ -200,7 +222,7 @@ func (m *membership) stopLoops(ctx context.Context) error {
 }
 
 // Leave implements cluster.Membership. In order: the lease is released
-// locally; the renewal goroutine ends; one transaction checks that the session
+// locally; the renewal and service-check goroutines end; one transaction checks that the session
 // still holds the member key, writes the released marker and deletes the
 // key (skipped when the lease was revoked: nothing is left to release);
 // the session is destroyed and the service deregistered; the membership
@@ -276,8 +298,9 @@ func (m *membership) destroySession(ctx context.Context) error {
 	return nil
 }
 
-// Stop implements cluster.Membership: the renewal goroutine ends, the
-// membership stops receiving views and the stream closes, but the session, key and service stay; the servers invalidate
+// Stop implements cluster.Membership: the renewal and service-check
+// goroutines end, the membership stops receiving views and the stream
+// closes, but the session, key and service stay; the servers invalidate
 // the session (deleting the key) within 2×SessionTTL, and the agent reaps
 // the service DeregisterCriticalAfter after its check went critical.
 func (m *membership) Stop(ctx context.Context) error {

@@ -20,8 +20,8 @@ import (
 // Provider is the Consul membership provider. It holds one Consul client
 // for all the memberships joined through it, and one view watcher (a
 // single blocking query) that runs while any of them is active; each
-// membership adds its renewal goroutine. With a client it builds itself
-// (Config.API.HttpClient nil), the Provider opens at most
+// membership adds its renewal and service-check goroutines. With a client
+// it builds itself (Config.API.HttpClient nil), the Provider opens at most
 // maxAgentConns connections to the agent, so one process stays far below
 // Consul's per-client-address connection limit (http_max_conns_per_client,
 // 200 by default) however many members it hosts. Create one Provider per
@@ -105,7 +105,7 @@ func (p *Provider) detach(ctx context.Context, m *membership) error {
 // refused with an error wrapping cluster.ErrIncarnationReused, whether the
 // old one crashed or left and however long ago; a member key still in
 // Consul's lock delay gives ErrLockDelay. It then registers the service,
-// starts the renewal goroutine and subscribes the membership to the
+// starts the renewal and service-check goroutines and subscribes the membership to the
 // Provider's view watcher (starting it when none runs). Each request is bounded by
 // RequestTimeout and ctx; an agent that does not answer gives an error
 // wrapping ErrUnreachable, one that refuses gives ErrRequestFailed. On
@@ -134,6 +134,7 @@ func (p *Provider) Join(ctx context.Context, self cluster.Member) (cluster.Membe
 		keys:           newKeyspace(cfg.KeyPrefix, cfg.Cluster),
 		self:           self,
 		serviceID:      fmt.Sprintf("fraktor-%s-%s-%d", cfg.Cluster, url.PathEscape(self.ID), self.Incarnation),
+		checks:         make(chan struct{}, 1),
 	}
 	m.checkID = m.serviceID + ":lease"
 	if err := m.register(ctx); err != nil {
@@ -143,6 +144,7 @@ func (p *Provider) Join(ctx context.Context, self cluster.Member) (cluster.Membe
 	loopCtx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
 	m.wg.Go(func() { m.renewLoop(loopCtx) })
+	m.wg.Go(func() { m.checkLoop(loopCtx) })
 	p.attach(m)
 	log.Info("consul: member joined", "session", shortID(m.session))
 	return m, nil
