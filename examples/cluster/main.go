@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -82,6 +83,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.dashboard == "off" {
 		o.dashboard = ""
+	}
+	if o.dashboard != "" {
+		// Without a port, serveDashboard's fallback would listen on ":0",
+		// every interface.
+		if _, _, err := net.SplitHostPort(o.dashboard); err != nil {
+			return o, fmt.Errorf("demo: --dashboard %q: want host:port, \"off\" or \"\": %w", o.dashboard, err)
+		}
 	}
 	return o, nil
 }

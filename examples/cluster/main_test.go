@@ -52,6 +52,15 @@ func TestParseFlags(t *testing.T) {
 	require.Empty(t, o.dashboard)
 	_, err = parseFlags([]string{"--grains", "0"}, io.Discard)
 	require.Error(t, err)
+	// An address without a port was accepted, and serveDashboard's
+	// fallback for a taken port then listened on ":0": every interface.
+	for _, bad := range []string{"localhost", "127.0.0.1", "8080"} {
+		_, err = parseFlags([]string{"--dashboard", bad}, io.Discard)
+		require.ErrorContains(t, err, "--dashboard", bad)
+	}
+	o, err = parseFlags([]string{"--dashboard", "localhost:0"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, "localhost:0", o.dashboard)
 }
 
 // The store refuses a write from an activation older than the newest one
