@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
@@ -29,8 +30,13 @@ type eventLog struct {
 
 func newEventLog(n int) *eventLog { return &eventLog{ring: make([]Event, 0, n)} }
 
+// maxEventText bounds an event's text in bytes: texts carry identities and
+// errors, user data of any size, and the log keeps a count of them, so
+// only this keeps it (and every state response) bounded in bytes.
+const maxEventText = 512
+
 func (l *eventLog) add(member, typ string, at time.Time, format string, args ...any) {
-	ev := Event{At: at, Member: member, Type: typ, Text: fmt.Sprintf(format, args...)}
+	ev := Event{At: at, Member: member, Type: typ, Text: clip(fmt.Sprintf(format, args...), maxEventText)}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.seq++
@@ -41,6 +47,20 @@ func (l *eventLog) add(member, typ string, at time.Time, format string, args ...
 	}
 	l.ring[l.next] = ev
 	l.next = (l.next + 1) % len(l.ring)
+}
+
+// clip cuts s to at most n bytes on a rune boundary, marking the cut with
+// "…".
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "…"
+	cut := n - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
 }
 
 // recent returns the events newest first.
