@@ -262,14 +262,21 @@ func (w *watcher) decode(pairs api.KVPairs, index uint64) (members, released []c
 }
 
 // deleteStale removes expired released markers (best effort; any member may
-// do it, check-and-set keeps a newer write).
+// do it, check-and-set keeps a newer write). The delete is a transaction so
+// that the key travels in the body, not in a URL path where the agent's
+// router would clean the dot segments of the IDs "." and ".."
+// (TestConsulStaleReleasedMarkersOfOddIDsDeleted).
 func (w *watcher) deleteStale(ctx context.Context, stale []*api.KVPair) {
 	for _, p := range stale {
 		rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
-		_, _, err := w.client.KV().DeleteCAS(p, (&api.WriteOptions{}).WithContext(rctx))
+		ok, resp, _, err := w.client.Txn().Txn(api.TxnOps{{KV: &api.KVTxnOp{Verb: api.KVDeleteCAS, Key: p.Key, Index: p.ModifyIndex}}},
+			(&api.QueryOptions{}).WithContext(rctx))
 		cancel()
-		if err != nil {
+		switch {
+		case err != nil:
 			w.log.Debug("consul: released marker not deleted", "key", p.Key, "err", err)
+		case !ok:
+			w.log.Debug("consul: released marker not deleted", "key", p.Key, "err", txnErrors(resp))
 		}
 	}
 }
