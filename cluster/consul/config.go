@@ -35,9 +35,10 @@ type Config struct {
 	// demand, as the tests do to cut renewals) is used as given.
 	API api.Config
 	// Cluster is the cluster name: members of the same cluster see each
-	// other. Letters, digits, '.', '_' and '-'.
+	// other. Letters, digits, '.', '_' and '-'; not "." or "..".
 	Cluster string
-	// KeyPrefix is the KV root; keys live under KeyPrefix/Cluster/.
+	// KeyPrefix is the KV root; keys live under KeyPrefix/Cluster/. It is
+	// '/'-separated segments, none empty, "." or "..".
 	KeyPrefix string
 	// ServiceName is the name of the service registration; empty means
 	// "fraktor-" + Cluster.
@@ -107,10 +108,10 @@ func (c Config) Validate() error {
 	switch {
 	case c.Cluster == "":
 		return invalid("Cluster is empty: members find each other by cluster name")
-	case !namePattern.MatchString(c.Cluster):
-		return invalid("Cluster %q may contain only letters, digits, '.', '_' and '-'", c.Cluster)
-	case c.KeyPrefix == "" || strings.HasPrefix(c.KeyPrefix, "/") || strings.HasSuffix(c.KeyPrefix, "/"):
-		return invalid("KeyPrefix %q must be non-empty without a leading or trailing '/'", c.KeyPrefix)
+	case !namePattern.MatchString(c.Cluster) || c.Cluster == "." || c.Cluster == "..":
+		return invalid("Cluster %q may contain only letters, digits, '.', '_' and '-', and may not be \".\" or \"..\"", c.Cluster)
+	case !validKeyPrefix(c.KeyPrefix):
+		return invalid("KeyPrefix %q must be non-empty without a leading or trailing '/', an empty segment (\"//\"), or a \".\" or \"..\" segment", c.KeyPrefix)
 	case c.ServiceName != "" && !namePattern.MatchString(c.ServiceName):
 		return invalid("ServiceName %q may contain only letters, digits, '.', '_' and '-'", c.ServiceName)
 	case c.SessionTTL < time.Second || c.SessionTTL > 24*time.Hour:
@@ -141,6 +142,23 @@ func (c Config) Validate() error {
 		return invalid("EventBuffer %d must not be negative", c.EventBuffer)
 	}
 	return nil
+}
+
+// validKeyPrefix reports whether prefix is a usable KV root: '/'-separated
+// segments, none empty, "." or "..". The view query sends the prefix in a
+// URL path, which the agent's router cleans ("a//b" becomes "a/b"), while
+// the member keys travel in transaction bodies as written: with such a
+// prefix the view lists other keys and no member ever sees itself.
+func validKeyPrefix(prefix string) bool {
+	if prefix == "" {
+		return false
+	}
+	for seg := range strings.SplitSeq(prefix, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 // LogValue implements slog.LogValuer: the settings without the ACL token or

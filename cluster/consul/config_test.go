@@ -34,6 +34,13 @@ func TestConfigValidate(t *testing.T) {
 		{"cluster name with slash", func(c *Config) { c.Cluster = "a/b" }, `Cluster "a/b"`},
 		{"empty key prefix", func(c *Config) { c.KeyPrefix = "" }, "KeyPrefix"},
 		{"key prefix with trailing slash", func(c *Config) { c.KeyPrefix = "fraktor/" }, "KeyPrefix"},
+		// The agent's router cleans these out of the view query's URL
+		// path while the member keys keep them: no member ever saw itself.
+		{"key prefix with an empty segment", func(c *Config) { c.KeyPrefix = "a//b" }, "KeyPrefix"},
+		{"key prefix with a dot segment", func(c *Config) { c.KeyPrefix = "a/./b" }, "KeyPrefix"},
+		{"key prefix with a dot-dot segment", func(c *Config) { c.KeyPrefix = "../b" }, "KeyPrefix"},
+		{"cluster name a dot segment", func(c *Config) { c.Cluster = "." }, `Cluster "."`},
+		{"cluster name a dot-dot segment", func(c *Config) { c.Cluster = ".." }, `Cluster ".."`},
 		{"bad service name", func(c *Config) { c.ServiceName = "a b" }, "ServiceName"},
 		{"session TTL too short", func(c *Config) { c.SessionTTL = 500 * time.Millisecond }, "SessionTTL"},
 		{"no renew interval", func(c *Config) { c.RenewInterval = 0 }, "RenewInterval"},
