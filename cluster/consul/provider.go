@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/consul/api"
 
@@ -360,9 +361,16 @@ func txnErrors(resp *api.TxnResponse) string {
 	return s
 }
 
+// truncate cuts s to at most n bytes on a rune boundary. Cut inside a rune,
+// the JSON encoder would replace the broken bytes with U+FFFD (3 bytes), and
+// a service meta value of 512 bytes would grow past Consul's limit: the
+// agent refused the registration (TestConsulLongMultibyteIDJoins).
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n]
 }
