@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -29,6 +30,7 @@ type membership struct {
 	self      cluster.Member
 	serviceID string
 	checkID   string
+	reg       *api.AgentServiceRegistration // the service registration, set by register
 	session   string
 	joinIndex uint64 // the raw view index at which the member key was taken
 
@@ -184,11 +186,22 @@ func (m *membership) checkLoop(ctx context.Context) {
 }
 
 // passCheck refreshes the service's TTL check on the local agent. It is for
-// discovery and operator UIs only, so a failure is just logged.
+// discovery and operator UIs only, so a failure is just logged. An agent
+// that no longer knows the check (404: it restarted without its data
+// directory, or an operator deregistered the service) gets the service
+// registered again, so that discovery shows the member while it lives
+// (TestConsulLostServiceRegisteredAgain).
 func (m *membership) passCheck(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
 	defer cancel()
-	if err := m.client.Agent().UpdateTTLOpts(m.checkID, "lease renewed", api.HealthPassing, (&api.QueryOptions{}).WithContext(rctx)); err != nil && ctx.Err() == nil {
+	err := m.client.Agent().UpdateTTLOpts(m.checkID, "lease renewed", api.HealthPassing, (&api.QueryOptions{}).WithContext(rctx))
+	if se := (api.StatusError{}); errors.As(err, &se) && se.Code == http.StatusNotFound {
+		err = m.client.Agent().ServiceRegisterOpts(m.reg, api.ServiceRegisterOpts{ReplaceExistingChecks: true}.WithContext(rctx))
+		if err == nil {
+			m.log.Info("consul: service registered again (the agent had lost it)", "service", m.serviceID)
+		}
+	}
+	if err != nil && ctx.Err() == nil {
 		m.log.Debug("consul: service check update failed", "err", err)
 	}
 }

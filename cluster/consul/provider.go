@@ -215,7 +215,7 @@ func (m *membership) register(ctx context.Context) (err error) {
 	m.SetJoinEpoch(joinIndex)
 	m.Renewed(sent)
 
-	reg := &api.AgentServiceRegistration{
+	m.reg = &api.AgentServiceRegistration{
 		ID:   m.serviceID,
 		Name: m.cfg.serviceName(),
 		Tags: m.self.Kinds,
@@ -235,11 +235,11 @@ func (m *membership) register(ctx context.Context) (err error) {
 	}
 	if host, port, err := net.SplitHostPort(m.self.Address); err == nil {
 		if p, err := strconv.Atoi(port); err == nil && p > 0 && p < 65536 {
-			reg.Address, reg.Port = host, p
+			m.reg.Address, m.reg.Port = host, p
 		}
 	}
 	rctx, cancel = context.WithTimeout(ctx, m.cfg.RequestTimeout)
-	err = m.client.Agent().ServiceRegisterOpts(reg, api.ServiceRegisterOpts{ReplaceExistingChecks: true}.WithContext(rctx))
+	err = m.client.Agent().ServiceRegisterOpts(m.reg, api.ServiceRegisterOpts{ReplaceExistingChecks: true}.WithContext(rctx))
 	cancel()
 	if err != nil {
 		return fmt.Errorf("register service %s: %w", m.serviceID, classify(err))
