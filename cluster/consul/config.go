@@ -41,7 +41,8 @@ type Config struct {
 	// '/'-separated segments, none empty, "." or "..".
 	KeyPrefix string
 	// ServiceName is the name of the service registration; empty means
-	// "fraktor-" + Cluster.
+	// "fraktor-" + Cluster. Letters, digits, '.', '_' and '-'; not "." or
+	// "..".
 	ServiceName string
 	// SessionTTL is the session's TTL on the servers.
 	SessionTTL time.Duration
@@ -112,8 +113,10 @@ func (c Config) Validate() error {
 		return invalid("Cluster %q may contain only letters, digits, '.', '_' and '-', and may not be \".\" or \"..\"", c.Cluster)
 	case !validKeyPrefix(c.KeyPrefix):
 		return invalid("KeyPrefix %q must be non-empty without a leading or trailing '/', an empty segment (\"//\"), or a \".\" or \"..\" segment", c.KeyPrefix)
-	case c.ServiceName != "" && !namePattern.MatchString(c.ServiceName):
-		return invalid("ServiceName %q may contain only letters, digits, '.', '_' and '-'", c.ServiceName)
+	case c.ServiceName != "" && (!namePattern.MatchString(c.ServiceName) || c.ServiceName == "." || c.ServiceName == ".."):
+		// Discovery asks for the name in a URL path (/v1/health/service/<name>),
+		// where "." and ".." are dot segments: nobody could look it up.
+		return invalid("ServiceName %q may contain only letters, digits, '.', '_' and '-', and may not be \".\" or \"..\"", c.ServiceName)
 	case c.SessionTTL < time.Second || c.SessionTTL > 24*time.Hour:
 		return invalid("SessionTTL %v must be between 1s and 24h (and at least the servers' session_ttl_min)", c.SessionTTL)
 	case c.RenewInterval <= 0:

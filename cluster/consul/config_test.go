@@ -42,6 +42,10 @@ func TestConfigValidate(t *testing.T) {
 		{"cluster name a dot segment", func(c *Config) { c.Cluster = "." }, `Cluster "."`},
 		{"cluster name a dot-dot segment", func(c *Config) { c.Cluster = ".." }, `Cluster ".."`},
 		{"bad service name", func(c *Config) { c.ServiceName = "a b" }, "ServiceName"},
+		// Registered, but /v1/health/service/.. is no endpoint: nobody
+		// could discover it.
+		{"service name a dot segment", func(c *Config) { c.ServiceName = "." }, "ServiceName"},
+		{"service name a dot-dot segment", func(c *Config) { c.ServiceName = ".." }, "ServiceName"},
 		{"session TTL too short", func(c *Config) { c.SessionTTL = 500 * time.Millisecond }, "SessionTTL"},
 		{"no renew interval", func(c *Config) { c.RenewInterval = 0 }, "RenewInterval"},
 		{"no request timeout", func(c *Config) { c.RequestTimeout = 0 }, "RequestTimeout"},
