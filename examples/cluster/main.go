@@ -38,7 +38,8 @@ Starts a fraktor cluster of account grains, drives load from every member,
 kills one member abruptly halfway (its grains are activated again on the
 others), shuts down gracefully and checks that every acknowledged deposit
 and withdrawal is in the accounts' ledgers and that the balances add up.
-Exits 1 when the check fails. Ctrl-C ends the run early, gracefully.
+Exits 1 when the check fails. Ctrl-C ends the run early, gracefully; a
+second Ctrl-C ends it at once.
 
 Flags:
 `
@@ -104,6 +105,14 @@ func main() {
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal ends the run gracefully; stop() then hands the
+	// signals back to their default action, so a second Ctrl-C ends the
+	// process at once instead of waiting for the graceful part
+	// (TestDemoSecondInterruptEndsAtOnce).
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := run(ctx, o, os.Stdout)
 	stop()
 	os.Exit(code)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,15 @@ import (
 	"github.com/fraktor-go/fraktor/cluster"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if args, ok := os.LookupEnv(demoArgsEnv); ok {
+		// A child process of TestDemoSecondInterruptEndsAtOnce: be the demo.
+		os.Args = append([]string{"cluster"}, strings.Fields(args)...)
+		main()
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // A short run of the whole demo: a member is killed, its accounts start
 // again elsewhere, the check holds and the exit code is 0.
