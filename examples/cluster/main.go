@@ -104,16 +104,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// The first signal ends the run gracefully; stop() then hands the
-	// signals back to their default action, so a second Ctrl-C ends the
-	// process at once instead of waiting for the graceful part
+	// The first signal ends the run gracefully. The signals go back to
+	// their default action before the run hears of it, so a second Ctrl-C
+	// ends the process at once instead of waiting for the graceful part
 	// (TestDemoSecondInterruptEndsAtOnce).
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		<-ctx.Done()
-		stop()
+		select {
+		case <-sigs:
+			signal.Stop(sigs)
+			cancel()
+		case <-ctx.Done():
+		}
 	}()
 	code := run(ctx, o, os.Stdout)
-	stop()
+	cancel()
+	signal.Stop(sigs)
 	os.Exit(code)
 }
