@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -135,4 +136,19 @@ func TestDashboardEventTextsBounded(t *testing.T) {
 	require.Equal(t, 20, len(st.Events), "the ring is full")
 	require.Positive(t, failed)
 	require.Less(t, len(body), 64<<10, "the whole state is small")
+}
+
+// Config.Events is a bound, not an allocation: "keep them all"
+// (math.MaxInt) works. Before, New allocated the whole ring up front and
+// panicked (makeslice: cap out of range); a large value that fit took its
+// memory at once.
+func TestDashboardLargeEventsBound(t *testing.T) {
+	var d *dashboard.Dashboard
+	require.NotPanics(t, func() { d = dashboard.New(dashboard.Config{Events: math.MaxInt}) })
+	t.Cleanup(d.Close)
+	a := startMember(t, fastRegistry(t), "a")
+	awaitMembers(t, 1, a)
+	d.Attach(a.c, nil)
+	st := d.State(context.Background())
+	require.Len(t, st.Events, 1, "the view at attach")
 }

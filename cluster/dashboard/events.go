@@ -22,13 +22,17 @@ type Event struct {
 // eventLog is a ring of the most recent events. Appending never blocks for
 // longer than a mutex held for a copy: it runs on the publisher's goroutine.
 type eventLog struct {
-	mu   sync.Mutex
-	ring []Event
-	next int
-	seq  uint64
+	mu    sync.Mutex
+	ring  []Event // grows to limit, then wraps
+	limit int
+	next  int
+	seq   uint64
 }
 
-func newEventLog(n int) *eventLog { return &eventLog{ring: make([]Event, 0, n)} }
+// newEventLog keeps the last n events. The ring grows as events come, not
+// allocated up front: n is a bound (Config.Events may be math.MaxInt,
+// TestDashboardLargeEventsBound).
+func newEventLog(n int) *eventLog { return &eventLog{limit: n} }
 
 // maxEventText bounds an event's text in bytes: texts carry identities and
 // errors, user data of any size, and the log keeps a count of them, so
@@ -41,7 +45,7 @@ func (l *eventLog) add(member, typ string, at time.Time, format string, args ...
 	defer l.mu.Unlock()
 	l.seq++
 	ev.Seq = l.seq
-	if len(l.ring) < cap(l.ring) {
+	if len(l.ring) < l.limit {
 		l.ring = append(l.ring, ev)
 		return
 	}
