@@ -73,9 +73,12 @@ type Config struct {
 	// are never logged.
 	Logger *slog.Logger
 	// EventBuffer is each membership's event buffer; 0 means
-	// cluster.DefaultMembershipEventBuffer.
+	// cluster.DefaultMembershipEventBuffer. At most 65536.
 	EventBuffer int
 }
+
+// maxEventBuffer bounds Config.EventBuffer, which Join allocates up front.
+const maxEventBuffer = 1 << 16
 
 // DefaultConfig returns the Consul client defaults (api.DefaultConfig, which
 // honours CONSUL_HTTP_ADDR, CONSUL_HTTP_TOKEN and the other CONSUL_*
@@ -141,8 +144,9 @@ func (c Config) Validate() error {
 		return invalid("ReleasedRetention %v must not be negative", c.ReleasedRetention)
 	case c.DeregisterCriticalAfter < time.Minute:
 		return invalid("DeregisterCriticalAfter %v must be at least 1m (Consul's minimum)", c.DeregisterCriticalAfter)
-	case c.EventBuffer < 0:
-		return invalid("EventBuffer %d must not be negative", c.EventBuffer)
+	case c.EventBuffer < 0 || c.EventBuffer > maxEventBuffer:
+		// Join allocates it as a channel: math.MaxInt made Join panic.
+		return invalid("EventBuffer %d must be between 0 and %d", c.EventBuffer, maxEventBuffer)
 	}
 	return nil
 }

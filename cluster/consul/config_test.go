@@ -67,6 +67,8 @@ func TestConfigValidate(t *testing.T) {
 		{"negative retention", func(c *Config) { c.ReleasedRetention = -1 }, "ReleasedRetention"},
 		{"deregister too soon", func(c *Config) { c.DeregisterCriticalAfter = time.Second }, "DeregisterCriticalAfter"},
 		{"negative event buffer", func(c *Config) { c.EventBuffer = -1 }, "EventBuffer"},
+		// Accepted, then Join panicked allocating it (makechan: size out of range).
+		{"huge event buffer", func(c *Config) { c.EventBuffer = math.MaxInt }, "EventBuffer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()
