@@ -35,12 +35,14 @@ type Config struct {
 	// demand, as the tests do to cut renewals) is used as given.
 	API api.Config
 	// Cluster is the cluster name: members of the same cluster see each
-	// other. Letters, digits, '.', '_' and '-'.
+	// other. Letters, digits, '.', '_' and '-'; not "." or "..".
 	Cluster string
-	// KeyPrefix is the KV root; keys live under KeyPrefix/Cluster/.
+	// KeyPrefix is the KV root; keys live under KeyPrefix/Cluster/. It is
+	// '/'-separated segments, none empty, "." or "..".
 	KeyPrefix string
 	// ServiceName is the name of the service registration; empty means
-	// "fraktor-" + Cluster.
+	// "fraktor-" + Cluster. Letters, digits, '.', '_' and '-'; not "." or
+	// "..".
 	ServiceName string
 	// SessionTTL is the session's TTL on the servers.
 	SessionTTL time.Duration
@@ -57,8 +59,8 @@ type Config struct {
 	// that stops answering is reported (ViewStale) within FencePeriod.
 	WaitTime time.Duration
 	// BackoffBase and BackoffMax bound the exponential backoff (with
-	// jitter) after failed requests. Renewal retries never wait longer than
-	// RenewInterval.
+	// jitter) after failed requests; BackoffMax is at most 24 h. Renewal
+	// retries never wait longer than RenewInterval.
 	BackoffBase, BackoffMax time.Duration
 	// ReleasedRetention is how long released markers are kept; members
 	// delete older ones. 0 keeps them forever.
@@ -71,9 +73,12 @@ type Config struct {
 	// are never logged.
 	Logger *slog.Logger
 	// EventBuffer is each membership's event buffer; 0 means
-	// cluster.DefaultMembershipEventBuffer.
+	// cluster.DefaultMembershipEventBuffer. At most 65536.
 	EventBuffer int
 }
+
+// maxEventBuffer bounds Config.EventBuffer, which Join allocates up front.
+const maxEventBuffer = 1 << 16
 
 // DefaultConfig returns the Consul client defaults (api.DefaultConfig, which
 // honours CONSUL_HTTP_ADDR, CONSUL_HTTP_TOKEN and the other CONSUL_*
@@ -107,12 +112,14 @@ func (c Config) Validate() error {
 	switch {
 	case c.Cluster == "":
 		return invalid("Cluster is empty: members find each other by cluster name")
-	case !namePattern.MatchString(c.Cluster):
-		return invalid("Cluster %q may contain only letters, digits, '.', '_' and '-'", c.Cluster)
-	case c.KeyPrefix == "" || strings.HasPrefix(c.KeyPrefix, "/") || strings.HasSuffix(c.KeyPrefix, "/"):
-		return invalid("KeyPrefix %q must be non-empty without a leading or trailing '/'", c.KeyPrefix)
-	case c.ServiceName != "" && !namePattern.MatchString(c.ServiceName):
-		return invalid("ServiceName %q may contain only letters, digits, '.', '_' and '-'", c.ServiceName)
+	case !namePattern.MatchString(c.Cluster) || c.Cluster == "." || c.Cluster == "..":
+		return invalid("Cluster %q may contain only letters, digits, '.', '_' and '-', and may not be \".\" or \"..\"", c.Cluster)
+	case !validKeyPrefix(c.KeyPrefix):
+		return invalid("KeyPrefix %q must be non-empty without a leading or trailing '/', an empty segment (\"//\"), or a \".\" or \"..\" segment", c.KeyPrefix)
+	case c.ServiceName != "" && (!namePattern.MatchString(c.ServiceName) || c.ServiceName == "." || c.ServiceName == ".."):
+		// Discovery asks for the name in a URL path (/v1/health/service/<name>),
+		// where "." and ".." are dot segments: nobody could look it up.
+		return invalid("ServiceName %q may contain only letters, digits, '.', '_' and '-', and may not be \".\" or \"..\"", c.ServiceName)
 	case c.SessionTTL < time.Second || c.SessionTTL > 24*time.Hour:
 		return invalid("SessionTTL %v must be between 1s and 24h (and at least the servers' session_ttl_min)", c.SessionTTL)
 	case c.RenewInterval <= 0:
@@ -121,7 +128,7 @@ func (c Config) Validate() error {
 		return invalid("RequestTimeout %v must be positive", c.RequestTimeout)
 	case c.FencePeriod <= 0:
 		return invalid("FencePeriod %v must be positive", c.FencePeriod)
-	case c.RenewInterval+c.RequestTimeout >= c.FencePeriod:
+	case c.RenewInterval >= c.FencePeriod-c.RequestTimeout: // the sum could overflow
 		return invalid("RenewInterval %v + RequestTimeout %v must be shorter than FencePeriod %v, or a healthy member can pass its lease deadline before a renewal returns",
 			c.RenewInterval, c.RequestTimeout, c.FencePeriod)
 	case c.FencePeriod >= c.SessionTTL:
@@ -129,16 +136,36 @@ func (c Config) Validate() error {
 			c.FencePeriod, c.SessionTTL)
 	case c.WaitTime <= 0 || c.WaitTime > 10*time.Minute:
 		return invalid("WaitTime %v must be positive and at most 10m", c.WaitTime)
-	case c.BackoffBase <= 0 || c.BackoffMax < c.BackoffBase:
-		return invalid("BackoffBase %v must be positive and BackoffMax %v at least BackoffBase", c.BackoffBase, c.BackoffMax)
+	case c.BackoffBase <= 0 || c.BackoffMax < c.BackoffBase || c.BackoffMax > 24*time.Hour:
+		// The backoff doubles its step up to BackoffMax: beyond about 146
+		// years the double overflows (a negative wait, a panic).
+		return invalid("BackoffBase %v must be positive and BackoffMax %v at least BackoffBase and at most 24h", c.BackoffBase, c.BackoffMax)
 	case c.ReleasedRetention < 0:
 		return invalid("ReleasedRetention %v must not be negative", c.ReleasedRetention)
 	case c.DeregisterCriticalAfter < time.Minute:
 		return invalid("DeregisterCriticalAfter %v must be at least 1m (Consul's minimum)", c.DeregisterCriticalAfter)
-	case c.EventBuffer < 0:
-		return invalid("EventBuffer %d must not be negative", c.EventBuffer)
+	case c.EventBuffer < 0 || c.EventBuffer > maxEventBuffer:
+		// Join allocates it as a channel: math.MaxInt made Join panic.
+		return invalid("EventBuffer %d must be between 0 and %d", c.EventBuffer, maxEventBuffer)
 	}
 	return nil
+}
+
+// validKeyPrefix reports whether prefix is a usable KV root: '/'-separated
+// segments, none empty, "." or "..". The view query sends the prefix in a
+// URL path, which the agent's router cleans ("a//b" becomes "a/b"), while
+// the member keys travel in transaction bodies as written: with such a
+// prefix the view lists other keys and no member ever sees itself.
+func validKeyPrefix(prefix string) bool {
+	if prefix == "" {
+		return false
+	}
+	for seg := range strings.SplitSeq(prefix, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 // LogValue implements slog.LogValuer: the settings without the ACL token or

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"math"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fraktor-go/fraktor/cluster"
+	"github.com/fraktor-go/fraktor/internal/backoff"
 )
 
 func TestDefaultConfigIsValidAndSafe(t *testing.T) {
@@ -32,7 +34,18 @@ func TestConfigValidate(t *testing.T) {
 		{"cluster name with slash", func(c *Config) { c.Cluster = "a/b" }, `Cluster "a/b"`},
 		{"empty key prefix", func(c *Config) { c.KeyPrefix = "" }, "KeyPrefix"},
 		{"key prefix with trailing slash", func(c *Config) { c.KeyPrefix = "fraktor/" }, "KeyPrefix"},
+		// The agent's router cleans these out of the view query's URL
+		// path while the member keys keep them: no member ever saw itself.
+		{"key prefix with an empty segment", func(c *Config) { c.KeyPrefix = "a//b" }, "KeyPrefix"},
+		{"key prefix with a dot segment", func(c *Config) { c.KeyPrefix = "a/./b" }, "KeyPrefix"},
+		{"key prefix with a dot-dot segment", func(c *Config) { c.KeyPrefix = "../b" }, "KeyPrefix"},
+		{"cluster name a dot segment", func(c *Config) { c.Cluster = "." }, `Cluster "."`},
+		{"cluster name a dot-dot segment", func(c *Config) { c.Cluster = ".." }, `Cluster ".."`},
 		{"bad service name", func(c *Config) { c.ServiceName = "a b" }, "ServiceName"},
+		// Registered, but /v1/health/service/.. is no endpoint: nobody
+		// could discover it.
+		{"service name a dot segment", func(c *Config) { c.ServiceName = "." }, "ServiceName"},
+		{"service name a dot-dot segment", func(c *Config) { c.ServiceName = ".." }, "ServiceName"},
 		{"session TTL too short", func(c *Config) { c.SessionTTL = 500 * time.Millisecond }, "SessionTTL"},
 		{"no renew interval", func(c *Config) { c.RenewInterval = 0 }, "RenewInterval"},
 		{"no request timeout", func(c *Config) { c.RequestTimeout = 0 }, "RequestTimeout"},
@@ -41,13 +54,21 @@ func TestConfigValidate(t *testing.T) {
 			c.RenewInterval, c.RequestTimeout, c.FencePeriod = 4*time.Second, 6*time.Second, 10*time.Second
 		},
 			"must be shorter than FencePeriod"},
+		// The sum overflowed to a negative duration and passed.
+		{"renew interval overflows the sum", func(c *Config) { c.RenewInterval = math.MaxInt64 }, "must be shorter than FencePeriod"},
+		{"request timeout overflows the sum", func(c *Config) { c.RequestTimeout = math.MaxInt64 }, "must be shorter than FencePeriod"},
 		{"fence reaches session TTL", func(c *Config) { c.FencePeriod = c.SessionTTL }, "must be shorter than SessionTTL"},
 		{"no wait", func(c *Config) { c.WaitTime = 0 }, "WaitTime"},
 		{"wait over Consul's cap", func(c *Config) { c.WaitTime = 11 * time.Minute }, "WaitTime"},
 		{"backoff max below base", func(c *Config) { c.BackoffMax = c.BackoffBase / 2 }, "BackoffMax"},
+		// Doubling past it overflowed: the backoff computation panicked
+		// after about 37 failed renewals (TestConfigBackoffWaitsStayInBounds).
+		{"backoff max beyond a day", func(c *Config) { c.BackoffMax = math.MaxInt64 }, "BackoffMax"},
 		{"negative retention", func(c *Config) { c.ReleasedRetention = -1 }, "ReleasedRetention"},
 		{"deregister too soon", func(c *Config) { c.DeregisterCriticalAfter = time.Second }, "DeregisterCriticalAfter"},
 		{"negative event buffer", func(c *Config) { c.EventBuffer = -1 }, "EventBuffer"},
+		// Accepted, then Join panicked allocating it (makechan: size out of range).
+		{"huge event buffer", func(c *Config) { c.EventBuffer = math.MaxInt }, "EventBuffer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()
@@ -91,4 +112,20 @@ func TestProviderLeaseTimingFeedsClusterConfig(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "WaitOut")
 	cfg.WaitOut, cfg.StopBudget = 0, 5*time.Second // (F+S)(1+ρ) ≥ T(1−ρ)
 	require.ErrorContains(t, cfg.Validate(), "StopBudget")
+}
+
+// Every config Validate accepts gives retry waits within its backoff bounds,
+// however many failures in a row: the renewal loop retries at least every
+// RenewInterval, so dozens of failures come within a minute or two of an
+// outage, and a BackoffMax whose double overflows made the wait negative
+// (and the backoff panic).
+func TestConfigBackoffWaitsStayInBounds(t *testing.T) {
+	c := DefaultConfig()
+	c.BackoffMax = 24 * time.Hour // the largest Validate accepts
+	require.NoError(t, c.Validate())
+	for failures := 1; failures <= 200; failures++ {
+		d := backoff.Jittered(failures, c.BackoffBase, c.BackoffMax)
+		require.Positive(t, d)
+		require.LessOrEqual(t, d, c.BackoffMax)
+	}
 }

@@ -29,8 +29,8 @@
 //
 // A Provider shares one client (at most a few agent connections) among its
 // memberships; create one per process. Its view goroutine runs while any
-// membership is active, each membership's renewal goroutine until its Leave
-// or Stop. ACL tokens are never logged: Config implements slog.LogValuer
+// membership is active, each membership's renewal and service-check
+// goroutines until its Leave or Stop. ACL tokens are never logged: Config implements slog.LogValuer
 // without them. See docs/membership.md for the timing parameters and their
 // safe relations.
 package consul

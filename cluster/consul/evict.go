@@ -15,13 +15,21 @@ var _ cluster.Evictor = (*Provider)(nil)
 // member key, as an operator's forced removal would. Consul then deletes the
 // key, every member sees m gone in its next view, and m finds itself missing
 // (its lease is revoked: the cluster runtime fences it). A member with no key
-// (gone already) is not an error.
+// (gone already) is not an error. The key is read in a transaction, where it
+// travels in the body: in a URL path, the agent's router cleans the dot
+// segments that the IDs "." and ".." leave in it, and the request would
+// name another key (TestConsulEvictOddIDs).
 func (p *Provider) Evict(ctx context.Context, m cluster.Member) error {
 	keys := newKeyspace(p.cfg.KeyPrefix, p.cfg.Cluster)
-	pair, _, err := p.client.KV().Get(keys.member(m), (&api.QueryOptions{RequireConsistent: true}).WithContext(ctx))
+	ok, resp, _, err := p.client.Txn().Txn(api.TxnOps{{KV: &api.KVTxnOp{Verb: api.KVGetOrEmpty, Key: keys.member(m)}}},
+		(&api.QueryOptions{RequireConsistent: true}).WithContext(ctx))
 	if err != nil {
 		return fmt.Errorf("consul: evict %s: %w", m.Key(), err)
 	}
+	if !ok || len(resp.Results) != 1 {
+		return fmt.Errorf("consul: evict %s: %w: %s", m.Key(), ErrRequestFailed, txnErrors(resp))
+	}
+	pair := resp.Results[0].KV
 	if pair == nil || pair.Session == "" {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -29,11 +30,15 @@ type membership struct {
 	self      cluster.Member
 	serviceID string
 	checkID   string
+	reg       *api.AgentServiceRegistration // the service registration, set by register
 	session   string
 	joinIndex uint64 // the raw view index at which the member key was taken
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// checks asks checkLoop to refresh the service check (one pending
+	// request at most).
+	checks chan struct{}
 
 	mu    sync.Mutex
 	ended bool
@@ -107,7 +112,10 @@ func (m *membership) renewLoop(ctx context.Context) {
 			lastAck = sent
 			failures = 0
 			m.Renewed(sent)
-			m.passCheck(ctx)
+			select {
+			case m.checks <- struct{}{}:
+			default: // an update is pending: it reports this renewal too
+			}
 			next = max(0, m.cfg.RenewInterval-time.Since(sent))
 		}
 		if m.Revoked() {
@@ -162,12 +170,38 @@ func (m *membership) sessionExists(ctx context.Context) (bool, error) {
 	return entry != nil, nil
 }
 
+// checkLoop refreshes the service check after each successful renewal. It
+// is a goroutine of its own so that a check update that hangs (up to
+// RequestTimeout) never delays the next renewal, which the lease timing
+// counts on (TestConsulStalledCheckUpdateDoesNotDelayRenewals).
+func (m *membership) checkLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.checks:
+			m.passCheck(ctx)
+		}
+	}
+}
+
 // passCheck refreshes the service's TTL check on the local agent. It is for
-// discovery and operator UIs only, so a failure is just logged.
+// discovery and operator UIs only, so a failure is just logged. An agent
+// that no longer knows the check (404: it restarted without its data
+// directory, or an operator deregistered the service) gets the service
+// registered again, so that discovery shows the member while it lives
+// (TestConsulLostServiceRegisteredAgain).
 func (m *membership) passCheck(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
 	defer cancel()
-	if err := m.client.Agent().UpdateTTLOpts(m.checkID, "lease renewed", api.HealthPassing, (&api.QueryOptions{}).WithContext(rctx)); err != nil && ctx.Err() == nil {
+	err := m.client.Agent().UpdateTTLOpts(m.checkID, "lease renewed", api.HealthPassing, (&api.QueryOptions{}).WithContext(rctx))
+	if se := (api.StatusError{}); errors.As(err, &se) && se.Code == http.StatusNotFound {
+		err = m.client.Agent().ServiceRegisterOpts(m.reg, api.ServiceRegisterOpts{ReplaceExistingChecks: true}.WithContext(rctx))
+		if err == nil {
+			m.log.Info("consul: service registered again (the agent had lost it)", "service", m.serviceID)
+		}
+	}
+	if err != nil && ctx.Err() == nil {
 		m.log.Debug("consul: service check update failed", "err", err)
 	}
 }
@@ -183,7 +217,8 @@ func (m *membership) begin() bool {
 	return true
 }
 
-// stopLoops cancels the renewal goroutine and waits for it within ctx.
+// stopLoops cancels the renewal and check goroutines and waits for them
+// within ctx.
 func (m *membership) stopLoops(ctx context.Context) error {
 	m.cancel()
 	done := make(chan struct{})
@@ -200,7 +235,7 @@ func (m *membership) stopLoops(ctx context.Context) error {
 }
 
 // Leave implements cluster.Membership. In order: the lease is released
-// locally; the renewal goroutine ends; one transaction checks that the session
+// locally; the renewal and service-check goroutines end; one transaction checks that the session
 // still holds the member key, writes the released marker and deletes the
 // key (skipped when the lease was revoked: nothing is left to release);
 // the session is destroyed and the service deregistered; the membership
@@ -276,8 +311,9 @@ func (m *membership) destroySession(ctx context.Context) error {
 	return nil
 }
 
-// Stop implements cluster.Membership: the renewal goroutine ends, the
-// membership stops receiving views and the stream closes, but the session, key and service stay; the servers invalidate
+// Stop implements cluster.Membership: the renewal and service-check
+// goroutines end, the membership stops receiving views and the stream
+// closes, but the session, key and service stay; the servers invalidate
 // the session (deleting the key) within 2×SessionTTL, and the agent reaps
 // the service DeregisterCriticalAfter after its check went critical.
 func (m *membership) Stop(ctx context.Context) error {

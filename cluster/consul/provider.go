@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/consul/api"
 
@@ -20,8 +21,8 @@ import (
 // Provider is the Consul membership provider. It holds one Consul client
 // for all the memberships joined through it, and one view watcher (a
 // single blocking query) that runs while any of them is active; each
-// membership adds its renewal goroutine. With a client it builds itself
-// (Config.API.HttpClient nil), the Provider opens at most
+// membership adds its renewal and service-check goroutines. With a client
+// it builds itself (Config.API.HttpClient nil), the Provider opens at most
 // maxAgentConns connections to the agent, so one process stays far below
 // Consul's per-client-address connection limit (http_max_conns_per_client,
 // 200 by default) however many members it hosts. Create one Provider per
@@ -105,7 +106,7 @@ func (p *Provider) detach(ctx context.Context, m *membership) error {
 // refused with an error wrapping cluster.ErrIncarnationReused, whether the
 // old one crashed or left and however long ago; a member key still in
 // Consul's lock delay gives ErrLockDelay. It then registers the service,
-// starts the renewal goroutine and subscribes the membership to the
+// starts the renewal and service-check goroutines and subscribes the membership to the
 // Provider's view watcher (starting it when none runs). Each request is bounded by
 // RequestTimeout and ctx; an agent that does not answer gives an error
 // wrapping ErrUnreachable, one that refuses gives ErrRequestFailed. On
@@ -134,6 +135,7 @@ func (p *Provider) Join(ctx context.Context, self cluster.Member) (cluster.Membe
 		keys:           newKeyspace(cfg.KeyPrefix, cfg.Cluster),
 		self:           self,
 		serviceID:      fmt.Sprintf("fraktor-%s-%s-%d", cfg.Cluster, url.PathEscape(self.ID), self.Incarnation),
+		checks:         make(chan struct{}, 1),
 	}
 	m.checkID = m.serviceID + ":lease"
 	if err := m.register(ctx); err != nil {
@@ -143,6 +145,7 @@ func (p *Provider) Join(ctx context.Context, self cluster.Member) (cluster.Membe
 	loopCtx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
 	m.wg.Go(func() { m.renewLoop(loopCtx) })
+	m.wg.Go(func() { m.checkLoop(loopCtx) })
 	p.attach(m)
 	log.Info("consul: member joined", "session", shortID(m.session))
 	return m, nil
@@ -212,7 +215,7 @@ func (m *membership) register(ctx context.Context) (err error) {
 	m.SetJoinEpoch(joinIndex)
 	m.Renewed(sent)
 
-	reg := &api.AgentServiceRegistration{
+	m.reg = &api.AgentServiceRegistration{
 		ID:   m.serviceID,
 		Name: m.cfg.serviceName(),
 		Tags: m.self.Kinds,
@@ -232,11 +235,11 @@ func (m *membership) register(ctx context.Context) (err error) {
 	}
 	if host, port, err := net.SplitHostPort(m.self.Address); err == nil {
 		if p, err := strconv.Atoi(port); err == nil && p > 0 && p < 65536 {
-			reg.Address, reg.Port = host, p
+			m.reg.Address, m.reg.Port = host, p
 		}
 	}
 	rctx, cancel = context.WithTimeout(ctx, m.cfg.RequestTimeout)
-	err = m.client.Agent().ServiceRegisterOpts(reg, api.ServiceRegisterOpts{ReplaceExistingChecks: true}.WithContext(rctx))
+	err = m.client.Agent().ServiceRegisterOpts(m.reg, api.ServiceRegisterOpts{ReplaceExistingChecks: true}.WithContext(rctx))
 	cancel()
 	if err != nil {
 		return fmt.Errorf("register service %s: %w", m.serviceID, classify(err))
@@ -358,9 +361,16 @@ func txnErrors(resp *api.TxnResponse) string {
 	return s
 }
 
+// truncate cuts s to at most n bytes on a rune boundary. Cut inside a rune,
+// the JSON encoder would replace the broken bytes with U+FFFD (3 bytes), and
+// a service meta value of 512 bytes would grow past Consul's limit: the
+// agent refused the registration (TestConsulLongMultibyteIDJoins).
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n]
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -150,7 +151,7 @@ func (w *watcher) run(ctx context.Context) {
 			continue
 		}
 		failures = 0
-		members, released, stale, base := w.decode(pairs)
+		members, released, stale, base := w.decode(pairs, meta.LastIndex)
 		top := cluster.NewTopology(meta.LastIndex+base.value, members)
 		if w.lastEpoch > 0 && (top.Epoch < w.lastEpoch || (top.Epoch == w.lastEpoch && top.Hash != w.lastHash)) {
 			w.log.Warn("consul: view epoch regressed; raising the epoch base", "from", w.lastEpoch, "to", top.Epoch, "index", meta.LastIndex)
@@ -172,7 +173,9 @@ func (w *watcher) run(ctx context.Context) {
 	}
 }
 
-// epochBase is the epoch base record as read with a view.
+// epochBase is the epoch base record as read with a view. A record that
+// is not a usable base has value 0 and keeps its modifyIndex, so that
+// raiseBase can replace it.
 type epochBase struct {
 	value       uint64
 	modifyIndex uint64 // 0: no record
@@ -205,8 +208,9 @@ func (w *watcher) raiseBase(ctx context.Context, base epochBase, want uint64) {
 // session), so a record without one was written by someone else (an
 // operator, a KV import) and would never expire. Records that do not decode
 // and member keys without a session are skipped and logged once per key and
-// version.
-func (w *watcher) decode(pairs api.KVPairs) (members, released []cluster.Member, stale []*api.KVPair, base epochBase) {
+// version. An epoch base that is not a decimal number, or so large that
+// index + base overflows (the epoch would wrap around), counts as no base.
+func (w *watcher) decode(pairs api.KVPairs, index uint64) (members, released []cluster.Member, stale []*api.KVPair, base epochBase) {
 	seen := make(map[string]uint64, len(w.badKeys))
 	defer func() { w.badKeys = seen }()
 	skip := func(p *api.KVPair, err error) {
@@ -219,12 +223,16 @@ func (w *watcher) decode(pairs api.KVPairs) (members, released []cluster.Member,
 		var prefix string
 		switch {
 		case p.Key == w.keys.epochBase():
+			base = epochBase{modifyIndex: p.ModifyIndex}
 			v, err := strconv.ParseUint(string(p.Value), 10, 64)
+			if err == nil && v > math.MaxUint64-index {
+				err = fmt.Errorf("index %d + base overflows", index)
+			}
 			if err != nil {
 				skip(p, fmt.Errorf("%w: epoch base %q: %v", ErrBadRecord, p.Value, err))
 				continue
 			}
-			base = epochBase{value: v, modifyIndex: p.ModifyIndex}
+			base.value = v
 			continue
 		case strings.HasPrefix(p.Key, w.keys.members()):
 			prefix = w.keys.members()
@@ -254,14 +262,21 @@ func (w *watcher) decode(pairs api.KVPairs) (members, released []cluster.Member,
 }
 
 // deleteStale removes expired released markers (best effort; any member may
-// do it, check-and-set keeps a newer write).
+// do it, check-and-set keeps a newer write). The delete is a transaction so
+// that the key travels in the body, not in a URL path where the agent's
+// router would clean the dot segments of the IDs "." and ".."
+// (TestConsulStaleReleasedMarkersOfOddIDsDeleted).
 func (w *watcher) deleteStale(ctx context.Context, stale []*api.KVPair) {
 	for _, p := range stale {
 		rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
-		_, _, err := w.client.KV().DeleteCAS(p, (&api.WriteOptions{}).WithContext(rctx))
+		ok, resp, _, err := w.client.Txn().Txn(api.TxnOps{{KV: &api.KVTxnOp{Verb: api.KVDeleteCAS, Key: p.Key, Index: p.ModifyIndex}}},
+			(&api.QueryOptions{}).WithContext(rctx))
 		cancel()
-		if err != nil {
+		switch {
+		case err != nil:
 			w.log.Debug("consul: released marker not deleted", "key", p.Key, "err", err)
+		case !ok:
+			w.log.Debug("consul: released marker not deleted", "key", p.Key, "err", txnErrors(resp))
 		}
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -152,4 +154,43 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.NoError(t, os.WriteFile(*screenshot, png, 0o644))
 		t.Logf("screenshot written to %s", *screenshot)
 	}
+}
+
+// When the state cannot be fetched (the process is shutting down, the
+// server restarts) the page says "disconnected" in red; when it can again,
+// the page says when it was updated, no longer in red. Before, the red
+// class stayed for good after the first failed poll.
+func TestDashboardPageRecoversFromDisconnect(t *testing.T) {
+	bin := chromium()
+	if bin == "" && os.Getenv("FRAKTOR_REQUIRE_CHROMIUM") == "1" {
+		t.Fatal("dashboard: no Chromium on PATH and FRAKTOR_REQUIRE_CHROMIUM=1 (CI): install the chromium package")
+	}
+	if bin == "" {
+		t.Skip("dashboard: no Chromium on PATH (Debian: apt-get install chromium; make test installs it); the browser test cannot run")
+	}
+	d := dashboard.New(dashboard.Config{})
+	t.Cleanup(d.Close)
+	var down atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() && r.URL.Path == "/api/state" {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		d.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+
+	b := newBrowser(t, bin)
+	defer b.close()
+	_, err := chromedp.Run(b.ctx, chromedp.Navigate(srv.URL))
+	require.NoError(t, err)
+	updated := `document.getElementById('updated')`
+	b.do(t, "connected", until(updated+`.textContent.startsWith('updated')`))
+	require.NotContains(t, eval[string](t, b, updated+`.className`), "err")
+	down.Store(true)
+	b.do(t, "disconnected", until(updated+`.textContent.startsWith('disconnected')`))
+	require.Contains(t, eval[string](t, b, updated+`.className`), "err")
+	down.Store(false)
+	b.do(t, "connected again", until(updated+`.textContent.startsWith('updated')`))
+	require.NotContains(t, eval[string](t, b, updated+`.className`), "err", "the error colour ends with the error")
 }

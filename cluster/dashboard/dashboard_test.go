@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
 	"github.com/fraktor-go/fraktor/cluster/dashboard"
 )
@@ -95,4 +98,57 @@ func TestLatencyBucketsAscend(t *testing.T) {
 		require.Greater(t, b[i], b[i-1])
 	}
 	require.True(t, strings.HasPrefix(fmt.Sprint(b[0]), "5e-05"))
+}
+
+// The event log is bounded in bytes, not only in count: event texts carry
+// identities and errors, which are user data of any size. Before, 100
+// activation failures with a 64 KiB error each kept 6.4 MB and sent it on
+// every poll.
+func TestDashboardEventTextsBounded(t *testing.T) {
+	huge := strings.Repeat("x", 64<<10)
+	broken := cluster.NewKind("broken", actor.PropsFromProducer(func() actor.Actor { panic("test: " + huge) }))
+	a := startMember(t, fastRegistry(t), "a", broken)
+	awaitMembers(t, 1, a)
+	d := dashboard.New(dashboard.Config{Events: 20})
+	t.Cleanup(d.Close)
+	d.Attach(a.c, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	for i := range 25 {
+		_, err := cluster.Request[*Total](ctx, a.c, cluster.NewIdentity("broken", fmt.Sprint(i, "-", huge)), &Add{N: 1})
+		var af *cluster.ActivationFailedError
+		require.ErrorAs(t, err, &af)
+	}
+	srv := httptest.NewServer(d)
+	t.Cleanup(srv.Close)
+	_, body := get(t, srv.URL+"/api/state")
+	var st dashboard.State
+	require.NoError(t, json.Unmarshal(body, &st))
+	failed := 0
+	for _, ev := range st.Events {
+		require.LessOrEqual(t, len(ev.Text), 512, "event %s text of %d bytes", ev.Type, len(ev.Text))
+		require.True(t, utf8.ValidString(ev.Text))
+		if ev.Type == "activation-failed" {
+			failed++
+			require.True(t, strings.HasSuffix(ev.Text, "…"), "the cut is marked")
+		}
+	}
+	require.Equal(t, 20, len(st.Events), "the ring is full")
+	require.Positive(t, failed)
+	require.Less(t, len(body), 64<<10, "the whole state is small")
+}
+
+// Config.Events is a bound, not an allocation: "keep them all"
+// (math.MaxInt) works. Before, New allocated the whole ring up front and
+// panicked (makeslice: cap out of range); a large value that fit took its
+// memory at once.
+func TestDashboardLargeEventsBound(t *testing.T) {
+	var d *dashboard.Dashboard
+	require.NotPanics(t, func() { d = dashboard.New(dashboard.Config{Events: math.MaxInt}) })
+	t.Cleanup(d.Close)
+	a := startMember(t, fastRegistry(t), "a")
+	awaitMembers(t, 1, a)
+	d.Attach(a.c, nil)
+	st := d.State(context.Background())
+	require.Len(t, st.Events, 1, "the view at attach")
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
@@ -21,26 +22,49 @@ type Event struct {
 // eventLog is a ring of the most recent events. Appending never blocks for
 // longer than a mutex held for a copy: it runs on the publisher's goroutine.
 type eventLog struct {
-	mu   sync.Mutex
-	ring []Event
-	next int
-	seq  uint64
+	mu    sync.Mutex
+	ring  []Event // grows to limit, then wraps
+	limit int
+	next  int
+	seq   uint64
 }
 
-func newEventLog(n int) *eventLog { return &eventLog{ring: make([]Event, 0, n)} }
+// newEventLog keeps the last n events. The ring grows as events come, not
+// allocated up front: n is a bound (Config.Events may be math.MaxInt,
+// TestDashboardLargeEventsBound).
+func newEventLog(n int) *eventLog { return &eventLog{limit: n} }
+
+// maxEventText bounds an event's text in bytes: texts carry identities and
+// errors, user data of any size, and the log keeps a count of them, so
+// only this keeps it (and every state response) bounded in bytes.
+const maxEventText = 512
 
 func (l *eventLog) add(member, typ string, at time.Time, format string, args ...any) {
-	ev := Event{At: at, Member: member, Type: typ, Text: fmt.Sprintf(format, args...)}
+	ev := Event{At: at, Member: member, Type: typ, Text: clip(fmt.Sprintf(format, args...), maxEventText)}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.seq++
 	ev.Seq = l.seq
-	if len(l.ring) < cap(l.ring) {
+	if len(l.ring) < l.limit {
 		l.ring = append(l.ring, ev)
 		return
 	}
 	l.ring[l.next] = ev
 	l.next = (l.next + 1) % len(l.ring)
+}
+
+// clip cuts s to at most n bytes on a rune boundary, marking the cut with
+// "…".
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "…"
+	cut := n - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
 }
 
 // recent returns the events newest first.

@@ -52,7 +52,7 @@ func fastRegistry(t testing.TB) *cluster.MemoryRegistry {
 	return reg
 }
 
-func startMember(t testing.TB, reg cluster.Provider, id string) node {
+func startMember(t testing.TB, reg cluster.Provider, id string, more ...cluster.Kind) node {
 	t.Helper()
 	ser := remote.NewSerializers()
 	require.NoError(t, remote.RegisterJSON[*Add](ser, "test.Add"))
@@ -63,7 +63,7 @@ func startMember(t testing.TB, reg cluster.Provider, id string) node {
 	rcfg.Serializers = ser
 	rcfg.ReconnectBackoffMin = 5 * time.Millisecond
 	rcfg.ReconnectBackoffMax = 50 * time.Millisecond
-	ccfg := cluster.Config{Name: "dash", Provider: reg, MemberID: id, Kinds: []cluster.Kind{counterKind()},
+	ccfg := cluster.Config{Name: "dash", Provider: reg, MemberID: id, Kinds: append([]cluster.Kind{counterKind()}, more...),
 		StopBudget: 100 * time.Millisecond, MaxPause: 100 * time.Millisecond, TickInterval: 20 * time.Millisecond,
 		ActivationTimeout: 300 * time.Millisecond, AttemptTimeout: 500 * time.Millisecond}
 	reader := sdkmetric.NewManualReader()

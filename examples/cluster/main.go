@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -37,7 +38,8 @@ Starts a fraktor cluster of account grains, drives load from every member,
 kills one member abruptly halfway (its grains are activated again on the
 others), shuts down gracefully and checks that every acknowledged deposit
 and withdrawal is in the accounts' ledgers and that the balances add up.
-Exits 1 when the check fails. Ctrl-C ends the run early, gracefully.
+Exits 1 when the check fails. Ctrl-C ends the run early, gracefully; a
+second Ctrl-C ends it at once.
 
 Flags:
 `
@@ -83,6 +85,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.dashboard == "off" {
 		o.dashboard = ""
 	}
+	if o.dashboard != "" {
+		// Without a port, serveDashboard's fallback would listen on ":0",
+		// every interface.
+		if _, _, err := net.SplitHostPort(o.dashboard); err != nil {
+			return o, fmt.Errorf("demo: --dashboard %q: want host:port, \"off\" or \"\": %w", o.dashboard, err)
+		}
+	}
 	return o, nil
 }
 
@@ -95,8 +104,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal ends the run gracefully. The signals go back to
+	// their default action before the run hears of it, so a second Ctrl-C
+	// ends the process at once instead of waiting for the graceful part
+	// (TestDemoSecondInterruptEndsAtOnce).
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-sigs:
+			signal.Stop(sigs)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	code := run(ctx, o, os.Stdout)
-	stop()
+	cancel()
+	signal.Stop(sigs)
 	os.Exit(code)
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,15 @@ import (
 	"github.com/fraktor-go/fraktor/cluster"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if args, ok := os.LookupEnv(demoArgsEnv); ok {
+		// A child process of TestDemoSecondInterruptEndsAtOnce: be the demo.
+		os.Args = append([]string{"cluster"}, strings.Fields(args)...)
+		main()
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // A short run of the whole demo: a member is killed, its accounts start
 // again elsewhere, the check holds and the exit code is 0.
@@ -52,6 +61,15 @@ func TestParseFlags(t *testing.T) {
 	require.Empty(t, o.dashboard)
 	_, err = parseFlags([]string{"--grains", "0"}, io.Discard)
 	require.Error(t, err)
+	// An address without a port was accepted, and serveDashboard's
+	// fallback for a taken port then listened on ":0": every interface.
+	for _, bad := range []string{"localhost", "127.0.0.1", "8080"} {
+		_, err = parseFlags([]string{"--dashboard", bad}, io.Discard)
+		require.ErrorContains(t, err, "--dashboard", bad)
+	}
+	o, err = parseFlags([]string{"--dashboard", "localhost:0"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, "localhost:0", o.dashboard)
 }
 
 // The store refuses a write from an activation older than the newest one

@@ -100,8 +100,9 @@ func startMember(ctx context.Context, name string, prov cluster.Provider, withCo
 		AttemptTimeout:    time.Second,
 	}
 	if withConsul {
-		// Consul reports no lease timing; its default fence period is
-		// 10 s, so the wait-out must cover F + S + P with drift.
+		// The Consul provider reports its lease timing (default fence
+		// period 10 s), from which a zero WaitOut would be about 11.2 s;
+		// 12 s leaves a margin.
 		ccfg.WaitOut = 12 * time.Second
 	}
 	m := &member{name: name, reader: sdkmetric.NewManualReader()}
