@@ -14,6 +14,11 @@ import (
 // config leaves EventBuffer at 0.
 const DefaultMembershipEventBuffer = 64
 
+// MaxMembershipEventBuffer bounds a provider's EventBuffer setting: the
+// buffer is allocated when a member joins, so a larger one is refused by
+// the provider's Validate instead of failing that allocation.
+const MaxMembershipEventBuffer = 1 << 16
+
 // MembershipFeedConfig configures a MembershipFeed.
 type MembershipFeedConfig struct {
 	// Self is the member the membership registered.

@@ -30,7 +30,7 @@ type MemoryConfig struct {
 	// discards.
 	Logger *slog.Logger
 	// EventBuffer is each membership's event buffer; 0 means
-	// DefaultMembershipEventBuffer.
+	// DefaultMembershipEventBuffer. At most MaxMembershipEventBuffer.
 	EventBuffer int
 }
 
@@ -56,8 +56,8 @@ func (c MemoryConfig) Validate() error {
 	case c.FencePeriod >= c.LeaseTTL:
 		return fmt.Errorf("%w: FencePeriod %v must be shorter than LeaseTTL %v, or the registry may drop a member that still believes it holds its lease",
 			ErrInvalidProviderConfig, c.FencePeriod, c.LeaseTTL)
-	case c.EventBuffer < 0:
-		return fmt.Errorf("%w: EventBuffer %d must not be negative", ErrInvalidProviderConfig, c.EventBuffer)
+	case c.EventBuffer < 0 || c.EventBuffer > MaxMembershipEventBuffer:
+		return fmt.Errorf("%w: EventBuffer %d must be between 0 and %d", ErrInvalidProviderConfig, c.EventBuffer, MaxMembershipEventBuffer)
 	}
 	return nil
 }

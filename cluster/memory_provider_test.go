@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -108,6 +109,8 @@ func TestMemoryConfigValidate(t *testing.T) {
 		{"renew not below fence", func(c *MemoryConfig) { c.RenewInterval = c.FencePeriod }, "shorter than FencePeriod"},
 		{"fence not below TTL", func(c *MemoryConfig) { c.FencePeriod = c.LeaseTTL }, "shorter than LeaseTTL"},
 		{"negative buffer", func(c *MemoryConfig) { c.EventBuffer = -1 }, "EventBuffer"},
+		// Join allocates it: math.MaxInt panicked there (makechan).
+		{"huge buffer", func(c *MemoryConfig) { c.EventBuffer = math.MaxInt }, "EventBuffer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultMemoryConfig()

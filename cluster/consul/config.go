@@ -78,7 +78,7 @@ type Config struct {
 }
 
 // maxEventBuffer bounds Config.EventBuffer, which Join allocates up front.
-const maxEventBuffer = 1 << 16
+const maxEventBuffer = cluster.MaxMembershipEventBuffer
 
 // DefaultConfig returns the Consul client defaults (api.DefaultConfig, which
 // honours CONSUL_HTTP_ADDR, CONSUL_HTTP_TOKEN and the other CONSUL_*
