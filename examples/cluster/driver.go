@@ -140,8 +140,17 @@ type driver struct {
 func (d *driver) start(c *cluster.Cluster, member string, callers int, stop <-chan struct{}, seed uint64) {
 	for i := range callers {
 		rng := rand.New(rand.NewPCG(seed, uint64(i)))
-		d.wg.Go(func() { d.caller(c, member, fmt.Sprintf("%s-c%d", member, i), rng, stop) })
+		d.wg.Go(func() { d.caller(c, member, callerName(member, seed, i), rng, stop) })
 	}
+}
+
+// callerName is the prefix of a caller's request IDs ("<name>-<seq>"). The
+// seed differs per run: in --join mode the ledgers stay in Consul's KV store
+// and the member's name is its address, so a later run on the same port
+// would reuse the IDs of an earlier one, which the accounts answer as
+// duplicates of the earlier requests.
+func callerName(member string, seed uint64, i int) string {
+	return fmt.Sprintf("%s-%x-c%d", member, seed, i)
 }
 
 func (d *driver) caller(c *cluster.Cluster, member, name string, rng *rand.Rand, stop <-chan struct{}) {

@@ -171,3 +171,11 @@ func TestOutcomesAttributeKilledMember(t *testing.T) {
 	}
 	require.Equal(t, 1, n)
 }
+
+// Two runs (two seeds) of the same member never share a request ID prefix:
+// --join keeps ledgers across runs, and a member's name is its address.
+func TestCallerNamesDifferPerRun(t *testing.T) {
+	a, b := callerName("127.0.0.1:4000", 1, 0), callerName("127.0.0.1:4000", 2, 0)
+	require.NotEqual(t, a, b)
+	require.NotEqual(t, callerName("m1", 1, 0), callerName("m1", 1, 1))
+}
