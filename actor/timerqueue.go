@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"math"
 	"sync"
 	"time"
 
@@ -60,7 +61,7 @@ func (q *timerQueue) now() int64 { return int64(q.clock.Now().Sub(q.base)) }
 // > 0). It reports false when the queue is closed (the system shut down).
 // n must not be armed.
 func (q *timerQueue) arm(n *timerNode, d, period time.Duration) bool {
-	at := q.now() + int64(max(d, 0))
+	at := later(q.now(), d)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -73,6 +74,22 @@ func (q *timerQueue) arm(n *timerNode, d, period time.Duration) bool {
 		q.setClock(at)
 	}
 	return true
+}
+
+// later returns the deadline d after at; a negative d is at. A sum past
+// the largest deadline is that deadline, which no clock reaches: without
+// the cap a "no timeout" of math.MaxInt64 wrapped to a deadline in the
+// past, which fired with the next timer and, at the top of the heap with
+// the clock set ~292 years ahead, kept every timer armed after it from
+// firing (TestTimerQueueHugeDurations).
+func later(at int64, d time.Duration) int64 {
+	if d <= 0 {
+		return at
+	}
+	if int64(d) > math.MaxInt64-at {
+		return math.MaxInt64
+	}
+	return at + int64(d)
 }
 
 // cancel takes n out of the queue and reports whether it was armed: false
@@ -148,9 +165,9 @@ func (q *timerQueue) run(token uint64) {
 			// Re-armed before it fires, so a cancel that races with the
 			// firing stops it for good. A clock that ran late skips the
 			// periods it missed rather than firing a burst.
-			n.at += n.period
+			n.at = later(n.at, time.Duration(n.period))
 			if n.at <= now {
-				n.at = now + n.period
+				n.at = later(now, time.Duration(n.period))
 			}
 			q.seq++
 			n.seq = q.seq
