@@ -132,7 +132,8 @@ type System struct {
 
 	rootGuardian, userGuardian, systemGuardian *cell
 	guardianKids                               [3]guardianKids // root, user, system: see cell.kids
-	guardiansDone                              chan struct{}
+	guardiansDone                              chan struct{}   // closed when the root guardian has stopped
+	userDone                                   chan struct{}   // closed when the user guardian has stopped
 
 	idSeq, futureSeq, mailboxSeq atomic.Uint64
 	registerFutures              atomic.Bool
@@ -245,16 +246,21 @@ func (s *System) startGuardians() {
 	}
 	s.userGuardian = s.newCell(s.rootGuardian, PropsFromFunc(func(Context) {}, WithSupervisor(gs), WithKind("guardian")), "user", nil)
 	s.systemGuardian = s.newCell(s.rootGuardian, PropsFromFunc(func(Context) {}, WithSupervisor(DefaultStrategy()), WithKind("guardian")), "system", nil)
+	// The root guardian's children: it supervises them (a failed guardian
+	// is stopped) and its stop, the last step of Shutdown, stops the
+	// system guardian's tree and waits for it.
+	s.rootGuardian.addChild(s.userGuardian)
+	s.rootGuardian.addChild(s.systemGuardian)
+	// Set here, not by Shutdown: the user guardian may stop before it (a
+	// failure its root stopped), and Shutdown must then find it done.
+	s.userDone = make(chan struct{})
+	s.userGuardian.ext().onStopped = func() { close(s.userDone) }
 	if len(s.cfg.SpawnMiddleware) > 0 {
 		if s.userGuardian.mw == nil {
 			s.userGuardian.mw = &chains{}
 		}
 		s.userGuardian.mw.spawn = s.cfg.SpawnMiddleware
 	}
-	// Shutdown sets onStopped from its own goroutine: the side state must
-	// exist before the guardians run.
-	s.userGuardian.ext()
-	s.systemGuardian.ext()
 }
 
 // stopOnFailure is the root guardian's strategy: a failed guardian is stopped.
@@ -468,10 +474,8 @@ func (s *System) shutdown(ctx context.Context) error {
 	}
 	s.stopped.Store(true)
 	s.releaseDeferred(nil) // a deferred turn stops now, not at the sweep
-	userDone := make(chan struct{})
-	s.userGuardian.ext().onStopped = func() { close(userDone) }
 	s.sendSystem(nil, s.userGuardian.selfPID(), stopSys)
-	if err := s.await(ctx, userDone); err != nil {
+	if err := s.await(ctx, s.userDone); err != nil {
 		errs = append(errs, fmt.Errorf("actor: stopping user actors: %w", err))
 	} else {
 		s.sendSystem(nil, s.rootGuardian.selfPID(), stopSys)
