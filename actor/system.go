@@ -181,7 +181,7 @@ func NewSystem(cfg SystemConfig) (*System, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 100}))
 	}
-	s.events = newEventStream(cfg.EventBuffer)
+	s.events = newEventStream(cfg.EventBuffer, s.logger)
 	s.deadLetters = newDeadLetters(s, cfg.DeadLetterLogInterval)
 	m, err := newMetrics(cfg.MeterProvider, s)
 	if err != nil {
