@@ -50,7 +50,11 @@ func (c *cell) run(hint int) (res scheduler.InvokeResult, processed int) {
 			msg := c.msg
 			c.msg, c.sender = nil, nil
 			c.clearHeader()
-			res = c.fail(&PanicError{Value: r, Stack: debug.Stack()}, msg)
+			err := &PanicError{Value: r, Stack: debug.Stack()}
+			if pp, ok := r.(producerPanic); ok {
+				err = pp.err // the producer's own panic (props.go)
+			}
+			res = c.fail(err, msg)
 		}
 	}()
 	if res, done := c.drainSystem(); done {

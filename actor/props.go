@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"runtime/debug"
 	"sync/atomic"
 
 	"github.com/fraktor-go/fraktor/mailbox"
@@ -19,7 +20,11 @@ type ReceiveFunc func(c Context)
 // Receive implements Actor.
 func (f ReceiveFunc) Receive(c Context) { f(c) }
 
-// Producer makes a fresh actor instance: at spawn and at every restart.
+// Producer makes a fresh actor instance: at spawn and at every restart. A
+// panic in it is the actor's failure, not the spawner's: the spawn
+// succeeds, and the actor fails on its first turn with a *PanicError
+// holding the producer's panic, which its supervisor handles as any other
+// (a restart calls the producer again).
 type Producer func() Actor
 
 // ReceiveMiddleware wraps the delivery of every message to Receive. It may
@@ -122,12 +127,44 @@ func PropsFromFunc(f ReceiveFunc, opts ...PropsOption) *Props {
 // an Actor allocates nothing. TestPropsFromFuncAllocs pins it. Props
 // without a producer (PropsFromFunc, or PropsFromProducer(nil)) make the
 // function, even a nil one: calling it is then the actor's failure, not a
-// panic in Spawn.
+// panic in Spawn. A producer that panics is handled the same way (see
+// produce).
 func (p *Props) newActor() Actor {
 	if p.producer == nil {
 		return p.fn
 	}
+	return p.produce()
+}
+
+// produce calls the producer. It runs inside Spawn, on the spawner's
+// goroutine (a caller of the root context, which would die of a panic),
+// and at each restart, so a panic in it is not let through: the instance
+// is then a startFailure, which fails the actor on its first turn with the
+// producer's panic, and the actor's supervisor decides as for any failure
+// (TestProducerPanicIsFailure).
+func (p *Props) produce() (a Actor) {
+	defer func() {
+		if r := recover(); r != nil {
+			a = &startFailure{err: &PanicError{Value: r, Stack: debug.Stack()}}
+		}
+	}()
 	return p.producer()
+}
+
+// startFailure is the instance of an actor whose producer panicked: every
+// message but the stop and restart notices fails it again with that panic.
+type startFailure struct{ err *PanicError }
+
+// producerPanic is what a startFailure panics with: run takes its
+// PanicError as the failure instead of wrapping it in another.
+type producerPanic struct{ err *PanicError }
+
+func (f *startFailure) Receive(c Context) {
+	switch c.Message().(type) {
+	case *Stopping, *Stopped, *Restarting:
+		return
+	}
+	panic(producerPanic{f.err})
 }
 
 // WithSupervisor sets the strategy this actor applies to its failed children.
