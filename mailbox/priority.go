@@ -30,8 +30,15 @@ func (q *priority[T]) Push(v T) (dropped T, didDrop bool, err error) {
 	l := min(max(q.prio(v), 0), len(q.levels)-1)
 	q.mu.Lock()
 	f := &q.levels[l]
-	if f.head > 0 && f.head == len(f.buf) {
-		f.buf, f.head = f.buf[:0], 0
+	if f.head > 0 && len(f.buf) == cap(f.buf) && f.head >= len(f.buf)/2 {
+		// Full, and at least half of it popped already: move the rest to
+		// the front instead of growing. Resetting only a level found empty
+		// let one that always held a value grow by a slot per message for
+		// ever (TestPriorityLevelDoesNotGrowUnderSteadyTraffic). The copy
+		// is of at most as many values as were popped since the last one.
+		n := copy(f.buf, f.buf[f.head:])
+		clear(f.buf[n:])
+		f.buf, f.head = f.buf[:n], 0
 	}
 	f.buf = append(f.buf, v)
 	q.size++
