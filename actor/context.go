@@ -32,7 +32,8 @@ type Context interface {
 	// receiver can Respond.
 	Request(pid *PID, msg any)
 	// RequestFuture delivers msg to pid with a future as the sender; the
-	// future fails with ErrTimeout after timeout (none when timeout ≤ 0).
+	// future fails with ErrTimeout after timeout (none when timeout ≤ 0),
+	// or with ErrSystemStopped when the system shuts down before either.
 	RequestFuture(pid *PID, msg any, timeout time.Duration) *Future
 	// Respond sends msg to the sender of the current message (a dead letter
 	// when there is none).

@@ -56,11 +56,16 @@ func (s *System) startFuture(f *Future, target *PID, timeout time.Duration) *Fut
 	}
 	if timeout > 0 {
 		f.mu.Lock()
+		closed := false
 		if !f.set { // completed meanwhile: no timer to cancel later
 			f.tm.target = f
 			f.timed = s.tq.arm(&f.tm, timeout, 0)
+			closed = !f.timed
 		}
 		f.mu.Unlock()
+		if closed { // Shutdown closed the timer queue since the check above
+			f.complete(nil, ErrSystemStopped)
+		}
 	}
 	return f
 }
@@ -203,6 +208,11 @@ func (f *Future) complete(v any, err error) {
 
 // fireTimer implements timerTarget: the timeout.
 func (f *Future) fireTimer() { f.complete(nil, ErrTimeout) }
+
+// closeTimer implements timerCloser: Shutdown closed the timer queue
+// before the timeout fired, so the timeout never will; and no answer can
+// come any more (TestPendingRequestFailsAtShutdown).
+func (f *Future) closeTimer() { f.complete(nil, ErrSystemStopped) }
 
 // SendUser implements Process: the first message completes the future.
 // A MessageEnvelope completes it with the message it carries.

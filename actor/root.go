@@ -24,7 +24,8 @@ func (r *RootContext) SendWithSender(pid *PID, msg any, sender *PID) {
 }
 
 // RequestFuture delivers msg to pid with a future as the sender; the future
-// fails with ErrTimeout after timeout (never, when timeout ≤ 0). When the
+// fails with ErrTimeout after timeout (never, when timeout ≤ 0), or with
+// ErrSystemStopped when the system shuts down before either. When the
 // worker pools are idle, the target's turn may wait (at most 100 µs) for
 // the caller's Result, Wait or ResultContext, which then run it on the
 // calling goroutine (see future_deferred.go). A nil pid fails the future

@@ -112,14 +112,23 @@ func (q *timerQueue) len() int {
 	return len(q.heap)
 }
 
+// timerCloser is a timerTarget that must hear of the queue's close: a
+// request's timeout, whose waiter would otherwise wait for good.
+type timerCloser interface{ closeTimer() }
+
 // close drops every armed node (none of them fires), stops the clock timer
-// and waits for a firing under way. It is idempotent.
+// and waits for a firing under way; then it tells the targets that are
+// timerClosers. It is idempotent.
 func (q *timerQueue) close() {
 	q.mu.Lock()
 	q.closed = true
+	var closers []timerCloser
 	for i, n := range q.heap {
 		n.index = -1
 		q.heap[i] = nil
+		if c, ok := n.target.(timerCloser); ok {
+			closers = append(closers, c)
+		}
 	}
 	q.heap = nil
 	if q.armed && q.stop() {
@@ -128,6 +137,9 @@ func (q *timerQueue) close() {
 	q.armed = false
 	q.mu.Unlock()
 	q.firing.Wait()
+	for _, c := range closers {
+		c.closeTimer()
+	}
 }
 
 // setClock sets the clock timer for deadline at, stopping the previous
