@@ -371,6 +371,34 @@ type prio int
 
 func (p prio) Priority() int { return int(p) }
 
+// badPrio's Priority panics (here on a nil pointer, a plain bug).
+type badPrio struct{ level *int }
+
+func (p badPrio) Priority() int { return *p.level }
+
+// A message whose Priority panics is queued at level 0 instead: Priority
+// runs on the sender's goroutine (a root caller, another actor, a
+// connection's reader), which must not be the one to fail for it. Before,
+// the panic went through Send to the sender.
+func TestPriorityPanicIsLevelZero(t *testing.T) {
+	sys := testkit.NewManualSystem(t)
+	var got []any
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch c.Message().(type) {
+		case prio, badPrio:
+			got = append(got, c.Message())
+		}
+	}, actor.WithPriorityMailbox(3)))
+	sys.RunUntilIdle()
+	require.NotPanics(t, func() {
+		sys.Root().Send(pid, prio(0))
+		sys.Root().Send(pid, badPrio{})
+		sys.Root().Send(pid, prio(1))
+	})
+	sys.RunUntilIdle()
+	assert.Equal(t, []any{prio(1), prio(0), badPrio{}}, got)
+}
+
 func TestEventStream(t *testing.T) {
 	sys := testkit.NewSystem(t)
 	es := sys.EventStream()

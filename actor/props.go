@@ -209,19 +209,33 @@ func WithBoundedMailbox(capacity int, policy mailbox.Overflow) PropsOption {
 type Prioritized interface{ Priority() int }
 
 // WithPriorityMailbox gives the actor a priority mailbox with the given
-// number of levels; a message's level is its Priority() (higher first).
+// number of levels; a message's level is its Priority() (higher first), or
+// 0 when Priority panics.
 func WithPriorityMailbox(levels int) PropsOption {
 	return propsOption(func(p *Props) {
 		p.opts().newQueue = func() mailbox.Queue[envelope] {
 			return mailbox.NewPriority(levels, func(e envelope) int {
 				msg, _ := UnwrapEnvelope(e.msg)
 				if pm, ok := msg.(Prioritized); ok {
-					return pm.Priority()
+					return priorityOf(pm)
 				}
 				return 0
 			})
 		}
 	})
+}
+
+// priorityOf returns m's Priority, or 0 when it panics: it runs inside the
+// send, on the sender's goroutine (a root caller, another actor, a
+// connection's reader), which must not fail for the message's bug
+// (TestPriorityPanicIsLevelZero).
+func priorityOf(m Prioritized) (level int) {
+	defer func() {
+		if recover() != nil {
+			level = 0
+		}
+	}()
+	return m.Priority()
 }
 
 // WithDispatcher runs the actor on d instead of the system's worker pool.
