@@ -18,15 +18,20 @@ func (c *cell) InvokeBatch(throughputHint int) scheduler.InvokeResult {
 	}
 	mw := c.mw.inv
 	mw.ictx.Reset(c.idx, throughputHint, c.sys.clock.Now())
-	if mw.chain.BeforeInvoke(&mw.ictx) == scheduler.Break {
+	flow, perr := c.beforeInvoke(mw)
+	if flow == scheduler.Break || perr != nil {
 		// A Break holds back user messages only: the runtime's own protocol
-		// (stop, watch, supervision) still runs.
+		// (stop, watch, supervision) still runs. So does a middleware that
+		// panicked, so that its actor can still be restarted or stopped.
 		res, _ := c.run(0)
 		if res.Kind == scheduler.ResultCompleted || res.Kind == scheduler.ResultYielded {
-			res = scheduler.Suspended(scheduler.ReasonRateLimit, scheduler.ResumeAfter(mw.ictx.ResumeAfter()))
+			if perr != nil {
+				res = c.fail(perr, nil)
+			} else {
+				res = scheduler.Suspended(scheduler.ReasonRateLimit, scheduler.ResumeAfter(mw.ictx.ResumeAfter()))
+			}
 		}
-		mw.chain.AfterInvoke(&mw.ictx, res)
-		return res
+		return c.afterInvoke(mw, res)
 	}
 	if v, ok := mw.ictx.Get(scheduler.MetaBatchLimit); ok {
 		if n, ok := v.(int); ok && n >= 0 && n < throughputHint {
@@ -38,6 +43,41 @@ func (c *cell) InvokeBatch(throughputHint int) scheduler.InvokeResult {
 		mw.queued.Store(int32(c.mb.UserLen()))
 	}
 	mw.ictx.Processed = processed
+	return c.afterInvoke(mw, res)
+}
+
+// beforeInvoke runs the invoke middleware's BeforeInvoke. Invoke middleware
+// is user code (WithInvokeMiddleware, KindMiddleware) running on a worker,
+// outside run's recover: a panic in it is returned as the actor's failure
+// instead of ending the process (TestInvokeMiddlewarePanicIsFailure).
+func (c *cell) beforeInvoke(mw *invokeMW) (flow scheduler.ControlFlow, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: debug.Stack()}
+			if pp, ok := r.(producerPanic); ok {
+				err = pp.err // a factory's panic (newInvokeMW)
+			}
+		}
+	}()
+	return mw.chain.BeforeInvoke(&mw.ictx), nil
+}
+
+// afterInvoke runs the invoke middleware's AfterInvoke and returns the
+// invocation's result: res, or the actor's failure when AfterInvoke
+// panicked and the actor is alive (a panic after its stop or failure is
+// logged).
+func (c *cell) afterInvoke(mw *invokeMW, res scheduler.InvokeResult) (out scheduler.InvokeResult) {
+	defer func() {
+		if r := recover(); r != nil {
+			err := &PanicError{Value: r, Stack: debug.Stack()}
+			out = res
+			if c.state == stateAlive && !c.mb.Suspended() {
+				out = c.fail(err, nil)
+				return
+			}
+			c.sys.logger.Warn("invoke middleware panicked", "pid", c.selfPID().String(), "panic", r)
+		}
+	}()
 	mw.chain.AfterInvoke(&mw.ictx, res)
 	return res
 }
@@ -421,3 +461,24 @@ func (c *cell) onChildFailure(m *failureMsg) {
 		Consecutive: m.failures, RetryAfter: m.retry, Stats: m.stats,
 	})
 }
+
+// newInvokeMW calls a WithInvokeMiddleware factory. It runs inside Spawn,
+// on the spawner's goroutine, so a panic in it is not let through: the
+// actor gets a middleware that panics with it instead, which fails the
+// actor on its first turn (beforeInvoke), as a panicking producer does.
+func newInvokeMW(factory func() scheduler.Middleware) (m scheduler.Middleware) {
+	defer func() {
+		if r := recover(); r != nil {
+			m = failedMW{&PanicError{Value: r, Stack: debug.Stack()}}
+		}
+	}()
+	return factory()
+}
+
+// failedMW stands in for an invoke middleware whose factory panicked.
+type failedMW struct{ err *PanicError }
+
+func (f failedMW) BeforeInvoke(*scheduler.InvokeContext) scheduler.ControlFlow {
+	panic(producerPanic{f.err})
+}
+func (failedMW) AfterInvoke(*scheduler.InvokeContext, scheduler.InvokeResult) {}

@@ -17,7 +17,10 @@ import (
 type failures struct{ errs chan error }
 
 func (f failures) HandleFailure(sup actor.Supervisor, fl actor.Failure) {
-	f.errs <- fl.Err
+	select {
+	case f.errs <- fl.Err:
+	default: // a supervisor must not block
+	}
 	sup.RestartChildren(fl.Child)
 }
 

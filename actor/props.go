@@ -155,8 +155,9 @@ func (p *Props) produce() (a Actor) {
 // message but the stop and restart notices fails it again with that panic.
 type startFailure struct{ err *PanicError }
 
-// producerPanic is what a startFailure panics with: run takes its
-// PanicError as the failure instead of wrapping it in another.
+// producerPanic is what a startFailure (and a failedMW, invoker.go) panics
+// with: the recover takes its PanicError as the failure instead of
+// wrapping it in another.
 type producerPanic struct{ err *PanicError }
 
 func (f *startFailure) Receive(c Context) {
@@ -190,7 +191,10 @@ func WithSendMiddleware(mw ...SendMiddleware) PropsOption {
 
 // WithInvokeMiddleware adds scheduler middleware around every invocation of
 // the actor's mailbox (S3, S8). The factory is called once per spawned actor,
-// so a middleware may keep per-actor state.
+// so a middleware may keep per-actor state. A panic in BeforeInvoke or
+// AfterInvoke is the actor's failure (its system messages still run, so it
+// can be restarted or stopped); one in the factory makes the actor fail on
+// every turn, as it keeps the middleware it was spawned with.
 func WithInvokeMiddleware(factory func() scheduler.Middleware) PropsOption {
 	return propsOption(func(p *Props) { p.opts().invokeMW = append(p.opts().invokeMW, factory) })
 }

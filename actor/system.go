@@ -299,7 +299,7 @@ func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Wor
 		c.AddMiddleware(c.km.mw)
 	}
 	for _, f := range props.o().invokeMW {
-		c.AddMiddleware(f())
+		c.AddMiddleware(newInvokeMW(f))
 	}
 	c.mb.Attach(s.dispatcherFor(props), c)
 	return c
