@@ -293,7 +293,9 @@ func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Wor
 		c.km = km
 	} else {
 		c.km = s.metrics.kind(kindOf(props, c.actor))
-		props.km.Store(c.km)
+		if _, failed := c.actor.(*startFailure); !failed { // not the kind of the Props' next actors
+			props.km.Store(c.km)
+		}
 	}
 	if c.km.mw != nil {
 		c.AddMiddleware(c.km.mw)
