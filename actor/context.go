@@ -53,7 +53,9 @@ type Context interface {
 	// become dead letters. Poison stops it after the messages already queued.
 	Stop(pid *PID)
 	Poison(pid *PID)
-	// Watch asks for a Terminated message when pid ends; Unwatch cancels.
+	// Watch asks for a Terminated message when pid ends; Unwatch cancels:
+	// once it returns, no Terminated of pid reaches Receive, even one
+	// already queued (until pid is watched again).
 	Watch(pid *PID)
 	Unwatch(pid *PID)
 
@@ -204,6 +206,7 @@ func (c *cell) Watch(pid *PID) {
 
 func (c *cell) Unwatch(pid *PID) {
 	c.ext().watching.remove(pid)
+	c.x.cancelTerms(pid)
 	c.sys.sendSystem(c.worker, pid, &Unwatch{Watcher: c.selfPID()})
 }
 

@@ -170,6 +170,10 @@ func (c *cell) invokeUser(env envelope) {
 	case *MessageEnvelope:
 		c.invokeEnveloped(m, env.sender)
 		return
+	case *Terminated:
+		if x := c.x; x != nil && len(x.terms) > 0 && !x.takeTerm(m) {
+			return // its watch was cancelled after it was queued
+		}
 	}
 	if x := c.x; x != nil && x.recvTimeout > 0 {
 		x.lastActivity = c.sys.clock.Now()
@@ -297,9 +301,14 @@ func (c *cell) onTerminated(t Terminated) {
 	}
 	if watched && c.state == stateAlive {
 		// Through the user queue, so that Terminated arrives after every
-		// message the watched actor sent before it stopped.
-		term := t
-		c.postUser(c.worker, &term, nil)
+		// message the watched actor sent before it stopped; listed in
+		// terms until then, so that an Unwatch meanwhile cancels it.
+		term := &Terminated{Who: t.Who, Why: t.Why}
+		if err := c.mb.PostUser(c.worker, envelope{msg: term}); err != nil {
+			c.sys.deadLetter(c.selfPID(), term, nil, ErrMailboxFull)
+		} else {
+			c.x.terms = append(c.x.terms, queuedTerm{t: term})
+		}
 	}
 	if c.state != stateAlive && c.childOf(t.Who) != nil {
 		c.tryComplete() // a child stopped while c waits for its children
