@@ -67,7 +67,8 @@ type Context interface {
 	// SendAfter sends msg to pid once, after d; SendEvery every d. The
 	// timer belongs to this actor: it is cancelled when the actor stops or
 	// restarts, and its message goes out on the actor's own turn (see
-	// Timer). Timers returns the actor's keyed timers.
+	// Timer). A nil pid makes msg a dead letter (ErrNilPID) at once.
+	// Timers returns the actor's keyed timers.
 	SendAfter(d time.Duration, pid *PID, msg any) *Timer
 	SendEvery(d time.Duration, pid *PID, msg any) *Timer
 	Timers() Timers
