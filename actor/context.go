@@ -201,11 +201,17 @@ func (c *cell) Stop(pid *PID)   { c.sys.sendSystem(c.worker, pid, stopSys) }
 func (c *cell) Poison(pid *PID) { c.sys.send(c.worker, pid, &PoisonPill{}, nil) }
 
 func (c *cell) Watch(pid *PID) {
+	if pid == nil {
+		return // nothing to watch; keyOf would panic once the set is a map
+	}
 	c.ext().watching.add(pid)
 	c.sys.sendSystem(c.worker, pid, &Watch{Watcher: c.selfPID()})
 }
 
 func (c *cell) Unwatch(pid *PID) {
+	if pid == nil {
+		return
+	}
 	c.ext().watching.remove(pid)
 	c.x.cancelTerms(pid)
 	c.sys.sendSystem(c.worker, pid, &Unwatch{Watcher: c.selfPID()})

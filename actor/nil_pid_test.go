@@ -45,4 +45,20 @@ func TestNilPIDFailsFast(t *testing.T) {
 	require.NoError(t, err)
 	require.ErrorIs(t, errs[0], actor.ErrNilPID)
 	require.ErrorIs(t, errs[1], actor.ErrNilPID)
+
+	// Watch and Unwatch of nil do nothing, also for an actor that watches
+	// enough actors for its set to be a map (where a nil PID panicked).
+	watcher := root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(string); ok {
+			for range 10 {
+				c.Watch(c.Spawn(actor.PropsFromFunc(func(actor.Context) {})))
+			}
+			c.Watch(nil)
+			c.Unwatch(nil)
+			c.Respond("watching")
+		}
+	}))
+	got, err := actor.Request[string](ctx, root, watcher, "go")
+	require.NoError(t, err)
+	require.Equal(t, "watching", got)
 }
