@@ -60,7 +60,8 @@ type Context interface {
 	Unwatch(pid *PID)
 
 	// SetReceiveTimeout delivers ReceiveTimeout after d without messages
-	// (d ≤ 0 turns it off). ReceiveTimeout returns the current setting.
+	// (d ≤ 0 turns it off; so do a stop and a restart). ReceiveTimeout
+	// returns the current setting.
 	SetReceiveTimeout(d time.Duration)
 	ReceiveTimeout() time.Duration
 

@@ -376,6 +376,7 @@ func (c *cell) tryComplete() {
 		if x := c.x; x != nil {
 			x.incarnation++
 			x.behaviour = nil
+			x.recvTimeout = 0 // cancelled by windDown; the new instance sets its own
 			if len(x.stash) > 0 {
 				x.pending = append(x.stash, x.pending...)
 				x.stash = nil

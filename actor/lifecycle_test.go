@@ -182,6 +182,31 @@ func TestReceiveTimeout(t *testing.T) {
 	probe.ExpectNoMsg(0)
 }
 
+// A restart turns the receive timeout off, as it cancels the actor's
+// timers: the new instance reads 0 from ReceiveTimeout until it sets one.
+// Before, the restart cancelled the pending timeout but left the setting,
+// so the new instance read a timeout that never fired.
+func TestReceiveTimeoutOffAfterRestart(t *testing.T) {
+	sys := testkit.NewManualSystem(t)
+	var seen []time.Duration
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch m := c.Message().(type) {
+		case *actor.Started:
+			seen = append(seen, c.ReceiveTimeout())
+		case string:
+			if m == "set" {
+				c.SetReceiveTimeout(time.Second)
+			} else {
+				panic(m)
+			}
+		}
+	}))
+	sys.Root().Send(pid, "set")
+	sys.Root().Send(pid, "boom")
+	sys.RunUntilIdle()
+	require.Equal(t, []time.Duration{0, 0}, seen, "Started of the first instance, then of the restarted one")
+}
+
 func TestStashUnstash(t *testing.T) {
 	sys := testkit.NewSystem(t)
 	probe := testkit.NewProbe(t, sys)
