@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/testkit"
 )
 
 // countingProcess is a custom Process that counts the user messages it gets.
@@ -67,5 +68,28 @@ func TestUnregisterProcessRemovesOnlyItsOwnRegistration(t *testing.T) {
 	require.True(t, sys.UnregisterProcess(pid2))
 
 	_, err = sys.RegisterProcess("value", valueProcess{})
-	require.Error(t, err)
+	require.ErrorIs(t, err, actor.ErrInvalidProcess)
+}
+
+// Bad input to RegisterProcess and to a spawn is refused with a sentinel
+// error: no process, an empty ID, nil Props. Before, these were errors
+// made with errors.New (no sentinel to test for) and an empty ID was
+// registered.
+func TestRegisterAndSpawnBadInputSentinels(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	_, err := sys.RegisterProcess("nil", nil)
+	require.ErrorIs(t, err, actor.ErrInvalidProcess)
+	_, err = sys.RegisterProcess("", &countingProcess{n: make(chan any, 1)})
+	require.ErrorIs(t, err, actor.ErrInvalidProcess)
+	_, err = sys.Root().SpawnNamed(nil, "x")
+	require.ErrorIs(t, err, actor.ErrNilProps)
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(string); ok {
+			_, err := c.SpawnNamed(nil, "child")
+			c.Respond(err)
+		}
+	}))
+	got, err := actor.Request[error](context.Background(), sys.Root(), pid, "spawn")
+	require.NoError(t, err)
+	require.ErrorIs(t, got, actor.ErrNilProps)
 }

@@ -327,7 +327,7 @@ func (s *System) dispatcherFor(p *Props) scheduler.Dispatcher {
 // spawn creates a child of parent. name "" generates one (with prefix).
 func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, prefix string) (*PID, error) {
 	if props == nil {
-		return nil, errors.New("actor: nil props")
+		return nil, ErrNilProps
 	}
 	id := name
 	nested := !s.isGuardian(parent)
