@@ -452,6 +452,12 @@ func (s *System) sendSystem(w *scheduler.Worker, pid *PID, m SystemMessage) {
 // actors), shuts down the extensions in reverse install order, stops the
 // worker pools and waits for all of it, or for ctx. It is idempotent: later
 // calls wait for the first and return its result.
+//
+// Do not call it inside an actor's Receive (or anything that runs on the
+// actor's turn): it waits for every actor to stop, the calling one too,
+// which cannot stop before its Receive returns, so it would wait until ctx
+// ends and leave the actors half stopped. From an actor, run it on a
+// goroutine of its own: go sys.Shutdown(ctx).
 func (s *System) Shutdown(ctx context.Context) error {
 	first := false
 	s.shutdownOnce.Do(func() { first = true })
