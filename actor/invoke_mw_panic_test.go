@@ -100,3 +100,42 @@ func TestInvokeMiddlewarePanicIsFailure(t *testing.T) {
 		})
 	}
 }
+
+// limitMW caps every batch at limit user messages (MetaBatchLimit) and
+// counts its invocations.
+type limitMW struct {
+	limit int
+	calls *int
+}
+
+func (m limitMW) BeforeInvoke(ctx *scheduler.InvokeContext) scheduler.ControlFlow {
+	*m.calls++
+	ctx.Set(scheduler.MetaBatchLimit, m.limit)
+	return scheduler.Continue
+}
+
+func (limitMW) AfterInvoke(*scheduler.InvokeContext, scheduler.InvokeResult) {}
+
+// A batch limit of 0 (middleware.LimitBatch(ctx, 0), or a limit that
+// reached 0) holds the user messages back as a Break does: the mailbox
+// waits for its resume timer. Before, the invocation processed nothing and
+// reported Yielded, so the executor ran it again at once, for ever: a
+// worker spinning (the manual executor's RunUntilIdle never returned).
+func TestBatchLimitZeroDoesNotSpin(t *testing.T) {
+	sys := testkit.NewManualSystem(t)
+	var calls int
+	var got []string
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if s, ok := c.Message().(string); ok {
+			got = append(got, s)
+		}
+	}, actor.WithInvokeMiddleware(func() scheduler.Middleware { return limitMW{limit: 0, calls: &calls} })))
+	sys.Root().Send(pid, "held")
+	for i := 0; sys.Step(); i++ {
+		require.Less(t, i, 100, "the mailbox is run again and again")
+	}
+	require.Empty(t, got)
+	require.LessOrEqual(t, calls, 2, "Started, then the held message")
+	sys.Advance(scheduler.DefaultBreakResume)
+	require.Empty(t, got, "still limited to 0")
+}

@@ -19,10 +19,18 @@ func (c *cell) InvokeBatch(throughputHint int) scheduler.InvokeResult {
 	mw := c.mw.inv
 	mw.ictx.Reset(c.idx, throughputHint, c.sys.clock.Now())
 	flow, perr := c.beforeInvoke(mw)
-	if flow == scheduler.Break || perr != nil {
+	if v, ok := mw.ictx.Get(scheduler.MetaBatchLimit); ok && flow == scheduler.Continue && perr == nil {
+		if n, ok := v.(int); ok && n >= 0 && n < throughputHint {
+			throughputHint = n
+		}
+	}
+	if flow == scheduler.Break || perr != nil || throughputHint == 0 {
 		// A Break holds back user messages only: the runtime's own protocol
 		// (stop, watch, supervision) still runs. So does a middleware that
-		// panicked, so that its actor can still be restarted or stopped.
+		// panicked, so that its actor can still be restarted or stopped,
+		// and a batch limit of 0, which is a Break by another name: a batch
+		// of no messages reported as Yielded would be run again at once,
+		// for ever (TestBatchLimitZeroDoesNotSpin).
 		res, _ := c.run(0)
 		if res.Kind == scheduler.ResultCompleted || res.Kind == scheduler.ResultYielded {
 			if perr != nil {
@@ -32,11 +40,6 @@ func (c *cell) InvokeBatch(throughputHint int) scheduler.InvokeResult {
 			}
 		}
 		return c.afterInvoke(mw, res)
-	}
-	if v, ok := mw.ictx.Get(scheduler.MetaBatchLimit); ok {
-		if n, ok := v.(int); ok && n >= 0 && n < throughputHint {
-			throughputHint = n
-		}
 	}
 	res, processed := c.run(throughputHint)
 	if c.km.mw != nil {
