@@ -93,3 +93,45 @@ func TestRegisterAndSpawnBadInputSentinels(t *testing.T) {
 	require.NoError(t, err)
 	require.ErrorIs(t, got, actor.ErrNilProps)
 }
+
+// panickyProcess is a custom Process with a bug in every method.
+type panickyProcess struct{}
+
+func (*panickyProcess) SendUser(*actor.PID, any, *actor.PID)       { panic("send bug") }
+func (*panickyProcess) SendSystem(*actor.PID, actor.SystemMessage) { panic("system bug") }
+func (*panickyProcess) StopProcess(*actor.PID)                     { panic("stop bug") }
+
+// A custom Process that panics when handed a message makes that message a
+// dead letter whose reason wraps the *PanicError; the goroutine that
+// delivered it goes on. That goroutine may be the runtime's own: here the
+// timer goroutine, which completes a timed-out future piped to the
+// process, and would have ended the process. Before, the panic went
+// through to whoever sent.
+func TestCustomProcessPanicIsDeadLetter(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	pid, err := sys.RegisterProcess("panicky", &panickyProcess{})
+	require.NoError(t, err)
+	events := make(chan *actor.DeadLetterEvent, 8)
+	sub := actor.Subscribe(sys.EventStream(), func(e *actor.DeadLetterEvent) { events <- e })
+	defer sys.EventStream().Unsubscribe(sub)
+	expect := func(value string) {
+		t.Helper()
+		select {
+		case e := <-events:
+			var pe *actor.PanicError
+			require.ErrorAs(t, e.Reason, &pe)
+			require.Equal(t, value, pe.Value)
+		case <-time.After(10 * time.Second):
+			t.Fatal("no dead letter")
+		}
+	}
+	silent := sys.Root().Spawn(actor.PropsFromFunc(func(actor.Context) {}))
+	sys.Root().RequestFuture(silent, "never answered", time.Millisecond).PipeTo(pid)
+	expect("send bug")
+	require.NotPanics(t, func() {
+		sys.Root().Send(pid, "direct")
+		sys.Root().Stop(pid)
+	})
+	expect("send bug")
+	expect("system bug")
+}

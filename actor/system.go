@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -426,10 +427,29 @@ func (s *System) send(w *scheduler.Worker, pid *PID, msg any, sender *PID) {
 	if p == nil {
 		p = s.resolve(pid)
 	}
-	if c, ok := p.(*cell); ok {
-		c.postUser(w, msg, sender)
-		return
+	switch q := p.(type) {
+	case *cell:
+		q.postUser(w, msg, sender)
+	case *Future: // the runtime's own: no recover on a reply's path
+		q.SendUser(pid, msg, sender)
+	default:
+		s.sendToProcess(p, pid, msg, sender)
 	}
+}
+
+// sendToProcess hands msg to p, a process other than an actor or a
+// future: a custom one (RegisterProcess), a remote proxy, dead letters. A
+// panic in it makes msg a dead letter whose reason wraps the *PanicError
+// (a waiting future fails with it), instead of going on up the sender's
+// goroutine, which may be the runtime's: the timer goroutine completing a
+// timed-out future piped to p, a worker, a connection's reader
+// (TestCustomProcessPanicIsDeadLetter).
+func (s *System) sendToProcess(p Process, pid *PID, msg any, sender *PID) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.deadLetter(pid, msg, sender, fmt.Errorf("actor: process %s panicked: %w", pid, &PanicError{Value: r, Stack: debug.Stack()}))
+		}
+	}()
 	p.SendUser(pid, msg, sender)
 }
 
@@ -445,6 +465,16 @@ func (s *System) sendSystem(w *scheduler.Worker, pid *PID, m SystemMessage) {
 		c.mb.PostSystem(w, envelope{msg: m})
 		return
 	}
+	s.sendSystemToProcess(p, pid, m)
+}
+
+// sendSystemToProcess is sendToProcess for a system message.
+func (s *System) sendSystemToProcess(p Process, pid *PID, m SystemMessage) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.deadLetter(pid, m, nil, fmt.Errorf("actor: process %s panicked: %w", pid, &PanicError{Value: r, Stack: debug.Stack()}))
+		}
+	}()
 	p.SendSystem(pid, m)
 }
 
