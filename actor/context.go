@@ -80,7 +80,8 @@ type Context interface {
 	// a stop or restart does to a pending callback.
 	ReenterAfter(fut *Future, fn func(res any, err error))
 
-	// Stash keeps the current message aside; UnstashAll puts stashed
+	// Stash keeps the current message aside (not a lifecycle notice:
+	// Started, Stopping, Stopped, Restarting); UnstashAll puts stashed
 	// messages back ahead of the mailbox, in the order they were stashed.
 	Stash()
 	UnstashAll()
@@ -219,13 +220,18 @@ func (c *cell) Unwatch(pid *PID) {
 }
 
 func (c *cell) Stash() {
-	if c.msg != nil {
-		msg := c.msg
-		if h := c.ext().header; h != nil {
-			msg = &MessageEnvelope{Header: h, Message: msg}
-		}
-		c.ext().stash = append(c.ext().stash, envelope{msg: msg, sender: c.sender})
+	switch c.msg.(type) {
+	case nil, *Started, *Stopping, *Stopped, *Restarting:
+		// Not user messages: one stashed by a behaviour that stashes what
+		// it does not expect would be put back ahead of the mailbox of the
+		// next instance (TestStashSkipsLifecycleMessages).
+		return
 	}
+	msg := c.msg
+	if h := c.ext().header; h != nil {
+		msg = &MessageEnvelope{Header: h, Message: msg}
+	}
+	c.ext().stash = append(c.ext().stash, envelope{msg: msg, sender: c.sender})
 }
 
 func (c *cell) UnstashAll() {

@@ -2,6 +2,7 @@ package actor_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -622,4 +623,46 @@ func TestSpawnFromStoppedHandlerRefused(t *testing.T) {
 	require.NotNil(t, <-lates)
 	testkit.Eventually(t, func() bool { return sys.ProcessCount() == baseline }, 0, "the refused child unregisters")
 	require.False(t, childRan.Load(), "the refused child ran user code")
+}
+
+// Stash keeps user messages aside, not the runtime's lifecycle notices: an
+// actor whose behaviour stashes everything it does not expect does not
+// stash its Restarting (or Started, Stopping, Stopped). Before, the
+// Restarting it stashed was put back ahead of the mailbox at the restart,
+// and the new instance got its predecessor's Restarting after its own
+// Started.
+func TestStashSkipsLifecycleMessages(t *testing.T) {
+	sys := testkit.NewManualSystem(t)
+	var got []string
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch m := c.Message().(type) {
+		case *actor.Started:
+			got = append(got, "started")
+			c.Become(func(c actor.Context) { // wait for "ready", stash the rest
+				switch m := c.Message().(type) {
+				case string:
+					if m == "boom" {
+						panic(m)
+					}
+					if m == "ready" {
+						c.UnstashAll()
+						c.Become(func(c actor.Context) { got = append(got, fmt.Sprintf("%T", c.Message())) })
+						return
+					}
+				}
+				c.Stash()
+			})
+		case *actor.Restarting:
+			got = append(got, "restarting")
+		case string:
+			got = append(got, m)
+		}
+	}))
+	sys.Root().Send(pid, "early")
+	sys.Root().Send(pid, "boom")
+	sys.RunUntilIdle()
+	require.Equal(t, []string{"started", "started"}, got, "the restarted instance got no Restarting")
+	sys.Root().Send(pid, "ready")
+	sys.RunUntilIdle()
+	require.Equal(t, []string{"started", "started", "string"}, got, "its stash held \"early\" and no lifecycle message")
 }
