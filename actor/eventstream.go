@@ -109,8 +109,11 @@ func Subscribe[T any](es *EventStream, fn func(T)) *Subscription {
 }
 
 // Unsubscribe stops deliveries to s; events already buffered are still
-// delivered. It is idempotent.
+// delivered. It is idempotent, and does nothing for a nil s.
 func (es *EventStream) Unsubscribe(s *Subscription) {
+	if s == nil {
+		return
+	}
 	es.mu.Lock()
 	old := *es.subs.Load()
 	next := make([]*Subscription, 0, len(old))

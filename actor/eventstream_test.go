@@ -62,3 +62,9 @@ func TestEventStreamPredicatePanicContained(t *testing.T) {
 	require.Equal(t, "after", next(good))
 	require.Equal(t, "after", next(bad), "the event whose predicate panicked is not delivered to its subscriber")
 }
+
+// Unsubscribe of a nil subscription does nothing; before, it panicked.
+func TestEventStreamUnsubscribeNil(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	require.NotPanics(t, func() { sys.EventStream().Unsubscribe(nil) })
+}
