@@ -224,14 +224,54 @@ func (f *Future) SendUser(_ *PID, msg any, _ *PID) {
 }
 
 // SendSystem implements Process: a Terminated completes the future with
-// *Terminated (that is how StopFuture learns of the stop); others are ignored.
+// *Terminated (that is how StopFuture learns of the stop); a Stop (Stop,
+// StopFuture of the future's PID) fails it with ErrFutureStopped; a Watch
+// is answered with Terminated once it has completed (at once if it has).
+// Others are ignored. Before, Stop and Watch were ignored too: a stopped
+// future went on waiting, and StopFuture of its PID never completed
+// (TestStopFutureOfFuture).
 func (f *Future) SendSystem(_ *PID, m SystemMessage) {
-	if t, ok := m.(*TerminatedSystem); ok {
+	switch m := m.(type) {
+	case *TerminatedSystem:
 		// The message is shared by every watcher and read-only (finalize),
 		// so the future's result points into it instead of copying it.
-		f.complete(&t.Terminated, nil)
+		f.complete(&m.Terminated, nil)
+	case *Stop:
+		f.complete(nil, ErrFutureStopped)
+	case *Watch:
+		if m.Watcher != nil {
+			f.PipeTo(newWatchRelay(f.sys, &f.pidv, m.Watcher))
+		}
 	}
 }
+
+// watchRelay tells a future's watcher that the future has completed: the
+// future pipes its result to it, and it sends the watcher Terminated.
+type watchRelay struct {
+	sys          *System
+	who, watcher *PID
+	pid          PID
+	ref          procRef
+}
+
+func newWatchRelay(s *System, who, watcher *PID) *PID {
+	w := &watchRelay{sys: s, who: who, watcher: watcher}
+	w.pid.Address, w.pid.ID = s.Address(), "watch"
+	w.ref.p = w
+	w.pid.cacheRef(&w.ref)
+	return &w.pid
+}
+
+// SendUser implements Process: the future completed.
+func (w *watchRelay) SendUser(*PID, any, *PID) {
+	w.sys.sendSystem(nil, w.watcher, &TerminatedSystem{Terminated{Who: w.who, Why: TerminatedStopped}})
+}
+
+// SendSystem implements Process; a relay takes no system messages.
+func (*watchRelay) SendSystem(*PID, SystemMessage) {}
+
+// StopProcess implements Process.
+func (*watchRelay) StopProcess(*PID) {}
 
 // StopProcess implements Process: the future fails with ErrFutureStopped.
 func (f *Future) StopProcess(_ *PID) { f.complete(nil, ErrFutureStopped) }
