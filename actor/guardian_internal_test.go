@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/scheduler"
 )
 
 // Shutdown stops the system guardian's tree after the user guardian's:
@@ -65,4 +67,21 @@ func TestFailedUserGuardianIsStopped(t *testing.T) {
 	_, err = sys.Root().SpawnNamed(PropsFromFunc(func(Context) {}), "late")
 	require.ErrorIs(t, err, ErrParentStopping, "the user guardian has stopped")
 	require.NoError(t, sys.Shutdown(ctx))
+}
+
+// The blocking pool is not started once Shutdown has begun: a spawn that
+// passed Shutdown's check just before it (a race) would otherwise start
+// the pool after Shutdown looked for it, and its workers would outlive
+// the system. Such an actor runs on the shared pool instead.
+func TestNoBlockingPoolAfterShutdownBegan(t *testing.T) {
+	sys, err := NewSystem(SystemConfig{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, sys.Shutdown(ctx))
+	d := sys.dispatcherFor(PropsFromFunc(func(Context) {}, WithBlocking()))
+	require.True(t, d == scheduler.Dispatcher(sys.coord), "the shared pool")
+	sys.blockingMu.Lock()
+	defer sys.blockingMu.Unlock()
+	require.Nil(t, sys.blocking, "no pool started after Shutdown")
 }

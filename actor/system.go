@@ -316,6 +316,13 @@ func (s *System) dispatcherFor(p *Props) scheduler.Dispatcher {
 	case o.blocking && s.coord != nil:
 		s.blockingMu.Lock()
 		defer s.blockingMu.Unlock()
+		if s.blocking == nil && s.stopped.Load() {
+			// Shutdown has begun and may have looked for the pool already:
+			// one started now would outlive the system. An actor whose
+			// spawn raced with Shutdown runs on the shared pool
+			// (TestNoBlockingPoolAfterShutdownBegan).
+			return s.dispatcher
+		}
 		if s.blocking == nil {
 			s.blocking = scheduler.NewCoordinator(scheduler.Config{Name: s.name + "-blocking", Workers: s.cfg.BlockingWorkers, Throughput: s.cfg.Throughput, Clock: s.clock})
 			s.blocking.Start()
