@@ -20,8 +20,12 @@ type fifo[T any] struct {
 
 // NewPriority returns an unbounded queue with the given number of priority
 // levels (at least 1): Pop returns the oldest value of the highest non-empty
-// level, and the level of a value is prio(v) clamped to [0, levels).
+// level, and the level of a value is prio(v) clamped to [0, levels) (0 for
+// every value when prio is nil).
 func NewPriority[T any](levels int, prio func(T) int) Queue[T] {
+	if prio == nil { // every value at level 0, rather than a panic in Push
+		prio = func(T) int { return 0 }
+	}
 	return &priority[T]{levels: make([]fifo[T], max(levels, 1)), prio: prio}
 }
 

@@ -82,3 +82,18 @@ func TestBoundedUnknownPolicyRejects(t *testing.T) {
 	_, ok = q.Pop()
 	require.False(t, ok, "no phantom value")
 }
+
+// A priority queue without a level function is a FIFO at level 0; before,
+// its first Push panicked.
+func TestPriorityNilLevelFunc(t *testing.T) {
+	q := mailbox.NewPriority[int](3, nil)
+	for i := range 3 {
+		_, _, err := q.Push(i)
+		require.NoError(t, err)
+	}
+	for i := range 3 {
+		v, ok := q.Pop()
+		require.True(t, ok)
+		require.Equal(t, i, v)
+	}
+}
