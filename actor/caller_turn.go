@@ -12,7 +12,10 @@ package actor
 // TestRequestCallerTurn* pin it.
 func (s *System) sendAndRun(pid *PID, msg any, sender *PID) {
 	co := s.coord
-	c := pid.local.Load()
+	var c *cell
+	if pid != nil { // a nil one fails the request in send (ErrNilPID)
+		c = pid.local.Load()
+	}
 	s.releaseDeferred(c)
 	if co == nil || c == nil || c.mb.Dispatcher() != s.dispatcher || !co.BeginCallerTurn() {
 		s.releaseDeferred(nil) // c's own deferred turn too: it cannot run here

@@ -78,6 +78,7 @@ type cellExtra struct {
 	watchers  []*PID // few: a slice beats a map
 	watcher1  [1]*PID
 	watching  pidSet
+	terms     []queuedTerm // Terminated of watched actors, queued and not yet delivered
 
 	recvTimeout   time.Duration
 	timeoutGen    uint64
@@ -91,6 +92,40 @@ type cellExtra struct {
 	failures  int32  // consecutive failures, reset by a message handled
 
 	header Header // the current message's header (MessageEnvelope), while it is handled
+}
+
+// queuedTerm is a Terminated the runtime queued for a watcher
+// (onTerminated); cancelled once the watcher unwatches its actor before it
+// is delivered.
+type queuedTerm struct {
+	t         *Terminated
+	cancelled bool
+}
+
+// takeTerm forgets m, a *Terminated taken from the mailbox, and reports
+// whether it goes to Receive: false for one whose watch an Unwatch
+// cancelled after it was queued (TestNoTerminatedAfterUnwatch). One the
+// runtime did not queue (a user sent it) always does.
+func (x *cellExtra) takeTerm(m *Terminated) bool {
+	for i, e := range x.terms {
+		if e.t == m {
+			last := len(x.terms) - 1
+			x.terms[i] = x.terms[last]
+			x.terms[last] = queuedTerm{}
+			x.terms = x.terms[:last]
+			return !e.cancelled
+		}
+	}
+	return true
+}
+
+// cancelTerms cancels the queued Terminated of pid (Unwatch).
+func (x *cellExtra) cancelTerms(pid *PID) {
+	for i := range x.terms {
+		if x.terms[i].t.Who.Equal(pid) {
+			x.terms[i].cancelled = true
+		}
+	}
 }
 
 func (c *cell) ext() *cellExtra {

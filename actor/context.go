@@ -32,7 +32,8 @@ type Context interface {
 	// receiver can Respond.
 	Request(pid *PID, msg any)
 	// RequestFuture delivers msg to pid with a future as the sender; the
-	// future fails with ErrTimeout after timeout (none when timeout ≤ 0).
+	// future fails with ErrTimeout after timeout (none when timeout ≤ 0),
+	// or with ErrSystemStopped when the system shuts down before either.
 	RequestFuture(pid *PID, msg any, timeout time.Duration) *Future
 	// Respond sends msg to the sender of the current message (a dead letter
 	// when there is none).
@@ -52,19 +53,23 @@ type Context interface {
 	// become dead letters. Poison stops it after the messages already queued.
 	Stop(pid *PID)
 	Poison(pid *PID)
-	// Watch asks for a Terminated message when pid ends; Unwatch cancels.
+	// Watch asks for a Terminated message when pid ends; Unwatch cancels:
+	// once it returns, no Terminated of pid reaches Receive, even one
+	// already queued (until pid is watched again).
 	Watch(pid *PID)
 	Unwatch(pid *PID)
 
 	// SetReceiveTimeout delivers ReceiveTimeout after d without messages
-	// (d ≤ 0 turns it off). ReceiveTimeout returns the current setting.
+	// (d ≤ 0 turns it off; so do a stop and a restart). ReceiveTimeout
+	// returns the current setting.
 	SetReceiveTimeout(d time.Duration)
 	ReceiveTimeout() time.Duration
 
 	// SendAfter sends msg to pid once, after d; SendEvery every d. The
 	// timer belongs to this actor: it is cancelled when the actor stops or
 	// restarts, and its message goes out on the actor's own turn (see
-	// Timer). Timers returns the actor's keyed timers.
+	// Timer). A nil pid makes msg a dead letter (ErrNilPID) at once.
+	// Timers returns the actor's keyed timers.
 	SendAfter(d time.Duration, pid *PID, msg any) *Timer
 	SendEvery(d time.Duration, pid *PID, msg any) *Timer
 	Timers() Timers
@@ -75,7 +80,8 @@ type Context interface {
 	// a stop or restart does to a pending callback.
 	ReenterAfter(fut *Future, fn func(res any, err error))
 
-	// Stash keeps the current message aside; UnstashAll puts stashed
+	// Stash keeps the current message aside (not a lifecycle notice:
+	// Started, Stopping, Stopped, Restarting); UnstashAll puts stashed
 	// messages back ahead of the mailbox, in the order they were stashed.
 	Stash()
 	UnstashAll()
@@ -197,23 +203,35 @@ func (c *cell) Stop(pid *PID)   { c.sys.sendSystem(c.worker, pid, stopSys) }
 func (c *cell) Poison(pid *PID) { c.sys.send(c.worker, pid, &PoisonPill{}, nil) }
 
 func (c *cell) Watch(pid *PID) {
+	if pid == nil {
+		return // nothing to watch; keyOf would panic once the set is a map
+	}
 	c.ext().watching.add(pid)
 	c.sys.sendSystem(c.worker, pid, &Watch{Watcher: c.selfPID()})
 }
 
 func (c *cell) Unwatch(pid *PID) {
+	if pid == nil {
+		return
+	}
 	c.ext().watching.remove(pid)
+	c.x.cancelTerms(pid)
 	c.sys.sendSystem(c.worker, pid, &Unwatch{Watcher: c.selfPID()})
 }
 
 func (c *cell) Stash() {
-	if c.msg != nil {
-		msg := c.msg
-		if h := c.ext().header; h != nil {
-			msg = &MessageEnvelope{Header: h, Message: msg}
-		}
-		c.ext().stash = append(c.ext().stash, envelope{msg: msg, sender: c.sender})
+	switch c.msg.(type) {
+	case nil, *Started, *Stopping, *Stopped, *Restarting:
+		// Not user messages: one stashed by a behaviour that stashes what
+		// it does not expect would be put back ahead of the mailbox of the
+		// next instance (TestStashSkipsLifecycleMessages).
+		return
 	}
+	msg := c.msg
+	if h := c.ext().header; h != nil {
+		msg = &MessageEnvelope{Header: h, Message: msg}
+	}
+	c.ext().stash = append(c.ext().stash, envelope{msg: msg, sender: c.sender})
 }
 
 func (c *cell) UnstashAll() {

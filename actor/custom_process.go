@@ -1,7 +1,6 @@
 package actor
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 )
@@ -16,15 +15,19 @@ import (
 //
 // The caller owns the registration and ends it with UnregisterProcess; p
 // must be safe for concurrent use and must not block (see Process), and its
-// dynamic type comparable (a pointer, typically).
+// dynamic type comparable (a pointer, typically); a nil p, another type or
+// an empty id fails with ErrInvalidProcess.
 func (s *System) RegisterProcess(id string, p Process) (*PID, error) {
 	if p == nil {
-		return nil, errors.New("actor: nil process")
+		return nil, fmt.Errorf("%w: nil", ErrInvalidProcess)
 	}
 	if !reflect.TypeOf(p).Comparable() {
 		// UnregisterProcess compares the registered process with the
 		// PID's; a non-comparable dynamic type would panic there.
-		return nil, fmt.Errorf("actor: process type %T is not comparable (use a pointer)", p)
+		return nil, fmt.Errorf("%w: type %T is not comparable (use a pointer)", ErrInvalidProcess, p)
+	}
+	if id == "" {
+		return nil, fmt.Errorf("%w: empty ID", ErrInvalidProcess)
 	}
 	if s.stopped.Load() {
 		return nil, ErrSystemStopped

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/testkit"
 )
 
 // countingProcess is a custom Process that counts the user messages it gets.
@@ -67,5 +68,70 @@ func TestUnregisterProcessRemovesOnlyItsOwnRegistration(t *testing.T) {
 	require.True(t, sys.UnregisterProcess(pid2))
 
 	_, err = sys.RegisterProcess("value", valueProcess{})
-	require.Error(t, err)
+	require.ErrorIs(t, err, actor.ErrInvalidProcess)
+}
+
+// Bad input to RegisterProcess and to a spawn is refused with a sentinel
+// error: no process, an empty ID, nil Props. Before, these were errors
+// made with errors.New (no sentinel to test for) and an empty ID was
+// registered.
+func TestRegisterAndSpawnBadInputSentinels(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	_, err := sys.RegisterProcess("nil", nil)
+	require.ErrorIs(t, err, actor.ErrInvalidProcess)
+	_, err = sys.RegisterProcess("", &countingProcess{n: make(chan any, 1)})
+	require.ErrorIs(t, err, actor.ErrInvalidProcess)
+	_, err = sys.Root().SpawnNamed(nil, "x")
+	require.ErrorIs(t, err, actor.ErrNilProps)
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(string); ok {
+			_, err := c.SpawnNamed(nil, "child")
+			c.Respond(err)
+		}
+	}))
+	got, err := actor.Request[error](context.Background(), sys.Root(), pid, "spawn")
+	require.NoError(t, err)
+	require.ErrorIs(t, got, actor.ErrNilProps)
+}
+
+// panickyProcess is a custom Process with a bug in every method.
+type panickyProcess struct{}
+
+func (*panickyProcess) SendUser(*actor.PID, any, *actor.PID)       { panic("send bug") }
+func (*panickyProcess) SendSystem(*actor.PID, actor.SystemMessage) { panic("system bug") }
+func (*panickyProcess) StopProcess(*actor.PID)                     { panic("stop bug") }
+
+// A custom Process that panics when handed a message makes that message a
+// dead letter whose reason wraps the *PanicError; the goroutine that
+// delivered it goes on. That goroutine may be the runtime's own: here the
+// timer goroutine, which completes a timed-out future piped to the
+// process, and would have ended the process. Before, the panic went
+// through to whoever sent.
+func TestCustomProcessPanicIsDeadLetter(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	pid, err := sys.RegisterProcess("panicky", &panickyProcess{})
+	require.NoError(t, err)
+	events := make(chan *actor.DeadLetterEvent, 8)
+	sub := actor.Subscribe(sys.EventStream(), func(e *actor.DeadLetterEvent) { events <- e })
+	defer sys.EventStream().Unsubscribe(sub)
+	expect := func(value string) {
+		t.Helper()
+		select {
+		case e := <-events:
+			var pe *actor.PanicError
+			require.ErrorAs(t, e.Reason, &pe)
+			require.Equal(t, value, pe.Value)
+		case <-time.After(10 * time.Second):
+			t.Fatal("no dead letter")
+		}
+	}
+	silent := sys.Root().Spawn(actor.PropsFromFunc(func(actor.Context) {}))
+	sys.Root().RequestFuture(silent, "never answered", time.Millisecond).PipeTo(pid)
+	expect("send bug")
+	require.NotPanics(t, func() {
+		sys.Root().Send(pid, "direct")
+		sys.Root().Stop(pid)
+	})
+	expect("send bug")
+	expect("system bug")
 }

@@ -21,6 +21,11 @@ var (
 	ErrInvalidConfig = errors.New("actor: invalid config")
 	// ErrNilPID: a nil PID was given where a target is required.
 	ErrNilPID = errors.New("actor: nil PID")
+	// ErrNilProps: a spawn was given nil Props.
+	ErrNilProps = errors.New("actor: nil props")
+	// ErrInvalidProcess: RegisterProcess was given no process, one whose
+	// dynamic type is not comparable, or an empty ID.
+	ErrInvalidProcess = errors.New("actor: invalid process")
 	// ErrFutureStopped: the future's process was stopped before it completed.
 	ErrFutureStopped = errors.New("actor: future stopped")
 	// ErrParentStopping: the parent of a spawn is stopping (or restarting)

@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"log/slog"
 	"sync"
 	"sync/atomic"
 )
@@ -16,12 +17,18 @@ const DefaultSubscriptionBuffer = 1024
 // delivery goroutine; when the buffer is full the event is dropped for that
 // subscriber and counted (Subscription.Dropped). A subscriber's function runs
 // on its delivery goroutine, one event at a time, in publish order.
+//
+// A panic in a subscriber's function is logged (Warn) and the subscription
+// goes on with the next event; a panic in a predicate is logged and the
+// event is not delivered to that subscriber. Neither reaches the
+// publisher or ends the process.
 type EventStream struct {
 	mu     sync.Mutex
 	subs   atomic.Pointer[[]*Subscription]
 	wg     sync.WaitGroup
 	closed bool
 	buffer int
+	logger *slog.Logger
 }
 
 // Subscription is one subscriber of an EventStream.
@@ -35,11 +42,11 @@ type Subscription struct {
 	dropped atomic.Uint64
 }
 
-func newEventStream(buffer int) *EventStream {
+func newEventStream(buffer int, logger *slog.Logger) *EventStream {
 	if buffer <= 0 {
 		buffer = DefaultSubscriptionBuffer
 	}
-	es := &EventStream{buffer: buffer}
+	es := &EventStream{buffer: buffer, logger: logger}
 	es.subs.Store(&[]*Subscription{})
 	return es
 }
@@ -52,6 +59,30 @@ func (es *EventStream) Subscribe(fn func(event any)) *Subscription {
 // SubscribeWithPredicate calls fn for every event for which pred is true
 // (pred runs on the publisher's goroutine and must be cheap).
 func (es *EventStream) SubscribeWithPredicate(fn func(event any), pred func(event any) bool) *Subscription {
+	if pred != nil {
+		pred = es.guardPredicate(pred)
+	}
+	return es.subscribe(fn, pred)
+}
+
+// guardPredicate contains a panic in a user's predicate: it runs on the
+// publisher's goroutine, which may be a worker, the timer goroutine or a
+// connection's reader, none of which may die of it. The event is not
+// delivered to that subscriber. Subscribe[T]'s own predicate cannot panic
+// and is not wrapped.
+func (es *EventStream) guardPredicate(pred func(any) bool) func(any) bool {
+	return func(ev any) (ok bool) {
+		defer func() {
+			if r := recover(); r != nil {
+				ok = false
+				es.logger.Warn("event stream predicate panicked; event dropped for its subscriber", "type", typeName(ev), "panic", r)
+			}
+		}()
+		return pred(ev)
+	}
+}
+
+func (es *EventStream) subscribe(fn func(event any), pred func(event any) bool) *Subscription {
 	s := &Subscription{es: es, fn: fn, pred: pred, ch: make(chan any, es.buffer)}
 	es.mu.Lock()
 	defer es.mu.Unlock()
@@ -71,15 +102,18 @@ func (es *EventStream) SubscribeWithPredicate(fn func(event any), pred func(even
 
 // Subscribe is the typed form: fn receives only events of type T.
 func Subscribe[T any](es *EventStream, fn func(T)) *Subscription {
-	return es.SubscribeWithPredicate(func(e any) { fn(e.(T)) }, func(e any) bool {
+	return es.subscribe(func(e any) { fn(e.(T)) }, func(e any) bool {
 		_, ok := e.(T)
 		return ok
 	})
 }
 
 // Unsubscribe stops deliveries to s; events already buffered are still
-// delivered. It is idempotent.
+// delivered. It is idempotent, and does nothing for a nil s.
 func (es *EventStream) Unsubscribe(s *Subscription) {
+	if s == nil {
+		return
+	}
 	es.mu.Lock()
 	old := *es.subs.Load()
 	next := make([]*Subscription, 0, len(old))
@@ -143,8 +177,20 @@ func (s *Subscription) close() {
 
 func (s *Subscription) deliver() {
 	for ev := range s.ch {
-		s.fn(ev)
+		s.call(ev)
 	}
+}
+
+// call runs the subscriber's function on one event; a panic in it is
+// logged and the subscription goes on (its goroutine is the runtime's, and
+// a panic there would end the process).
+func (s *Subscription) call(ev any) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.es.logger.Warn("event stream subscriber panicked", "type", typeName(ev), "panic", r)
+		}
+	}()
+	s.fn(ev)
 }
 
 // Dropped returns how many events were dropped because the buffer was full.

@@ -56,11 +56,16 @@ func (s *System) startFuture(f *Future, target *PID, timeout time.Duration) *Fut
 	}
 	if timeout > 0 {
 		f.mu.Lock()
+		closed := false
 		if !f.set { // completed meanwhile: no timer to cancel later
 			f.tm.target = f
 			f.timed = s.tq.arm(&f.tm, timeout, 0)
+			closed = !f.timed
 		}
 		f.mu.Unlock()
+		if closed { // Shutdown closed the timer queue since the check above
+			f.complete(nil, ErrSystemStopped)
+		}
 	}
 	return f
 }
@@ -204,6 +209,11 @@ func (f *Future) complete(v any, err error) {
 // fireTimer implements timerTarget: the timeout.
 func (f *Future) fireTimer() { f.complete(nil, ErrTimeout) }
 
+// closeTimer implements timerCloser: Shutdown closed the timer queue
+// before the timeout fired, so the timeout never will; and no answer can
+// come any more (TestPendingRequestFailsAtShutdown).
+func (f *Future) closeTimer() { f.complete(nil, ErrSystemStopped) }
+
 // SendUser implements Process: the first message completes the future.
 // A MessageEnvelope completes it with the message it carries.
 func (f *Future) SendUser(_ *PID, msg any, _ *PID) {
@@ -214,14 +224,54 @@ func (f *Future) SendUser(_ *PID, msg any, _ *PID) {
 }
 
 // SendSystem implements Process: a Terminated completes the future with
-// *Terminated (that is how StopFuture learns of the stop); others are ignored.
+// *Terminated (that is how StopFuture learns of the stop); a Stop (Stop,
+// StopFuture of the future's PID) fails it with ErrFutureStopped; a Watch
+// is answered with Terminated once it has completed (at once if it has).
+// Others are ignored. Before, Stop and Watch were ignored too: a stopped
+// future went on waiting, and StopFuture of its PID never completed
+// (TestStopFutureOfFuture).
 func (f *Future) SendSystem(_ *PID, m SystemMessage) {
-	if t, ok := m.(*TerminatedSystem); ok {
+	switch m := m.(type) {
+	case *TerminatedSystem:
 		// The message is shared by every watcher and read-only (finalize),
 		// so the future's result points into it instead of copying it.
-		f.complete(&t.Terminated, nil)
+		f.complete(&m.Terminated, nil)
+	case *Stop:
+		f.complete(nil, ErrFutureStopped)
+	case *Watch:
+		if m.Watcher != nil {
+			f.PipeTo(newWatchRelay(f.sys, &f.pidv, m.Watcher))
+		}
 	}
 }
+
+// watchRelay tells a future's watcher that the future has completed: the
+// future pipes its result to it, and it sends the watcher Terminated.
+type watchRelay struct {
+	sys          *System
+	who, watcher *PID
+	pid          PID
+	ref          procRef
+}
+
+func newWatchRelay(s *System, who, watcher *PID) *PID {
+	w := &watchRelay{sys: s, who: who, watcher: watcher}
+	w.pid.Address, w.pid.ID = s.Address(), "watch"
+	w.ref.p = w
+	w.pid.cacheRef(&w.ref)
+	return &w.pid
+}
+
+// SendUser implements Process: the future completed.
+func (w *watchRelay) SendUser(*PID, any, *PID) {
+	w.sys.sendSystem(nil, w.watcher, &TerminatedSystem{Terminated{Who: w.who, Why: TerminatedStopped}})
+}
+
+// SendSystem implements Process; a relay takes no system messages.
+func (*watchRelay) SendSystem(*PID, SystemMessage) {}
+
+// StopProcess implements Process.
+func (*watchRelay) StopProcess(*PID) {}
 
 // StopProcess implements Process: the future fails with ErrFutureStopped.
 func (f *Future) StopProcess(_ *PID) { f.complete(nil, ErrFutureStopped) }

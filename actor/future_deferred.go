@@ -137,6 +137,11 @@ func (s *System) postDeferrable(c *cell, e envelope) {
 // target's turn when it can, joins the target's deferred turn when it has
 // one, and sends as usual otherwise.
 func (s *System) sendDeferred(f *Future, pid *PID, msg any) {
+	if pid == nil {
+		s.releaseDeferred(nil)
+		s.send(nil, pid, msg, &f.pidv) // fails f with ErrNilPID
+		return
+	}
 	if c := pid.local.Load(); c != nil && s.deferred.Load() == c && f.state.Load() == 0 {
 		s.send(nil, pid, msg, &f.pidv) // the mailbox is claimed: the post only queues
 		return

@@ -18,26 +18,69 @@ func (c *cell) InvokeBatch(throughputHint int) scheduler.InvokeResult {
 	}
 	mw := c.mw.inv
 	mw.ictx.Reset(c.idx, throughputHint, c.sys.clock.Now())
-	if mw.chain.BeforeInvoke(&mw.ictx) == scheduler.Break {
-		// A Break holds back user messages only: the runtime's own protocol
-		// (stop, watch, supervision) still runs.
-		res, _ := c.run(0)
-		if res.Kind == scheduler.ResultCompleted || res.Kind == scheduler.ResultYielded {
-			res = scheduler.Suspended(scheduler.ReasonRateLimit, scheduler.ResumeAfter(mw.ictx.ResumeAfter()))
-		}
-		mw.chain.AfterInvoke(&mw.ictx, res)
-		return res
-	}
-	if v, ok := mw.ictx.Get(scheduler.MetaBatchLimit); ok {
+	flow, perr := c.beforeInvoke(mw)
+	if v, ok := mw.ictx.Get(scheduler.MetaBatchLimit); ok && flow == scheduler.Continue && perr == nil {
 		if n, ok := v.(int); ok && n >= 0 && n < throughputHint {
 			throughputHint = n
 		}
+	}
+	if flow == scheduler.Break || perr != nil || throughputHint == 0 {
+		// A Break holds back user messages only: the runtime's own protocol
+		// (stop, watch, supervision) still runs. So does a middleware that
+		// panicked, so that its actor can still be restarted or stopped,
+		// and a batch limit of 0, which is a Break by another name: a batch
+		// of no messages reported as Yielded would be run again at once,
+		// for ever (TestBatchLimitZeroDoesNotSpin).
+		res, _ := c.run(0)
+		if res.Kind == scheduler.ResultCompleted || res.Kind == scheduler.ResultYielded {
+			if perr != nil {
+				res = c.fail(perr, nil)
+			} else {
+				res = scheduler.Suspended(scheduler.ReasonRateLimit, scheduler.ResumeAfter(mw.ictx.ResumeAfter()))
+			}
+		}
+		return c.afterInvoke(mw, res)
 	}
 	res, processed := c.run(throughputHint)
 	if c.km.mw != nil {
 		mw.queued.Store(int32(c.mb.UserLen()))
 	}
 	mw.ictx.Processed = processed
+	return c.afterInvoke(mw, res)
+}
+
+// beforeInvoke runs the invoke middleware's BeforeInvoke. Invoke middleware
+// is user code (WithInvokeMiddleware, KindMiddleware) running on a worker,
+// outside run's recover: a panic in it is returned as the actor's failure
+// instead of ending the process (TestInvokeMiddlewarePanicIsFailure).
+func (c *cell) beforeInvoke(mw *invokeMW) (flow scheduler.ControlFlow, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: debug.Stack()}
+			if pp, ok := r.(producerPanic); ok {
+				err = pp.err // a factory's panic (newInvokeMW)
+			}
+		}
+	}()
+	return mw.chain.BeforeInvoke(&mw.ictx), nil
+}
+
+// afterInvoke runs the invoke middleware's AfterInvoke and returns the
+// invocation's result: res, or the actor's failure when AfterInvoke
+// panicked and the actor is alive (a panic after its stop or failure is
+// logged).
+func (c *cell) afterInvoke(mw *invokeMW, res scheduler.InvokeResult) (out scheduler.InvokeResult) {
+	defer func() {
+		if r := recover(); r != nil {
+			err := &PanicError{Value: r, Stack: debug.Stack()}
+			out = res
+			if c.state == stateAlive && !c.mb.Suspended() {
+				out = c.fail(err, nil)
+				return
+			}
+			c.sys.logger.Warn("invoke middleware panicked", "pid", c.selfPID().String(), "panic", r)
+		}
+	}()
 	mw.chain.AfterInvoke(&mw.ictx, res)
 	return res
 }
@@ -50,7 +93,11 @@ func (c *cell) run(hint int) (res scheduler.InvokeResult, processed int) {
 			msg := c.msg
 			c.msg, c.sender = nil, nil
 			c.clearHeader()
-			res = c.fail(&PanicError{Value: r, Stack: debug.Stack()}, msg)
+			err := &PanicError{Value: r, Stack: debug.Stack()}
+			if pp, ok := r.(producerPanic); ok {
+				err = pp.err // the producer's own panic (props.go)
+			}
+			res = c.fail(err, msg)
 		}
 	}()
 	if res, done := c.drainSystem(); done {
@@ -126,6 +173,10 @@ func (c *cell) invokeUser(env envelope) {
 	case *MessageEnvelope:
 		c.invokeEnveloped(m, env.sender)
 		return
+	case *Terminated:
+		if x := c.x; x != nil && len(x.terms) > 0 && !x.takeTerm(m) {
+			return // its watch was cancelled after it was queued
+		}
 	}
 	if x := c.x; x != nil && x.recvTimeout > 0 {
 		x.lastActivity = c.sys.clock.Now()
@@ -253,9 +304,14 @@ func (c *cell) onTerminated(t Terminated) {
 	}
 	if watched && c.state == stateAlive {
 		// Through the user queue, so that Terminated arrives after every
-		// message the watched actor sent before it stopped.
-		term := t
-		c.postUser(c.worker, &term, nil)
+		// message the watched actor sent before it stopped; listed in
+		// terms until then, so that an Unwatch meanwhile cancels it.
+		term := &Terminated{Who: t.Who, Why: t.Why}
+		if err := c.mb.PostUser(c.worker, envelope{msg: term}); err != nil {
+			c.sys.deadLetter(c.selfPID(), term, nil, ErrMailboxFull)
+		} else {
+			c.x.terms = append(c.x.terms, queuedTerm{t: term})
+		}
 	}
 	if c.state != stateAlive && c.childOf(t.Who) != nil {
 		c.tryComplete() // a child stopped while c waits for its children
@@ -323,6 +379,7 @@ func (c *cell) tryComplete() {
 		if x := c.x; x != nil {
 			x.incarnation++
 			x.behaviour = nil
+			x.recvTimeout = 0 // cancelled by windDown; the new instance sets its own
 			if len(x.stash) > 0 {
 				x.pending = append(x.stash, x.pending...)
 				x.stash = nil
@@ -417,3 +474,24 @@ func (c *cell) onChildFailure(m *failureMsg) {
 		Consecutive: m.failures, RetryAfter: m.retry, Stats: m.stats,
 	})
 }
+
+// newInvokeMW calls a WithInvokeMiddleware factory. It runs inside Spawn,
+// on the spawner's goroutine, so a panic in it is not let through: the
+// actor gets a middleware that panics with it instead, which fails the
+// actor on its first turn (beforeInvoke), as a panicking producer does.
+func newInvokeMW(factory func() scheduler.Middleware) (m scheduler.Middleware) {
+	defer func() {
+		if r := recover(); r != nil {
+			m = failedMW{&PanicError{Value: r, Stack: debug.Stack()}}
+		}
+	}()
+	return factory()
+}
+
+// failedMW stands in for an invoke middleware whose factory panicked.
+type failedMW struct{ err *PanicError }
+
+func (f failedMW) BeforeInvoke(*scheduler.InvokeContext) scheduler.ControlFlow {
+	panic(producerPanic{f.err})
+}
+func (failedMW) AfterInvoke(*scheduler.InvokeContext, scheduler.InvokeResult) {}

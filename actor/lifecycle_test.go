@@ -2,6 +2,7 @@ package actor_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -180,6 +181,31 @@ func TestReceiveTimeout(t *testing.T) {
 	sys.Root().Send(pid, "off")
 	sys.Advance(time.Hour)
 	probe.ExpectNoMsg(0)
+}
+
+// A restart turns the receive timeout off, as it cancels the actor's
+// timers: the new instance reads 0 from ReceiveTimeout until it sets one.
+// Before, the restart cancelled the pending timeout but left the setting,
+// so the new instance read a timeout that never fired.
+func TestReceiveTimeoutOffAfterRestart(t *testing.T) {
+	sys := testkit.NewManualSystem(t)
+	var seen []time.Duration
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch m := c.Message().(type) {
+		case *actor.Started:
+			seen = append(seen, c.ReceiveTimeout())
+		case string:
+			if m == "set" {
+				c.SetReceiveTimeout(time.Second)
+			} else {
+				panic(m)
+			}
+		}
+	}))
+	sys.Root().Send(pid, "set")
+	sys.Root().Send(pid, "boom")
+	sys.RunUntilIdle()
+	require.Equal(t, []time.Duration{0, 0}, seen, "Started of the first instance, then of the restarted one")
 }
 
 func TestStashUnstash(t *testing.T) {
@@ -370,6 +396,34 @@ func TestPriorityMailbox(t *testing.T) {
 type prio int
 
 func (p prio) Priority() int { return int(p) }
+
+// badPrio's Priority panics (here on a nil pointer, a plain bug).
+type badPrio struct{ level *int }
+
+func (p badPrio) Priority() int { return *p.level }
+
+// A message whose Priority panics is queued at level 0 instead: Priority
+// runs on the sender's goroutine (a root caller, another actor, a
+// connection's reader), which must not be the one to fail for it. Before,
+// the panic went through Send to the sender.
+func TestPriorityPanicIsLevelZero(t *testing.T) {
+	sys := testkit.NewManualSystem(t)
+	var got []any
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch c.Message().(type) {
+		case prio, badPrio:
+			got = append(got, c.Message())
+		}
+	}, actor.WithPriorityMailbox(3)))
+	sys.RunUntilIdle()
+	require.NotPanics(t, func() {
+		sys.Root().Send(pid, prio(0))
+		sys.Root().Send(pid, badPrio{})
+		sys.Root().Send(pid, prio(1))
+	})
+	sys.RunUntilIdle()
+	assert.Equal(t, []any{prio(1), prio(0), badPrio{}}, got)
+}
 
 func TestEventStream(t *testing.T) {
 	sys := testkit.NewSystem(t)
@@ -569,4 +623,46 @@ func TestSpawnFromStoppedHandlerRefused(t *testing.T) {
 	require.NotNil(t, <-lates)
 	testkit.Eventually(t, func() bool { return sys.ProcessCount() == baseline }, 0, "the refused child unregisters")
 	require.False(t, childRan.Load(), "the refused child ran user code")
+}
+
+// Stash keeps user messages aside, not the runtime's lifecycle notices: an
+// actor whose behaviour stashes everything it does not expect does not
+// stash its Restarting (or Started, Stopping, Stopped). Before, the
+// Restarting it stashed was put back ahead of the mailbox at the restart,
+// and the new instance got its predecessor's Restarting after its own
+// Started.
+func TestStashSkipsLifecycleMessages(t *testing.T) {
+	sys := testkit.NewManualSystem(t)
+	var got []string
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch m := c.Message().(type) {
+		case *actor.Started:
+			got = append(got, "started")
+			c.Become(func(c actor.Context) { // wait for "ready", stash the rest
+				switch m := c.Message().(type) {
+				case string:
+					if m == "boom" {
+						panic(m)
+					}
+					if m == "ready" {
+						c.UnstashAll()
+						c.Become(func(c actor.Context) { got = append(got, fmt.Sprintf("%T", c.Message())) })
+						return
+					}
+				}
+				c.Stash()
+			})
+		case *actor.Restarting:
+			got = append(got, "restarting")
+		case string:
+			got = append(got, m)
+		}
+	}))
+	sys.Root().Send(pid, "early")
+	sys.Root().Send(pid, "boom")
+	sys.RunUntilIdle()
+	require.Equal(t, []string{"started", "started"}, got, "the restarted instance got no Restarting")
+	sys.Root().Send(pid, "ready")
+	sys.RunUntilIdle()
+	require.Equal(t, []string{"started", "started", "string"}, got, "its stash held \"early\" and no lifecycle message")
 }

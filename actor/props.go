@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"runtime/debug"
 	"sync/atomic"
 
 	"github.com/fraktor-go/fraktor/mailbox"
@@ -19,7 +20,11 @@ type ReceiveFunc func(c Context)
 // Receive implements Actor.
 func (f ReceiveFunc) Receive(c Context) { f(c) }
 
-// Producer makes a fresh actor instance: at spawn and at every restart.
+// Producer makes a fresh actor instance: at spawn and at every restart. A
+// panic in it is the actor's failure, not the spawner's: the spawn
+// succeeds, and the actor fails on its first turn with a *PanicError
+// holding the producer's panic, which its supervisor handles as any other
+// (a restart calls the producer again).
 type Producer func() Actor
 
 // ReceiveMiddleware wraps the delivery of every message to Receive. It may
@@ -122,12 +127,45 @@ func PropsFromFunc(f ReceiveFunc, opts ...PropsOption) *Props {
 // an Actor allocates nothing. TestPropsFromFuncAllocs pins it. Props
 // without a producer (PropsFromFunc, or PropsFromProducer(nil)) make the
 // function, even a nil one: calling it is then the actor's failure, not a
-// panic in Spawn.
+// panic in Spawn. A producer that panics is handled the same way (see
+// produce).
 func (p *Props) newActor() Actor {
 	if p.producer == nil {
 		return p.fn
 	}
+	return p.produce()
+}
+
+// produce calls the producer. It runs inside Spawn, on the spawner's
+// goroutine (a caller of the root context, which would die of a panic),
+// and at each restart, so a panic in it is not let through: the instance
+// is then a startFailure, which fails the actor on its first turn with the
+// producer's panic, and the actor's supervisor decides as for any failure
+// (TestProducerPanicIsFailure).
+func (p *Props) produce() (a Actor) {
+	defer func() {
+		if r := recover(); r != nil {
+			a = &startFailure{err: &PanicError{Value: r, Stack: debug.Stack()}}
+		}
+	}()
 	return p.producer()
+}
+
+// startFailure is the instance of an actor whose producer panicked: every
+// message but the stop and restart notices fails it again with that panic.
+type startFailure struct{ err *PanicError }
+
+// producerPanic is what a startFailure (and a failedMW, invoker.go) panics
+// with: the recover takes its PanicError as the failure instead of
+// wrapping it in another.
+type producerPanic struct{ err *PanicError }
+
+func (f *startFailure) Receive(c Context) {
+	switch c.Message().(type) {
+	case *Stopping, *Stopped, *Restarting:
+		return
+	}
+	panic(producerPanic{f.err})
 }
 
 // WithSupervisor sets the strategy this actor applies to its failed children.
@@ -153,7 +191,10 @@ func WithSendMiddleware(mw ...SendMiddleware) PropsOption {
 
 // WithInvokeMiddleware adds scheduler middleware around every invocation of
 // the actor's mailbox (S3, S8). The factory is called once per spawned actor,
-// so a middleware may keep per-actor state.
+// so a middleware may keep per-actor state. A panic in BeforeInvoke or
+// AfterInvoke is the actor's failure (its system messages still run, so it
+// can be restarted or stopped); one in the factory makes the actor fail on
+// every turn, as it keeps the middleware it was spawned with.
 func WithInvokeMiddleware(factory func() scheduler.Middleware) PropsOption {
 	return propsOption(func(p *Props) { p.opts().invokeMW = append(p.opts().invokeMW, factory) })
 }
@@ -172,19 +213,33 @@ func WithBoundedMailbox(capacity int, policy mailbox.Overflow) PropsOption {
 type Prioritized interface{ Priority() int }
 
 // WithPriorityMailbox gives the actor a priority mailbox with the given
-// number of levels; a message's level is its Priority() (higher first).
+// number of levels; a message's level is its Priority() (higher first), or
+// 0 when Priority panics.
 func WithPriorityMailbox(levels int) PropsOption {
 	return propsOption(func(p *Props) {
 		p.opts().newQueue = func() mailbox.Queue[envelope] {
 			return mailbox.NewPriority(levels, func(e envelope) int {
 				msg, _ := UnwrapEnvelope(e.msg)
 				if pm, ok := msg.(Prioritized); ok {
-					return pm.Priority()
+					return priorityOf(pm)
 				}
 				return 0
 			})
 		}
 	})
+}
+
+// priorityOf returns m's Priority, or 0 when it panics: it runs inside the
+// send, on the sender's goroutine (a root caller, another actor, a
+// connection's reader), which must not fail for the message's bug
+// (TestPriorityPanicIsLevelZero).
+func priorityOf(m Prioritized) (level int) {
+	defer func() {
+		if recover() != nil {
+			level = 0
+		}
+	}()
+	return m.Priority()
 }
 
 // WithDispatcher runs the actor on d instead of the system's worker pool.

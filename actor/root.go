@@ -24,10 +24,12 @@ func (r *RootContext) SendWithSender(pid *PID, msg any, sender *PID) {
 }
 
 // RequestFuture delivers msg to pid with a future as the sender; the future
-// fails with ErrTimeout after timeout (never, when timeout ≤ 0). When the
+// fails with ErrTimeout after timeout (never, when timeout ≤ 0), or with
+// ErrSystemStopped when the system shuts down before either. When the
 // worker pools are idle, the target's turn may wait (at most 100 µs) for
 // the caller's Result, Wait or ResultContext, which then run it on the
-// calling goroutine (see future_deferred.go).
+// calling goroutine (see future_deferred.go). A nil pid fails the future
+// with ErrNilPID.
 func (r *RootContext) RequestFuture(pid *PID, msg any, timeout time.Duration) *Future {
 	f := r.sys.newFuture(pid, timeout)
 	r.sys.sendDeferred(f, pid, msg)
@@ -70,11 +72,16 @@ func (r *RootContext) Poison(pid *PID) {
 
 // StopFuture stops pid and returns a future completed when it has stopped.
 // Like RequestFuture, with the pools idle the stop may wait for the
-// caller's Wait or Result, which then run it on the calling goroutine.
+// caller's Wait or Result, which then run it on the calling goroutine. A
+// nil pid fails the future with ErrNilPID.
 func (r *RootContext) StopFuture(pid *PID) *Future { return r.sys.stopFuture(pid) }
 
-// PoisonFuture poisons pid and returns a future completed when it has stopped.
+// PoisonFuture poisons pid and returns a future completed when it has
+// stopped; a nil pid fails it with ErrNilPID.
 func (r *RootContext) PoisonFuture(pid *PID) *Future {
+	if pid == nil {
+		return r.sys.failedFuture(ErrNilPID)
+	}
 	r.sys.releaseDeferred(nil)
 	f := r.sys.newFuture(nil, 0)
 	r.sys.sendSystem(nil, pid, &Watch{Watcher: &f.pidv})

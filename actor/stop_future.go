@@ -37,11 +37,12 @@ type stopFuture struct {
 // stopFuture stops pid and returns a future completed with *Terminated when
 // it has stopped.
 func (s *System) stopFuture(pid *PID) *Future {
+	if pid == nil {
+		return s.failedFuture(ErrNilPID)
+	}
 	var c *cell
-	if pid != nil {
-		if p := s.resolve(pid); p != nil {
-			c, _ = p.(*cell)
-		}
+	if p := s.resolve(pid); p != nil {
+		c, _ = p.(*cell)
 	}
 	if c == nil {
 		s.releaseDeferred(nil)
@@ -77,4 +78,13 @@ func (c *cell) stopAndTell(m *stopWatchMsg) {
 func (c *cell) tellStopped(w *scheduler.Worker, m *stopWatchMsg) {
 	m.term.Terminated = Terminated{Who: c.selfPID(), Why: TerminatedStopped}
 	c.sys.sendSystem(w, m.watcher, &m.term)
+}
+
+// failedFuture returns a future that has failed with err: the answer to a
+// stop of a nil PID, which no process would ever answer.
+func (s *System) failedFuture(err error) *Future {
+	s.releaseDeferred(nil)
+	f := s.newFuture(nil, 0)
+	f.complete(nil, err)
+	return f
 }

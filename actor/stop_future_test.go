@@ -1,8 +1,10 @@
 package actor_test
 
 import (
+	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -90,4 +92,32 @@ func TestStopFutureConcurrent(t *testing.T) {
 			require.Equal(t, actor.TerminatedStopped, term.Why)
 		}
 	}
+}
+
+// A future's PID can be stopped: Stop fails the future with
+// ErrFutureStopped, and StopFuture of it completes once the future has
+// (at once when it had). Before, the future ignored Stop and Watch: it
+// went on waiting, and StopFuture(f.PID()).Wait() never returned.
+func TestStopFutureOfFuture(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	silent := sys.Root().Spawn(actor.PropsFromFunc(func(actor.Context) {}))
+
+	f := sys.Root().RequestFuture(silent, "never answered", 0)
+	sys.Root().Stop(f.PID())
+	_, err := f.ResultContext(ctx)
+	require.ErrorIs(t, err, actor.ErrFutureStopped)
+
+	g := sys.Root().RequestFuture(silent, "never answered", 0)
+	res, err := sys.Root().StopFuture(g.PID()).ResultContext(ctx)
+	require.NoError(t, err)
+	require.True(t, res.(*actor.Terminated).Who.Equal(g.PID()))
+	_, err = g.ResultContext(ctx)
+	require.ErrorIs(t, err, actor.ErrFutureStopped)
+
+	// Watching a completed future answers at once.
+	res, err = sys.Root().StopFuture(g.PID()).ResultContext(ctx)
+	require.NoError(t, err)
+	require.True(t, res.(*actor.Terminated).Who.Equal(g.PID()))
 }

@@ -152,7 +152,10 @@ func (s *oneForOne) HandleFailure(sup Supervisor, f Failure) {
 			sup.StopChildren(targets...)
 			return
 		}
-		if f.Stats != nil {
+		if f.Stats != nil && s.max >= 0 {
+			// Only a limit reads them; unlimited, with no window to prune
+			// by, they grew by one per restart for ever
+			// (TestOneForOneUnlimitedKeepsNoRestartTimes).
 			f.Stats.record(now, s.window)
 		}
 		sup.RestartChildren(targets...)

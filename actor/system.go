@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -132,7 +133,8 @@ type System struct {
 
 	rootGuardian, userGuardian, systemGuardian *cell
 	guardianKids                               [3]guardianKids // root, user, system: see cell.kids
-	guardiansDone                              chan struct{}
+	guardiansDone                              chan struct{}   // closed when the root guardian has stopped
+	userDone                                   chan struct{}   // closed when the user guardian has stopped
 
 	idSeq, futureSeq, mailboxSeq atomic.Uint64
 	registerFutures              atomic.Bool
@@ -182,7 +184,7 @@ func NewSystem(cfg SystemConfig) (*System, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 100}))
 	}
-	s.events = newEventStream(cfg.EventBuffer)
+	s.events = newEventStream(cfg.EventBuffer, s.logger)
 	s.deadLetters = newDeadLetters(s, cfg.DeadLetterLogInterval)
 	m, err := newMetrics(cfg.MeterProvider, s)
 	if err != nil {
@@ -247,16 +249,21 @@ func (s *System) startGuardians() {
 	}
 	s.userGuardian = s.newCell(s.rootGuardian, PropsFromFunc(func(Context) {}, WithSupervisor(gs), WithKind("guardian")), "user", nil)
 	s.systemGuardian = s.newCell(s.rootGuardian, PropsFromFunc(func(Context) {}, WithSupervisor(DefaultStrategy()), WithKind("guardian")), "system", nil)
+	// The root guardian's children: it supervises them (a failed guardian
+	// is stopped) and its stop, the last step of Shutdown, stops the
+	// system guardian's tree and waits for it.
+	s.rootGuardian.addChild(s.userGuardian)
+	s.rootGuardian.addChild(s.systemGuardian)
+	// Set here, not by Shutdown: the user guardian may stop before it (a
+	// failure its root stopped), and Shutdown must then find it done.
+	s.userDone = make(chan struct{})
+	s.userGuardian.ext().onStopped = func() { close(s.userDone) }
 	if len(s.cfg.SpawnMiddleware) > 0 {
 		if s.userGuardian.mw == nil {
 			s.userGuardian.mw = &chains{}
 		}
 		s.userGuardian.mw.spawn = s.cfg.SpawnMiddleware
 	}
-	// Shutdown sets onStopped from its own goroutine: the side state must
-	// exist before the guardians run.
-	s.userGuardian.ext()
-	s.systemGuardian.ext()
 }
 
 // stopOnFailure is the root guardian's strategy: a failed guardian is stopped.
@@ -289,13 +296,15 @@ func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Wor
 		c.km = km
 	} else {
 		c.km = s.metrics.kind(kindOf(props, c.actor))
-		props.km.Store(c.km)
+		if _, failed := c.actor.(*startFailure); !failed { // not the kind of the Props' next actors
+			props.km.Store(c.km)
+		}
 	}
 	if c.km.mw != nil {
 		c.AddMiddleware(c.km.mw)
 	}
 	for _, f := range props.o().invokeMW {
-		c.AddMiddleware(f())
+		c.AddMiddleware(newInvokeMW(f))
 	}
 	c.mb.Attach(s.dispatcherFor(props), c)
 	return c
@@ -309,6 +318,13 @@ func (s *System) dispatcherFor(p *Props) scheduler.Dispatcher {
 	case o.blocking && s.coord != nil:
 		s.blockingMu.Lock()
 		defer s.blockingMu.Unlock()
+		if s.blocking == nil && s.stopped.Load() {
+			// Shutdown has begun and may have looked for the pool already:
+			// one started now would outlive the system. An actor whose
+			// spawn raced with Shutdown runs on the shared pool
+			// (TestNoBlockingPoolAfterShutdownBegan).
+			return s.dispatcher
+		}
 		if s.blocking == nil {
 			s.blocking = scheduler.NewCoordinator(scheduler.Config{Name: s.name + "-blocking", Workers: s.cfg.BlockingWorkers, Throughput: s.cfg.Throughput, Clock: s.clock})
 			s.blocking.Start()
@@ -321,7 +337,7 @@ func (s *System) dispatcherFor(p *Props) scheduler.Dispatcher {
 // spawn creates a child of parent. name "" generates one (with prefix).
 func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, prefix string) (*PID, error) {
 	if props == nil {
-		return nil, errors.New("actor: nil props")
+		return nil, ErrNilProps
 	}
 	id := name
 	nested := !s.isGuardian(parent)
@@ -420,10 +436,29 @@ func (s *System) send(w *scheduler.Worker, pid *PID, msg any, sender *PID) {
 	if p == nil {
 		p = s.resolve(pid)
 	}
-	if c, ok := p.(*cell); ok {
-		c.postUser(w, msg, sender)
-		return
+	switch q := p.(type) {
+	case *cell:
+		q.postUser(w, msg, sender)
+	case *Future: // the runtime's own: no recover on a reply's path
+		q.SendUser(pid, msg, sender)
+	default:
+		s.sendToProcess(p, pid, msg, sender)
 	}
+}
+
+// sendToProcess hands msg to p, a process other than an actor or a
+// future: a custom one (RegisterProcess), a remote proxy, dead letters. A
+// panic in it makes msg a dead letter whose reason wraps the *PanicError
+// (a waiting future fails with it), instead of going on up the sender's
+// goroutine, which may be the runtime's: the timer goroutine completing a
+// timed-out future piped to p, a worker, a connection's reader
+// (TestCustomProcessPanicIsDeadLetter).
+func (s *System) sendToProcess(p Process, pid *PID, msg any, sender *PID) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.deadLetter(pid, msg, sender, fmt.Errorf("actor: process %s panicked: %w", pid, &PanicError{Value: r, Stack: debug.Stack()}))
+		}
+	}()
 	p.SendUser(pid, msg, sender)
 }
 
@@ -439,6 +474,16 @@ func (s *System) sendSystem(w *scheduler.Worker, pid *PID, m SystemMessage) {
 		c.mb.PostSystem(w, envelope{msg: m})
 		return
 	}
+	s.sendSystemToProcess(p, pid, m)
+}
+
+// sendSystemToProcess is sendToProcess for a system message.
+func (s *System) sendSystemToProcess(p Process, pid *PID, m SystemMessage) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.deadLetter(pid, m, nil, fmt.Errorf("actor: process %s panicked: %w", pid, &PanicError{Value: r, Stack: debug.Stack()}))
+		}
+	}()
 	p.SendSystem(pid, m)
 }
 
@@ -446,6 +491,12 @@ func (s *System) sendSystem(w *scheduler.Worker, pid *PID, m SystemMessage) {
 // actors), shuts down the extensions in reverse install order, stops the
 // worker pools and waits for all of it, or for ctx. It is idempotent: later
 // calls wait for the first and return its result.
+//
+// Do not call it inside an actor's Receive (or anything that runs on the
+// actor's turn): it waits for every actor to stop, the calling one too,
+// which cannot stop before its Receive returns, so it would wait until ctx
+// ends and leave the actors half stopped. From an actor, run it on a
+// goroutine of its own: go sys.Shutdown(ctx).
 func (s *System) Shutdown(ctx context.Context) error {
 	first := false
 	s.shutdownOnce.Do(func() { first = true })
@@ -470,10 +521,8 @@ func (s *System) shutdown(ctx context.Context) error {
 	}
 	s.stopped.Store(true)
 	s.releaseDeferred(nil) // a deferred turn stops now, not at the sweep
-	userDone := make(chan struct{})
-	s.userGuardian.ext().onStopped = func() { close(userDone) }
 	s.sendSystem(nil, s.userGuardian.selfPID(), stopSys)
-	if err := s.await(ctx, userDone); err != nil {
+	if err := s.await(ctx, s.userDone); err != nil {
 		errs = append(errs, fmt.Errorf("actor: stopping user actors: %w", err))
 	} else {
 		s.sendSystem(nil, s.rootGuardian.selfPID(), stopSys)

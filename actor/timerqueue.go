@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"math"
 	"sync"
 	"time"
 
@@ -60,7 +61,7 @@ func (q *timerQueue) now() int64 { return int64(q.clock.Now().Sub(q.base)) }
 // > 0). It reports false when the queue is closed (the system shut down).
 // n must not be armed.
 func (q *timerQueue) arm(n *timerNode, d, period time.Duration) bool {
-	at := q.now() + int64(max(d, 0))
+	at := later(q.now(), d)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -73,6 +74,22 @@ func (q *timerQueue) arm(n *timerNode, d, period time.Duration) bool {
 		q.setClock(at)
 	}
 	return true
+}
+
+// later returns the deadline d after at; a negative d is at. A sum past
+// the largest deadline is that deadline, which no clock reaches: without
+// the cap a "no timeout" of math.MaxInt64 wrapped to a deadline in the
+// past, which fired with the next timer and, at the top of the heap with
+// the clock set ~292 years ahead, kept every timer armed after it from
+// firing (TestTimerQueueHugeDurations).
+func later(at int64, d time.Duration) int64 {
+	if d <= 0 {
+		return at
+	}
+	if int64(d) > math.MaxInt64-at {
+		return math.MaxInt64
+	}
+	return at + int64(d)
 }
 
 // cancel takes n out of the queue and reports whether it was armed: false
@@ -95,14 +112,23 @@ func (q *timerQueue) len() int {
 	return len(q.heap)
 }
 
+// timerCloser is a timerTarget that must hear of the queue's close: a
+// request's timeout, whose waiter would otherwise wait for good.
+type timerCloser interface{ closeTimer() }
+
 // close drops every armed node (none of them fires), stops the clock timer
-// and waits for a firing under way. It is idempotent.
+// and waits for a firing under way; then it tells the targets that are
+// timerClosers. It is idempotent.
 func (q *timerQueue) close() {
 	q.mu.Lock()
 	q.closed = true
+	var closers []timerCloser
 	for i, n := range q.heap {
 		n.index = -1
 		q.heap[i] = nil
+		if c, ok := n.target.(timerCloser); ok {
+			closers = append(closers, c)
+		}
 	}
 	q.heap = nil
 	if q.armed && q.stop() {
@@ -111,6 +137,9 @@ func (q *timerQueue) close() {
 	q.armed = false
 	q.mu.Unlock()
 	q.firing.Wait()
+	for _, c := range closers {
+		c.closeTimer()
+	}
 }
 
 // setClock sets the clock timer for deadline at, stopping the previous
@@ -148,9 +177,9 @@ func (q *timerQueue) run(token uint64) {
 			// Re-armed before it fires, so a cancel that races with the
 			// firing stops it for good. A clock that ran late skips the
 			// periods it missed rather than firing a burst.
-			n.at += n.period
+			n.at = later(n.at, time.Duration(n.period))
 			if n.at <= now {
-				n.at = now + n.period
+				n.at = later(now, time.Duration(n.period))
 			}
 			q.seq++
 			n.seq = q.seq

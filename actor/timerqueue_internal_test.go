@@ -3,6 +3,7 @@ package actor
 import (
 	"cmp"
 	"context"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -236,4 +237,39 @@ func actorNodes(sys *System) int {
 		n--
 	}
 	return n
+}
+
+// A duration too long to add to the clock's time (a "no timeout" written
+// as math.MaxInt64) is a deadline that never comes: it neither fires at
+// once nor hides the deadlines armed after it. Before, now+d overflowed to
+// a deadline in the past, which sat at the top of the heap with the clock
+// timer set for ~292 years: the node fired with the next other timer, and
+// no timer armed later fired at all (a RequestFuture with that timeout
+// froze every timeout and actor timer of the system). A periodic node
+// whose period would carry it past the end of time stops there too.
+func TestTimerQueueHugeDurations(t *testing.T) {
+	clock := scheduler.NewManualClock(time.Unix(0, 0))
+	q := newTimerQueue(clock)
+	defer q.close()
+	clock.Advance(time.Second) // a deadline base above zero, as in a running system
+	var forever, never, short countTarget
+	require.True(t, q.arm(&timerNode{target: &forever}, math.MaxInt64, 0))
+	require.True(t, q.arm(&timerNode{target: &never}, math.MaxInt64-time.Millisecond, math.MaxInt64))
+	require.True(t, q.arm(&timerNode{target: &short}, 10*time.Millisecond, 0))
+	clock.Advance(10 * time.Millisecond)
+	require.Equal(t, 1, short.n, "a timer armed after a huge one fires at its deadline")
+	require.Zero(t, forever.n, "a huge timer does not fire")
+	require.Zero(t, never.n)
+	clock.Advance(100 * 365 * 24 * time.Hour)
+	require.Zero(t, forever.n+never.n)
+
+	// A periodic node whose next period overflows stays armed, unfired.
+	var p countTarget
+	n := &timerNode{target: &p}
+	require.True(t, q.arm(n, time.Millisecond, math.MaxInt64-1))
+	clock.Advance(time.Millisecond)
+	require.Equal(t, 1, p.n)
+	clock.Advance(time.Hour)
+	require.Equal(t, 1, p.n, "the period past the end of time never comes")
+	require.True(t, q.cancel(n))
 }

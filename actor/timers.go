@@ -100,11 +100,26 @@ func (c *cell) timerSet() *actorTimers {
 func (c *cell) Timers() Timers { return Timers{c: c} }
 
 func (c *cell) SendAfter(d time.Duration, pid *PID, msg any) *Timer {
+	if pid == nil {
+		return c.nilTargetTimer(msg)
+	}
 	return c.startTimer(nil, false, pid, d, msg, false)
 }
 
 func (c *cell) SendEvery(d time.Duration, pid *PID, msg any) *Timer {
+	if pid == nil {
+		return c.nilTargetTimer(msg)
+	}
 	return c.startTimer(nil, false, pid, d, msg, true)
+}
+
+// nilTargetTimer answers SendAfter or SendEvery to a nil PID: msg is a
+// dead letter (ErrNilPID) at once, and the timer is done. Inside a Timer a
+// nil target means the owner, so arming one would deliver msg to the actor
+// itself (TestSendAfterNilPID).
+func (c *cell) nilTargetTimer(msg any) *Timer {
+	c.sys.deadLetter(nil, msg, nil, ErrNilPID)
+	return &Timer{owner: c, msg: msg, done: true}
 }
 
 func (c *cell) startTimer(key any, keyed bool, target *PID, d time.Duration, msg any, periodic bool) *Timer {

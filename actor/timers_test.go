@@ -212,3 +212,40 @@ func TestHundredThousandTimersNoGoroutines(t *testing.T) {
 	require.LessOrEqual(t, runtime.NumGoroutine(), before)
 	require.NoError(t, sys.Root().StopFuture(pid).Wait())
 }
+
+// SendAfter and SendEvery to a nil PID dead-letter the message with
+// ErrNilPID instead of arming a timer. Before, a nil target meant "the
+// owner" inside the timer, so the message went to the actor that armed it.
+func TestSendAfterNilPID(t *testing.T) {
+	sys := testkit.NewManualSystem(t)
+	var got []any
+	var timers []*actor.Timer
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch m := c.Message().(type) {
+		case string:
+			if m == "arm" {
+				timers = append(timers, c.SendAfter(time.Millisecond, nil, "after"), c.SendEvery(time.Millisecond, nil, "every"))
+				return
+			}
+			got = append(got, m)
+		}
+	}))
+	events := make(chan *actor.DeadLetterEvent, 4)
+	sub := actor.Subscribe(sys.EventStream(), func(e *actor.DeadLetterEvent) { events <- e })
+	defer sys.EventStream().Unsubscribe(sub)
+	sys.Root().Send(pid, "arm")
+	sys.RunUntilIdle()
+	sys.Advance(10 * time.Millisecond)
+	require.Empty(t, got, "nothing reached the actor that armed the timers")
+	for _, tm := range timers {
+		require.False(t, tm.Active())
+	}
+	for range 2 {
+		select {
+		case e := <-events:
+			require.ErrorIs(t, e.Reason, actor.ErrNilPID)
+		case <-time.After(10 * time.Second):
+			t.Fatal("no dead letter")
+		}
+	}
+}

@@ -14,7 +14,8 @@ type bounded[T any] struct {
 }
 
 // NewBounded returns a fixed-capacity FIFO queue with an overflow policy;
-// capacity below 1 is raised to 1. It takes a mutex per operation: a bounded
+// capacity below 1 is raised to 1, and a policy other than the three
+// defined ones rejects as Reject does. It takes a mutex per operation: a bounded
 // mailbox trades the lock-free path for a hard memory limit.
 func NewBounded[T any](capacity int, policy Overflow) Queue[T] {
 	return &bounded[T]{buf: make([]T, max(capacity, 1)), policy: policy}
@@ -26,8 +27,6 @@ func (q *bounded[T]) Push(v T) (dropped T, didDrop bool, err error) {
 	defer q.mu.Unlock()
 	if q.size == len(q.buf) {
 		switch q.policy {
-		case Reject:
-			return dropped, false, ErrFull
 		case DropNewest:
 			return v, true, nil
 		case DropOldest:
@@ -37,6 +36,12 @@ func (q *bounded[T]) Push(v T) (dropped T, didDrop bool, err error) {
 			q.head = (q.head + 1) % len(q.buf)
 			q.size--
 			didDrop = true
+		default:
+			// Reject, and a policy this queue does not know: with no case
+			// for it, a full queue overwrote its oldest value unreported
+			// and counted one more than it holds, then popped a zero value
+			// (TestBoundedUnknownPolicyRejects).
+			return dropped, false, ErrFull
 		}
 	}
 	q.buf[(q.head+q.size)%len(q.buf)] = v

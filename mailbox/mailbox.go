@@ -194,10 +194,20 @@ func (m *Mailbox[T]) afterPost(w *scheduler.Worker, system bool) {
 // Defer marks the mailbox as waiting for a resume timer (the executor's side
 // of a timed suspension): user posts leave it alone, a system post schedules
 // it. Called by the executor, which holds the consumer role until then.
+//
+// A system post that came after the invoker emptied the system queue found
+// the mailbox scheduled and left it to the consumer; so, as SetIdle does,
+// Defer checks again after the status change, and hands such a post's
+// mailbox back to the dispatcher instead of leaving it to the timer (a
+// rate limit must not delay a stop; TestMailboxDeferRechecksSystem).
 func (m *Mailbox[T]) Defer() {
 	m.sys.Release()
 	m.user.Release()
+	sm := m.sys.Mark()
 	m.status.Store(statusDeferred)
+	if m.sys.PublishedAfter(sm) && m.status.CompareAndSwap(statusDeferred, statusScheduled) {
+		m.dispatcher.Schedule(m.runnable)
+	}
 }
 
 // Wake ends a deferral when the resume timer fires; it reports whether the

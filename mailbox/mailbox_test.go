@@ -226,6 +226,33 @@ func TestMailboxDeferred(t *testing.T) {
 	require.Equal(t, int64(1), d2.n.Load(), "already scheduled by the timer's owner")
 }
 
+// A system message posted while the invocation ends, after the invoker
+// drained the system queue and before the executor defers the mailbox,
+// schedules it at once: its poster found it scheduled and left it to the
+// consumer. Before, the deferral buried it until the resume timer, so a
+// rate limit delayed a stop (or, had the timer been stopped, lost it).
+func TestMailboxDeferRechecksSystem(t *testing.T) {
+	mb, d := newMailbox(nil)
+	require.NoError(t, mb.PostUser(nil, 1))
+	<-d.ready
+	_, ok := mb.PopUser()
+	require.True(t, ok)
+	mb.PostSystem(nil, 7) // the invoker has returned; the executor settles
+	require.Equal(t, int64(1), d.n.Load(), "its poster left it to the consumer")
+	mb.Defer()
+	require.Equal(t, int64(2), d.n.Load(), "the deferral hands it back to the dispatcher")
+	require.False(t, mb.Wake(), "the resume timer finds it scheduled")
+	v, ok := mb.PopSystem()
+	require.True(t, ok)
+	require.Equal(t, 7, v)
+
+	// A user post meanwhile does not: user posts wait for the timer.
+	require.NoError(t, mb.PostUser(nil, 2))
+	mb.Defer()
+	require.Equal(t, int64(2), d.n.Load())
+	require.True(t, mb.Wake())
+}
+
 // PostUserClaim gives the caller the scheduled status of an idle mailbox
 // instead of scheduling it; otherwise it is PostUser.
 func TestMailboxPostUserClaim(t *testing.T) {

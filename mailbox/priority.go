@@ -20,8 +20,12 @@ type fifo[T any] struct {
 
 // NewPriority returns an unbounded queue with the given number of priority
 // levels (at least 1): Pop returns the oldest value of the highest non-empty
-// level, and the level of a value is prio(v) clamped to [0, levels).
+// level, and the level of a value is prio(v) clamped to [0, levels) (0 for
+// every value when prio is nil).
 func NewPriority[T any](levels int, prio func(T) int) Queue[T] {
+	if prio == nil { // every value at level 0, rather than a panic in Push
+		prio = func(T) int { return 0 }
+	}
 	return &priority[T]{levels: make([]fifo[T], max(levels, 1)), prio: prio}
 }
 
@@ -30,8 +34,15 @@ func (q *priority[T]) Push(v T) (dropped T, didDrop bool, err error) {
 	l := min(max(q.prio(v), 0), len(q.levels)-1)
 	q.mu.Lock()
 	f := &q.levels[l]
-	if f.head > 0 && f.head == len(f.buf) {
-		f.buf, f.head = f.buf[:0], 0
+	if f.head > 0 && len(f.buf) == cap(f.buf) && f.head >= len(f.buf)/2 {
+		// Full, and at least half of it popped already: move the rest to
+		// the front instead of growing. Resetting only a level found empty
+		// let one that always held a value grow by a slot per message for
+		// ever (TestPriorityLevelDoesNotGrowUnderSteadyTraffic). The copy
+		// is of at most as many values as were popped since the last one.
+		n := copy(f.buf, f.buf[f.head:])
+		clear(f.buf[n:])
+		f.buf, f.head = f.buf[:n], 0
 	}
 	f.buf = append(f.buf, v)
 	q.size++

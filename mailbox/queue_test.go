@@ -62,3 +62,38 @@ func requirePops(t *testing.T, q mailbox.Queue[int], want ...int) {
 	_, ok := q.Pop()
 	require.False(t, ok)
 }
+
+// A full bounded queue with a policy value it does not know rejects, as
+// Reject does, and keeps what it holds. Before, it overwrote its oldest
+// value without reporting a drop, counted one value more than it held, and
+// then handed the consumer a zero value (an actor's Receive got a nil
+// message).
+func TestBoundedUnknownPolicyRejects(t *testing.T) {
+	q := mailbox.NewBounded[int](1, mailbox.Overflow(7))
+	_, _, err := q.Push(1)
+	require.NoError(t, err)
+	_, did, err := q.Push(2)
+	require.ErrorIs(t, err, mailbox.ErrFull)
+	require.False(t, did)
+	require.Equal(t, 1, q.Len())
+	v, ok := q.Pop()
+	require.True(t, ok)
+	require.Equal(t, 1, v)
+	_, ok = q.Pop()
+	require.False(t, ok, "no phantom value")
+}
+
+// A priority queue without a level function is a FIFO at level 0; before,
+// its first Push panicked.
+func TestPriorityNilLevelFunc(t *testing.T) {
+	q := mailbox.NewPriority[int](3, nil)
+	for i := range 3 {
+		_, _, err := q.Push(i)
+		require.NoError(t, err)
+	}
+	for i := range 3 {
+		v, ok := q.Pop()
+		require.True(t, ok)
+		require.Equal(t, i, v)
+	}
+}

@@ -35,7 +35,9 @@ type MessageInvoker interface {
 // timer; when it fires the executor calls Wake and runs the runnable if Wake
 // reports true. A deferred mailbox is not scheduled by user posts but is by
 // system posts (a Stop must not wait for a rate limit), so Wake reports false
-// when a system post got there first. All methods are called by the executor
+// when a system post got there first; Defer itself schedules the runnable
+// when a system post arrived after the invocation emptied its system
+// queue and before the deferral. All methods are called by the executor
 // only, one call at a time, except Wake, which the timer calls.
 type Runnable interface {
 	MessageInvoker

@@ -26,6 +26,7 @@ const (
 	// MetaBatchLimit (int) caps the user messages of the current invocation:
 	// the invoker processes at most min(throughput hint, limit) and reports
 	// how many in InvokeContext.Processed. System messages are not capped.
+	// A limit of 0 holds the user messages back as a Break does.
 	MetaBatchLimit = "fraktor.batch_limit"
 )
 
