@@ -39,7 +39,10 @@ const maxForwards = 3
 // The message goes through a resolution (flight) that never takes the PID
 // it could not reach, so it is never handed straight back to the dead
 // grain. A forwarded message may arrive after messages its sender sent
-// later, which found the new activation directly.
+// later: those that found the new activation directly, and those forwarded
+// before it (the worker draining a stopped grain's mailbox forwards what was
+// queued there, while a sender whose Send reaches the closed mailbox
+// forwards it on its own goroutine).
 func (c *Cluster) forward(gone *actor.PID, name string, msg any, sender *actor.PID) bool {
 	if sender != nil || c.custom || c.leaving() != nil {
 		return false
