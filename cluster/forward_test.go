@@ -31,12 +31,13 @@ type received struct {
 // forwardKind records every Add it handles on adds, and the PID of each
 // activation in selves (in process: both members run in this test).
 type forwardKind struct {
-	mu          sync.Mutex
-	selves      map[string]*actor.PID
-	starts      map[string]int // activations started, by ID
-	adds        chan received
-	stopStarted bool // every activation stops itself as soon as it started
-	stopFirst   bool // the first activation of each identity does
+	mu           sync.Mutex
+	selves       map[string]*actor.PID
+	starts       map[string]int // activations started, by ID
+	adds         chan received
+	stopStarted  bool // every activation stops itself as soon as it started
+	stopFirst    bool // the first activation of each identity does
+	panicStopped bool // every activation's Stopped handler panics
 }
 
 func newForwardKind() *forwardKind {
@@ -64,6 +65,13 @@ func (k *forwardKind) kind() cluster.Kind {
 				k.mu.Unlock()
 				if stop {
 					c.Stop(c.Self())
+				}
+			case *actor.Stopped:
+				k.mu.Lock()
+				p := k.panicStopped
+				k.mu.Unlock()
+				if p {
+					panic("Stopped handler fails")
 				}
 			case *Add:
 				k.adds <- received{n: m.N, activation: activation, forwards: c.MessageHeader().Get(cluster.ForwardHeader), member: c.Self().Address}
