@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -103,4 +104,44 @@ func TestClusterForwardedSendOvertakenByLaterForwarded(t *testing.T) {
 		{n: 1, activation: 2, forwards: "1", member: nd.sys.Address()},
 	}
 	assert.Equal(t, want, got, "Add 2, forwarded first, arrives first")
+}
+
+// The forward count travels with the message from member to member: two
+// members whose PidCaches each lead to a dead grain PID on the other (stale
+// entries, as after lost ActivationTerminated broadcasts) pass a Send back
+// and forth three times, then it is a dead letter. Without the header kept
+// on a dead letter from the wire (remote's targetNotFound), every hop would
+// start the count afresh and the Send would circle for the PidCache TTL.
+func TestClusterForwardsBoundedAcrossMembers(t *testing.T) {
+	k := newForwardKind()
+	reg := newRegistry(t)
+	a, b := startMember(t, reg, k.kind()), startMember(t, reg, k.kind())
+	awaitMembers(t, 2, a, b)
+	ctx := ctxWait(t)
+	// The grain ID prefix of each member's placement actor.
+	prefix := func(nd node) string {
+		id := identitiesOn(t, ctx, nd, nd, 1, 64)[0]
+		return strings.TrimSuffix(k.self(id).ID, id.String())
+	}
+	pa, pb := prefix(a), prefix(b)
+	id := cluster.NewIdentity("counter", "ping-pong") // never activated
+	goneOnA := actor.NewPID(a.sys.Address(), pa+id.String())
+	goneOnB := actor.NewPID(b.sys.Address(), pb+id.String())
+	a.c.PidCache().Put(id, goneOnB, b.c.Self().Key(), a.sys.Clock().Now())
+	b.c.PidCache().Put(id, goneOnA, a.c.Self().Key(), b.sys.Clock().Now())
+	deadA, deadB := deadAdds(t, a), deadAdds(t, b)
+
+	a.sys.Root().Send(goneOnA, &Add{N: 9})
+	// a forwards it (1) to b, b (2) to a, a (3) to b, where it stops.
+	select {
+	case e := <-deadB:
+		assert.Equal(t, &Add{N: 9}, e.Message)
+		assert.Equal(t, goneOnB.ID, e.PID.ID)
+	case e := <-deadA:
+		t.Fatalf("dead letter on a after %v: expected on b after three forwards", e.Message)
+	case r := <-k.adds:
+		t.Fatalf("a grain handled %+v", r)
+	case <-time.After(wait):
+		t.Fatal("the Send kept circling between the members")
+	}
 }
