@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -143,5 +144,66 @@ func TestClusterForwardsBoundedAcrossMembers(t *testing.T) {
 		t.Fatalf("a grain handled %+v", r)
 	case <-time.After(wait):
 		t.Fatal("the Send kept circling between the members")
+	}
+}
+
+// What another node sends to made-up PIDs under a member's placement
+// prefix: a name that is no identity, an identity of a kind the member
+// does not host, or a forward count past the bound is a dead letter there;
+// a made-up identity of a hosted kind is forwarded like a Send, and a
+// negative or garbage count buys it no more forwards than none.
+func TestClusterForwardOfMadeUpGrainPIDs(t *testing.T) {
+	k := newForwardKind()
+	reg := newRegistry(t)
+	a, b := startMember(t, reg, k.kind()), startMember(t, reg, k.kind())
+	awaitMembers(t, 2, a, b)
+	ctx := ctxWait(t)
+	id0 := identitiesOn(t, ctx, a, a, 1, 64)[0]
+	prefix := strings.TrimSuffix(k.self(id0).ID, id0.String())
+	dead := make(chan *actor.DeadLetterEvent, 16)
+	sub := actor.Subscribe(a.sys.EventStream(), func(e *actor.DeadLetterEvent) {
+		if _, ok := e.Message.(*Add); ok {
+			dead <- e
+		}
+	})
+	defer a.sys.EventStream().Unsubscribe(sub)
+	send := func(name, forwards string, n int) {
+		var msg any = &Add{N: n}
+		if forwards != "" {
+			msg = &actor.MessageEnvelope{Header: actor.Header{cluster.ForwardHeader: forwards}, Message: msg}
+		}
+		b.sys.Root().Send(actor.NewPID(a.sys.Address(), prefix+name), msg)
+	}
+	for i, name := range []string{"counter", "counter/", "%zz/x", "nosuchkind/x", "counter/\xff"} {
+		send(name, "", i)
+		select {
+		case e := <-dead:
+			assert.Equal(t, prefix+name, e.PID.ID)
+		case r := <-k.adds:
+			t.Fatalf("%q: a grain handled %+v", name, r)
+		case <-time.After(wait):
+			t.Fatalf("%q: no dead letter", name)
+		}
+	}
+	send("counter/made-up-1", "99999999999999999999", 10)
+	select {
+	case e := <-dead:
+		assert.Equal(t, &Add{N: 10}, e.Message)
+	case r := <-k.adds:
+		t.Fatalf("a count past the bound was forwarded: %+v", r)
+	case <-time.After(wait):
+		t.Fatal("no dead letter")
+	}
+	for i, forwards := range []string{"", "-7", "garbage"} {
+		send(fmt.Sprint("counter/made-up-", i+2), forwards, 20+i)
+		select {
+		case r := <-k.adds:
+			assert.Equal(t, 20+i, r.n)
+			assert.Equal(t, "1", r.forwards, "%q counts as none", forwards)
+		case e := <-dead:
+			t.Fatalf("%q: dead letter %+v", forwards, e.Message)
+		case <-time.After(wait):
+			t.Fatalf("%q: not forwarded", forwards)
+		}
 	}
 }
