@@ -38,6 +38,9 @@ type forwardKind struct {
 	stopStarted  bool // every activation stops itself as soon as it started
 	stopFirst    bool // the first activation of each identity does
 	panicStopped bool // every activation's Stopped handler panics
+	// the first activation of each identity asks itself for holdDrain
+	// (a dead letter when its mailbox drains) and stops
+	stopFirstHeld bool
 }
 
 func newForwardKind() *forwardKind {
@@ -62,7 +65,12 @@ func (k *forwardKind) kind() cluster.Kind {
 				k.starts[id.ID]++
 				activation = k.starts[id.ID]
 				stop := k.stopStarted || k.stopFirst && activation == 1
+				held := k.stopFirstHeld && activation == 1
 				k.mu.Unlock()
+				if held {
+					c.Request(c.Self(), &holdDrain{})
+					stop = true
+				}
 				if stop {
 					c.Stop(c.Self())
 				}

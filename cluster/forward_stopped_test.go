@@ -1,9 +1,11 @@
 package cluster_test
 
 import (
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fraktor-go/fraktor/actor"
@@ -57,5 +59,55 @@ func TestClusterForwardNotToGrainWhoseStoppedPanicked(t *testing.T) {
 		t.Fatalf("the resolution returned the dead grain: %+v used up its forwards there and is a dead letter", e.Message)
 	case <-time.After(wait):
 		t.Fatal("no answer")
+	}
+}
+
+// An activation request that waits for a grain's Started is answered when
+// the grain reports ready, with its PID even when the grain has handled
+// Stopped since (its Started handler stopped it): only a request that
+// arrives after Stopped is answered busy. A Send waiting on that resolution
+// is then delivered to the dead grain; the flight that delivered it, told
+// by the forward that the PID is gone, resolves again instead of handing it
+// back there, so it reaches the next activation forwarded once. Here the
+// placement actor is held in the ActivationStarted publication until the
+// grain's mailbox drained (after its Stopped), so that the waiters hear of
+// the grain only once it is gone.
+func TestClusterSendForwardedFromGrainThatStoppedInStarted(t *testing.T) {
+	k := newForwardKind()
+	k.stopFirstHeld = true
+	nd := startMember(t, newRegistry(t), k.kind())
+	awaitMembers(t, 1, nd)
+	id := cluster.NewIdentity("counter", "stops-in-started")
+	drained, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	var once sync.Once
+	sub := nd.sys.EventStream().SubscribeWithPredicate(func(any) {}, func(ev any) bool {
+		switch e := ev.(type) {
+		case *actor.DeadLetterEvent:
+			if _, ok := e.Message.(*holdDrain); ok {
+				once.Do(func() { close(drained) })
+			}
+		case *cluster.ActivationStarted:
+			if e.Identity == id {
+				select { // the first activation: hold the placement actor
+				case <-drained:
+				case <-release:
+				}
+			}
+		}
+		return false
+	})
+	defer nd.sys.EventStream().Unsubscribe(sub)
+	dead := deadAdds(t, nd)
+
+	nd.c.Send(id, &Add{N: 1})
+	select {
+	case r := <-k.adds:
+		assert.Equal(t, received{n: 1, activation: 2, forwards: "1", member: nd.sys.Address()}, r,
+			"forwarded once, from the dead grain to the next activation")
+	case e := <-dead:
+		t.Fatalf("dead letter %+v", e.Message)
+	case <-time.After(wait):
+		t.Fatal("no Add arrived")
 	}
 }
