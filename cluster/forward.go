@@ -36,10 +36,18 @@ const maxForwards = 3
 // leaving, or anything with a custom IdentityLookup, whose cache may keep
 // returning the PID that is gone.
 //
-// The message goes through a resolution (flight) that never takes the PID
-// it could not reach, so it is never handed straight back to the dead
-// grain. A forwarded message may arrive after messages its sender sent
-// later, which found the new activation directly.
+// The message goes through a resolution (flight) that never takes a cached
+// PID equal to the one it could not reach. The owner may still answer with
+// that PID (requesters that waited for a grain that stopped in its Started
+// handler); then the delivery fails again, and its forward marks the
+// flight, which resolves afresh instead of delivering there once more
+// (flightGroup.join).
+//
+// A forwarded message may arrive after messages its sender sent later:
+// those that found the new activation directly, and those forwarded before
+// it (the worker draining a stopped grain's mailbox forwards what was
+// queued there, while a sender whose Send reaches the closed mailbox
+// forwards it on its own goroutine).
 func (c *Cluster) forward(gone *actor.PID, name string, msg any, sender *actor.PID) bool {
 	if sender != nil || c.custom || c.leaving() != nil {
 		return false

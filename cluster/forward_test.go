@@ -31,12 +31,16 @@ type received struct {
 // forwardKind records every Add it handles on adds, and the PID of each
 // activation in selves (in process: both members run in this test).
 type forwardKind struct {
-	mu          sync.Mutex
-	selves      map[string]*actor.PID
-	starts      map[string]int // activations started, by ID
-	adds        chan received
-	stopStarted bool // every activation stops itself as soon as it started
-	stopFirst   bool // the first activation of each identity does
+	mu           sync.Mutex
+	selves       map[string]*actor.PID
+	starts       map[string]int // activations started, by ID
+	adds         chan received
+	stopStarted  bool // every activation stops itself as soon as it started
+	stopFirst    bool // the first activation of each identity does
+	panicStopped bool // every activation's Stopped handler panics
+	// the first activation of each identity asks itself for holdDrain
+	// (a dead letter when its mailbox drains) and stops
+	stopFirstHeld bool
 }
 
 func newForwardKind() *forwardKind {
@@ -61,9 +65,21 @@ func (k *forwardKind) kind() cluster.Kind {
 				k.starts[id.ID]++
 				activation = k.starts[id.ID]
 				stop := k.stopStarted || k.stopFirst && activation == 1
+				held := k.stopFirstHeld && activation == 1
 				k.mu.Unlock()
+				if held {
+					c.Request(c.Self(), &holdDrain{})
+					stop = true
+				}
 				if stop {
 					c.Stop(c.Self())
+				}
+			case *actor.Stopped:
+				k.mu.Lock()
+				p := k.panicStopped
+				k.mu.Unlock()
+				if p {
+					panic("Stopped handler fails")
 				}
 			case *Add:
 				k.adds <- received{n: m.N, activation: activation, forwards: c.MessageHeader().Get(cluster.ForwardHeader), member: c.Self().Address}

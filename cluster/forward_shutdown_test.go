@@ -1,0 +1,84 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/cluster"
+)
+
+// Once Shutdown began, a Send still queued in a grain that stops is a dead
+// letter, not forwarded: the member is leaving and activates nothing more.
+// Here the grain is blocked with the Send behind it until the status is
+// Leaving, then stops itself.
+func TestClusterNoForwardWhileLeaving(t *testing.T) {
+	k := newForwardKind()
+	nd := startMember(t, newRegistry(t), k.kind())
+	awaitMembers(t, 1, nd)
+	ctx := ctxWait(t)
+	id := cluster.NewIdentity("counter", "leaving")
+	_, err := cluster.Request[*Identity](ctx, nd.c, id, &WhoAmI{})
+	require.NoError(t, err)
+	dead := deadAdds(t, nd)
+	leaving := make(chan struct{}, 1)
+	sub := actor.Subscribe(nd.sys.EventStream(), func(e *cluster.ClusterStatusChanged) {
+		if e.To == cluster.StatusLeaving {
+			leaving <- struct{}{}
+		}
+	})
+	defer nd.sys.EventStream().Unsubscribe(sub)
+
+	stop := &stopNow{blocked: make(chan struct{}), release: make(chan struct{})}
+	nd.c.Send(id, stop)
+	<-stop.blocked
+	nd.c.Send(id, &Add{N: 1})
+	shut := make(chan error, 1)
+	go func() { shut <- nd.c.Shutdown(ctx) }()
+	select {
+	case <-leaving:
+	case <-time.After(wait):
+		t.Fatal("Shutdown never began")
+	}
+	close(stop.release)
+	select {
+	case e := <-dead:
+		assert.Equal(t, &Add{N: 1}, e.Message)
+	case r := <-k.adds:
+		t.Fatalf("handled while leaving: %+v", r)
+	case <-time.After(wait):
+		t.Fatal("the Send was neither handled nor a dead letter")
+	}
+	require.NoError(t, <-shut)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	assert.Equal(t, 1, k.starts[id.ID], "nothing activated again")
+}
+
+// Forwarded Sends whose resolutions are under way when the member shuts
+// down end with it: Shutdown returns, and their goroutines are gone
+// (goleak, TestMain). Every activation here stops as soon as it started,
+// so each Send keeps being forwarded until its forwards run out.
+func TestClusterShutdownEndsForwards(t *testing.T) {
+	k := newForwardKind()
+	k.stopStarted = true
+	nd := startMember(t, newRegistry(t), k.kind())
+	awaitMembers(t, 1, nd)
+	for i := range 32 {
+		nd.c.Send(cluster.NewIdentity("counter", fmt.Sprint("doomed-", i)), &Add{N: i})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	require.NoError(t, nd.c.Shutdown(ctx))
+	require.Equal(t, cluster.StatusStopped, nd.c.Status())
+	select {
+	case r := <-k.adds:
+		t.Fatalf("a grain that stops when it starts handled %+v", r)
+	default:
+	}
+}
