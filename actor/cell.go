@@ -195,7 +195,7 @@ func (c *cell) Sink(e envelope) {
 		c.sys.sendSystem(nil, m.Watcher, &TerminatedSystem{Terminated{Who: c.selfPID(), Why: TerminatedStopped}})
 	case *stopWatchMsg:
 		c.tellStopped(nil, m)
-	case SystemMessage, *Timer, *continuation: // the actor's own ticks: nothing to report
+	case SystemMessage, *Timer, *continuation, *timeoutMsg: // the actor's own ticks: nothing to report
 	default:
 		c.sys.deadLetter(c.selfPID(), e.msg, e.sender, nil)
 	}

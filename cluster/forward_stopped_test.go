@@ -21,7 +21,6 @@ import (
 // ends that resolution (RetryThrottled); an answer with the dead PID hands
 // Add 1 back to it, forward after forward, until it is a dead letter.
 func TestClusterForwardNotToGrainWhoseStoppedPanicked(t *testing.T) {
-	t.Skip("defect: a grain whose Stopped handler panics is never marked stopped (grain.go sets stoppedAt only after the handler returned), so the placement actor answers its dead PID and a forwarded Send uses up its forwards on it")
 	k := newForwardKind()
 	k.panicStopped = true
 	nd := startMemberWith(t, newRegistry(t), func(c *cluster.Config) {

@@ -55,12 +55,18 @@ func (g *grainMiddleware) receive(ctx actor.Context) {
 		}
 		return
 	}
+	if _, ok := ctx.Message().(*actor.Stopped); ok {
+		// Marked when the handler returns or panics: the placement actor
+		// answers BUSY from then on (a grain past Stopped leads nowhere,
+		// and one that panicked there is as gone).
+		defer func() {
+			at := c.now()
+			a.stoppedAt.Store(&at)
+		}()
+	}
 	g.ctx.Context = ctx
 	g.next(&g.ctx)
 	switch ctx.Message().(type) {
-	case *actor.Stopped:
-		at := c.now()
-		a.stoppedAt.Store(&at)
 	case *actor.Started:
 		if err := g.ctx.startErr; err != nil {
 			g.ctx.startErr = nil
