@@ -75,7 +75,7 @@ func (c *Cluster) Send(id Identity, msg any) {
 	if c.leaving() != nil || id.Validate() != nil {
 		return
 	}
-	c.sendAfterResolve(id, msg)
+	c.sendAfterResolve(id, msg, nil)
 }
 
 // boundContext is a context that ends after d or when the cluster stops.

@@ -141,9 +141,10 @@ func (c *Cluster) activateOnce(ctx context.Context, id Identity) (pid *actor.PID
 }
 
 // sendAfterResolve queues msg behind the resolution of id, starting one
-// (with retries, in the background) when none is under way.
-func (c *Cluster) sendAfterResolve(id Identity, msg any) {
-	f, lead, pid := c.flights.join(id, msg, c, c.now(), nil)
+// (with retries, in the background) when none is under way; gone, when not
+// nil, is a PID msg could not reach (see join).
+func (c *Cluster) sendAfterResolve(id Identity, msg any, gone *actor.PID) {
+	f, lead, pid := c.flights.join(id, msg, c, c.now(), gone)
 	switch {
 	case pid != nil:
 		c.root.Send(pid, msg)

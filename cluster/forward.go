@@ -72,13 +72,7 @@ func (c *Cluster) forward(gone *actor.PID, name string, msg any, sender *actor.P
 	fh.Set(ForwardHeader, strconv.FormatUint(n+1, 10))
 	fwd := &actor.MessageEnvelope{Header: fh, Message: inner}
 	c.metrics.forwarded(id.Kind)
-	f, lead, pid := c.flights.join(id, fwd, c, c.now(), gone)
-	switch {
-	case pid != nil:
-		c.root.Send(pid, fwd)
-	case lead:
-		c.leadSends(id, f)
-	}
+	c.sendAfterResolve(id, fwd, gone)
 	return true
 }
 
