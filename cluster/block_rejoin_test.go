@@ -41,11 +41,14 @@ func TestClusterBlockedMemberRejoinedStaysOutOfOwnerSelection(t *testing.T) {
 		})
 		return ch
 	}
-	onA, onC := rejoined(a), rejoined(c)
+	// b's own view too: b adopts its new membership after registering it,
+	// so a and c may see the new incarnation before b.c.Self() does; b
+	// installs views of the new membership only once it adopted it.
+	onA, onC, onSelf := rejoined(a), rejoined(c), rejoined(b)
 
 	remote.Get(a.sys).BlockList().Block(b.sys.Address())
 
-	for _, ch := range []chan struct{}{onA, onC} {
+	for _, ch := range []chan struct{}{onA, onC, onSelf} {
 		select {
 		case <-ch:
 		case <-time.After(wait):
