@@ -42,7 +42,10 @@ type Host interface {
 	// SetRemoteHandler installs the resolver of PIDs of other addresses and
 	// makes futures reachable by ID (answers from the wire look them up).
 	SetRemoteHandler(h RemoteHandler)
-	// Lookup returns the local process registered under id.
+	// Lookup returns the local process registered under id. A custom
+	// process (RegisterProcess) comes wrapped, so that a panic in its
+	// SendUser or SendSystem is a dead letter whose reason wraps the
+	// *PanicError, as when the runtime delivers to it.
 	Lookup(id string) (Process, bool)
 	// ProcessStopped reports whether p is a local process that takes no
 	// more messages: an actor that has stopped (or is stopping for good),
@@ -150,7 +153,37 @@ func (h host) SetRedirect(parent *PID, r Redirect) error {
 	return nil
 }
 
-func (h host) Lookup(id string) (Process, bool) { return h.s.registry.get(id) }
+func (h host) Lookup(id string) (Process, bool) {
+	p, ok := h.s.registry.get(id)
+	if !ok {
+		return nil, false
+	}
+	switch p.(type) {
+	case *cell, *Future:
+		return p, true
+	}
+	return &guardedProcess{s: h.s, p: p}, true
+}
+
+// guardedProcess is a custom process (RegisterProcess) as Host.Lookup hands
+// it to an extension: a transport delivers to what it looked up directly,
+// on its connection's reader, so a panic in the process's SendUser or
+// SendSystem is made a dead letter here, as the runtime's own sends do
+// (sendToProcess), instead of ending the process from the reader.
+type guardedProcess struct {
+	s *System
+	p Process
+}
+
+func (g *guardedProcess) SendUser(pid *PID, msg any, sender *PID) {
+	g.s.sendToProcess(g.p, pid, msg, sender)
+}
+
+func (g *guardedProcess) SendSystem(pid *PID, m SystemMessage) {
+	g.s.sendSystemToProcess(g.p, pid, m)
+}
+
+func (g *guardedProcess) StopProcess(pid *PID) { g.p.StopProcess(pid) }
 
 func (h host) ProcessStopped(p Process) bool {
 	switch p := p.(type) {
