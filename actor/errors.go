@@ -33,6 +33,10 @@ var (
 	// it. A spawn under a guardian while the system shuts down returns
 	// ErrSystemStopped instead.
 	ErrParentStopping = errors.New("actor: parent is stopping")
+	// ErrInvalidName: a name given to an actor under a guardian (a root
+	// context's or SpawnSystem's) begins with '#', the prefix of the IDs of
+	// other actors' children ("#<parent>/<name>"), whose IDs it could take.
+	ErrInvalidName = errors.New("actor: invalid name")
 )
 
 // TypeMismatchError is returned by Request when the reply is not of the

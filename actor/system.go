@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -341,6 +342,9 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 	}
 	id := name
 	nested := !s.isGuardian(parent)
+	if !nested && strings.HasPrefix(name, "#") {
+		return nil, fmt.Errorf("%w: %q: a name under a guardian must not begin with '#' (children's IDs do)", ErrInvalidName, name)
+	}
 	var seq uint64 // the generated ID's number; 0 for a name
 	var idb []byte // the ID when built here; it goes into the cell (cell_id.go)
 	var buf [64]byte
