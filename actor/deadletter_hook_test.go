@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,4 +49,15 @@ func TestDeadLetterHook(t *testing.T) {
 	assert.Equal(t, "x", e.PID.ID)
 	assert.ErrorIs(t, e.Reason, reason)
 	assert.GreaterOrEqual(t, sys.DeadLetters(), uint64(1))
+}
+
+// SetRemoteHandler(nil) removes the resolver: a PID of another address is a
+// dead letter again; before, the next send to one called the nil handler
+// and panicked on the sender's goroutine.
+func TestSetRemoteHandlerNil(t *testing.T) {
+	grab := &hostGrab{}
+	sys := testkit.NewSystem(t, func(c *actor.SystemConfig) { c.Extensions = append(c.Extensions, grab) })
+	grab.host.SetRemoteHandler(nil)
+	_, err := sys.Root().RequestFuture(actor.NewPID("elsewhere:1", "x"), "msg", time.Second).Result()
+	require.ErrorIs(t, err, actor.ErrDeadLetter)
 }

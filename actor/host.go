@@ -40,7 +40,8 @@ type Host interface {
 	// exists.
 	SetAddress(addr string)
 	// SetRemoteHandler installs the resolver of PIDs of other addresses and
-	// makes futures reachable by ID (answers from the wire look them up).
+	// makes futures reachable by ID (answers from the wire look them up);
+	// nil removes the resolver.
 	SetRemoteHandler(h RemoteHandler)
 	// Lookup returns the local process registered under id. A custom
 	// process (RegisterProcess) comes wrapped, so that a panic in its
@@ -124,6 +125,11 @@ func (h host) SpawnSystem(props *Props, name string) (*PID, error) {
 func (h host) SetAddress(addr string) { h.s.address.Store(&addr) }
 
 func (h host) SetRemoteHandler(r RemoteHandler) {
+	if r == nil {
+		// No handler: PIDs of other addresses are dead letters again.
+		h.s.remote.Store(nil)
+		return
+	}
 	h.s.remote.Store(&r)
 	h.s.registerFutures.Store(true)
 }
