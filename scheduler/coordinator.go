@@ -209,10 +209,16 @@ func (w *Worker) loop() {
 // take returns the next runnable: the run-next slot first (bounded by
 // maxStreak while others wait), then the local batch, then a fresh batch from
 // the ready queue.
+//
+// "Others wait" counts this worker's local batch as well as the ready queue:
+// the local batch is invisible to every other worker, so a ping-pong pair
+// that kept the slot while only the queue was checked held what this
+// worker had taken back for as long as the pair ran
+// (TestCoordinatorRunNextDoesNotStarveLocalBatch).
 func (w *Worker) take() Runnable {
 	c := w.c
 	if r := w.next; r != nil {
-		if w.streak < maxStreak || c.queued.Load() == 0 {
+		if w.streak < maxStreak || (len(w.local) == 0 && c.queued.Load() == 0) {
 			w.next = nil
 			w.streak++
 			return r

@@ -144,3 +144,35 @@ func TestCoordinatorShutdownIdempotent(t *testing.T) {
 	never := scheduler.NewCoordinator(scheduler.Config{})
 	require.NoError(t, never.Shutdown(context.Background()))
 }
+
+// A ping-pong pair in the run-next slot does not starve what the same worker
+// took into its local batch: after maxStreak turns in a row the pair goes to
+// the ready queue and the local batch runs. One worker, so the runnable
+// taken alongside the pair can only run on it.
+func TestCoordinatorRunNextDoesNotStarveLocalBatch(t *testing.T) {
+	c := startCoordinator(t, scheduler.Config{Workers: 1})
+	const rounds = 1000
+	done := make(chan struct{})
+	var turns, otherAt int64 // written on the one worker only
+	otherAt = -1
+	p, q := &fakeRunnable{}, &fakeRunnable{}
+	pingPong := func(peer *fakeRunnable) func(*fakeRunnable) {
+		return func(f *fakeRunnable) {
+			turns++
+			if turns == rounds {
+				close(done)
+				return
+			}
+			c.ScheduleFrom(f.worker, peer)
+		}
+	}
+	p.onInvoke, q.onInvoke = pingPong(q), pingPong(p)
+	other := &fakeRunnable{onInvoke: func(*fakeRunnable) { otherAt = turns }}
+	// Scheduled from a turn, so the worker finds both in the queue at once
+	// and takes other into its local batch behind p.
+	c.Schedule(&fakeRunnable{onInvoke: func(*fakeRunnable) { c.Schedule(p); c.Schedule(other) }})
+	<-done
+	waitParked(t, c, 1)
+	assert.Equal(t, int64(1), other.runs.Load())
+	assert.LessOrEqual(t, otherAt, int64(2*64), "the local batch waited for the whole ping-pong (%d turns)", otherAt)
+}
