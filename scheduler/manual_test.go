@@ -150,3 +150,40 @@ func TestManualClockOrder(t *testing.T) {
 	assert.Equal(t, []int{1, 15, 2}, got)
 	assert.Equal(t, time.Unix(3, 0), c.Now())
 }
+
+type panicMW struct {
+	recMW
+	v any
+}
+
+func (m panicMW) AfterInvoke(ctx *scheduler.InvokeContext, res scheduler.InvokeResult) {
+	m.recMW.AfterInvoke(ctx, res)
+	panic(m.v)
+}
+
+// AfterInvoke runs on every path: a member whose AfterInvoke panics does not
+// cost the members registered before it theirs, and the panic reaches the
+// invoker (which makes it the actor's failure).
+func TestCompositeAfterInvokePanicRunsTheRest(t *testing.T) {
+	var log []string
+	c := scheduler.NewComposite(
+		recMW{name: "a", log: &log},
+		panicMW{recMW{name: "b", log: &log}, "b"},
+		recMW{name: "c", log: &log},
+		panicMW{recMW{name: "d", log: &log}, "d"},
+	)
+	var ctx scheduler.InvokeContext
+	ctx.Reset(1, 10, time.Time{})
+	require.Equal(t, scheduler.Continue, c.BeforeInvoke(&ctx))
+	require.Panics(t, func() { c.AfterInvoke(&ctx, scheduler.Completed(false)) })
+	assert.Equal(t, []string{
+		"before:a", "before:b", "before:c", "before:d",
+		"after:d:Completed", "after:c:Completed", "after:b:Completed", "after:a:Completed",
+	}, log)
+
+	log = nil
+	ctx.Reset(1, 10, time.Time{})
+	require.Equal(t, scheduler.Continue, c.BeforeInvoke(&ctx))
+	require.Panics(t, func() { c.AfterInvoke(&ctx, scheduler.Completed(false)) })
+	assert.Len(t, log, 8, "the next invocation runs the whole chain again")
+}
