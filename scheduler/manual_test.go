@@ -187,3 +187,26 @@ func TestCompositeAfterInvokePanicRunsTheRest(t *testing.T) {
 	require.Panics(t, func() { c.AfterInvoke(&ctx, scheduler.Completed(false)) })
 	assert.Len(t, log, 8, "the next invocation runs the whole chain again")
 }
+
+// Virtual time never goes back: not with a negative Advance (it counts as
+// 0, firing what is due now), and not when a callback advances the clock
+// further than the Advance it runs in, which used to end by setting the
+// clock back to its own, earlier target.
+func TestManualClockNeverGoesBack(t *testing.T) {
+	start := time.Unix(100, 0)
+	c := scheduler.NewManualClock(start)
+	fired := 0
+	c.AfterFunc(0, func() { fired++ })
+	assert.Equal(t, 1, c.Advance(-time.Hour))
+	assert.Equal(t, 1, fired)
+	assert.Equal(t, start, c.Now(), "a negative Advance is Advance(0)")
+
+	c.AfterFunc(5*time.Second, func() { c.Advance(20 * time.Second) })
+	c.Advance(10 * time.Second)
+	assert.Equal(t, start.Add(25*time.Second), c.Now(), "the nested Advance is kept")
+
+	m := scheduler.NewManual(scheduler.ManualConfig{Clock: c})
+	defer m.Shutdown()
+	m.Advance(-time.Minute)
+	assert.Equal(t, start.Add(25*time.Second), m.Clock().Now())
+}
