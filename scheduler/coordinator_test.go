@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -175,4 +176,27 @@ func TestCoordinatorRunNextDoesNotStarveLocalBatch(t *testing.T) {
 	waitParked(t, c, 1)
 	assert.Equal(t, int64(1), other.runs.Load())
 	assert.LessOrEqual(t, otherAt, int64(2*64), "the local batch waited for the whole ping-pong (%d turns)", otherAt)
+}
+
+// Bad sizes in Config do not panic: non-positive values take the defaults
+// and a huge MaxBatch (which made NewCoordinator panic in makeslice) is
+// capped; the pool runs.
+func TestCoordinatorHugeMaxBatch(t *testing.T) {
+	for _, cfg := range []scheduler.Config{
+		{Workers: 1, MaxBatch: math.MaxInt},
+		{Workers: -1, Throughput: -1, MaxBatch: -1},
+	} {
+		var c *scheduler.Coordinator
+		require.NotPanics(t, func() { c = scheduler.NewCoordinator(cfg) })
+		got := c.Config()
+		assert.Positive(t, got.Workers)
+		assert.Equal(t, scheduler.DefaultThroughput, got.Throughput)
+		assert.LessOrEqual(t, got.MaxBatch, scheduler.MaxBatchCap)
+		assert.Positive(t, got.MaxBatch)
+		c.Start()
+		done := make(chan struct{})
+		c.Schedule(&fakeRunnable{onInvoke: func(*fakeRunnable) { close(done) }})
+		<-done
+		require.NoError(t, c.Shutdown(context.Background()))
+	}
 }
