@@ -210,3 +210,19 @@ func TestManualClockNeverGoesBack(t *testing.T) {
 	m.Advance(-time.Minute)
 	assert.Equal(t, start.Add(25*time.Second), m.Clock().Now())
 }
+
+// A nil middleware is left out of a composite instead of panicking on every
+// invocation.
+func TestCompositeIgnoresNil(t *testing.T) {
+	var log []string
+	c := scheduler.NewComposite(nil, recMW{name: "a", log: &log})
+	c.Add(nil)
+	assert.Equal(t, 1, c.Len())
+	var ctx scheduler.InvokeContext
+	ctx.Reset(1, 10, time.Time{})
+	require.NotPanics(t, func() {
+		require.Equal(t, scheduler.Continue, c.BeforeInvoke(&ctx))
+		c.AfterInvoke(&ctx, scheduler.Completed(false))
+	})
+	assert.Equal(t, []string{"before:a", "after:a:Completed"}, log)
+}

@@ -98,13 +98,24 @@ type CompositeMiddleware struct {
 	entered int
 }
 
-// NewComposite composes middlewares.
+// NewComposite composes middlewares; nil ones are left out.
 func NewComposite(ms ...Middleware) *CompositeMiddleware {
-	return &CompositeMiddleware{members: append([]Middleware(nil), ms...)}
+	c := &CompositeMiddleware{members: make([]Middleware, 0, len(ms))}
+	for _, m := range ms {
+		c.Add(m)
+	}
+	return c
 }
 
-// Add appends a middleware.
-func (c *CompositeMiddleware) Add(m Middleware) { c.members = append(c.members, m) }
+// Add appends a middleware; a nil one is ignored. (A factory that returns
+// nil for "no middleware here" would otherwise make every invocation of
+// its invoker panic: TestCompositeIgnoresNil.)
+func (c *CompositeMiddleware) Add(m Middleware) {
+	if m == nil {
+		return
+	}
+	c.members = append(c.members, m)
+}
 
 // Len returns the number of members.
 func (c *CompositeMiddleware) Len() int { return len(c.members) }
