@@ -70,16 +70,21 @@ func (c *ManualClock) AfterFunc(d time.Duration, f func()) func() bool {
 
 // Advance moves the clock forward by d and fires every timer that is due, in
 // order; timers set by a firing callback fire too when they fall due within
-// the same advance. It returns the number of callbacks run.
+// the same advance. It returns the number of callbacks run. The clock never
+// goes back: a negative d counts as 0, and an Advance that a callback (or
+// another goroutine) made during this one is not undone when this one ends
+// (TestManualClockNeverGoesBack).
 func (c *ManualClock) Advance(d time.Duration) int {
 	c.mu.Lock()
-	target := c.now.Add(d)
+	target := c.now.Add(max(d, 0))
 	c.mu.Unlock()
 	n := 0
 	for {
 		c.mu.Lock()
 		if len(c.due) == 0 || c.due[0].at.After(target) {
-			c.now = target
+			if target.After(c.now) {
+				c.now = target
+			}
 			c.mu.Unlock()
 			return n
 		}

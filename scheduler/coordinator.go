@@ -17,7 +17,7 @@ type Config struct {
 	// messages one invocation processes before it yields. 0 means 300.
 	Throughput int
 	// MaxBatch is the most runnables a worker takes from the ready queue in
-	// one cycle (S9). 0 means 32.
+	// one cycle (S9). 0 means 32; values above MaxBatchCap mean MaxBatchCap.
 	MaxBatch int
 	// Clock drives resume timers; nil means the system clock.
 	Clock Clock
@@ -32,6 +32,12 @@ type Config struct {
 // DefaultThroughput is the throughput hint when Config leaves it zero.
 const DefaultThroughput = 300
 
+// MaxBatchCap caps Config.MaxBatch. Each worker preallocates its local
+// batch, so an unbounded MaxBatch made NewCoordinator panic (makeslice) or
+// reserve memory for nothing, and a worker shifts its local batch on every
+// take, so a huge one costs time on each (TestCoordinatorHugeMaxBatch).
+const MaxBatchCap = 1024
+
 func (c Config) withDefaults() Config {
 	if c.Workers <= 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
@@ -42,6 +48,7 @@ func (c Config) withDefaults() Config {
 	if c.MaxBatch <= 0 {
 		c.MaxBatch = 32
 	}
+	c.MaxBatch = min(c.MaxBatch, MaxBatchCap)
 	if c.Clock == nil {
 		c.Clock = SystemClock{}
 	}
@@ -209,10 +216,16 @@ func (w *Worker) loop() {
 // take returns the next runnable: the run-next slot first (bounded by
 // maxStreak while others wait), then the local batch, then a fresh batch from
 // the ready queue.
+//
+// "Others wait" counts this worker's local batch as well as the ready queue:
+// the local batch is invisible to every other worker, so a ping-pong pair
+// that kept the slot while only the queue was checked held what this
+// worker had taken back for as long as the pair ran
+// (TestCoordinatorRunNextDoesNotStarveLocalBatch).
 func (w *Worker) take() Runnable {
 	c := w.c
 	if r := w.next; r != nil {
-		if w.streak < maxStreak || c.queued.Load() == 0 {
+		if w.streak < maxStreak || (len(w.local) == 0 && c.queued.Load() == 0) {
 			w.next = nil
 			w.streak++
 			return r

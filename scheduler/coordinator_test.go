@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -143,4 +144,59 @@ func TestCoordinatorShutdownIdempotent(t *testing.T) {
 	c.Schedule(&fakeRunnable{}) // dropped, no panic
 	never := scheduler.NewCoordinator(scheduler.Config{})
 	require.NoError(t, never.Shutdown(context.Background()))
+}
+
+// A ping-pong pair in the run-next slot does not starve what the same worker
+// took into its local batch: after maxStreak turns in a row the pair goes to
+// the ready queue and the local batch runs. One worker, so the runnable
+// taken alongside the pair can only run on it.
+func TestCoordinatorRunNextDoesNotStarveLocalBatch(t *testing.T) {
+	c := startCoordinator(t, scheduler.Config{Workers: 1})
+	const rounds = 1000
+	done := make(chan struct{})
+	var turns, otherAt int64 // written on the one worker only
+	otherAt = -1
+	p, q := &fakeRunnable{}, &fakeRunnable{}
+	pingPong := func(peer *fakeRunnable) func(*fakeRunnable) {
+		return func(f *fakeRunnable) {
+			turns++
+			if turns == rounds {
+				close(done)
+				return
+			}
+			c.ScheduleFrom(f.worker, peer)
+		}
+	}
+	p.onInvoke, q.onInvoke = pingPong(q), pingPong(p)
+	other := &fakeRunnable{onInvoke: func(*fakeRunnable) { otherAt = turns }}
+	// Scheduled from a turn, so the worker finds both in the queue at once
+	// and takes other into its local batch behind p.
+	c.Schedule(&fakeRunnable{onInvoke: func(*fakeRunnable) { c.Schedule(p); c.Schedule(other) }})
+	<-done
+	waitParked(t, c, 1)
+	assert.Equal(t, int64(1), other.runs.Load())
+	assert.LessOrEqual(t, otherAt, int64(2*64), "the local batch waited for the whole ping-pong (%d turns)", otherAt)
+}
+
+// Bad sizes in Config do not panic: non-positive values take the defaults
+// and a huge MaxBatch (which made NewCoordinator panic in makeslice) is
+// capped; the pool runs.
+func TestCoordinatorHugeMaxBatch(t *testing.T) {
+	for _, cfg := range []scheduler.Config{
+		{Workers: 1, MaxBatch: math.MaxInt},
+		{Workers: -1, Throughput: -1, MaxBatch: -1},
+	} {
+		var c *scheduler.Coordinator
+		require.NotPanics(t, func() { c = scheduler.NewCoordinator(cfg) })
+		got := c.Config()
+		assert.Positive(t, got.Workers)
+		assert.Equal(t, scheduler.DefaultThroughput, got.Throughput)
+		assert.LessOrEqual(t, got.MaxBatch, scheduler.MaxBatchCap)
+		assert.Positive(t, got.MaxBatch)
+		c.Start()
+		done := make(chan struct{})
+		c.Schedule(&fakeRunnable{onInvoke: func(*fakeRunnable) { close(done) }})
+		<-done
+		require.NoError(t, c.Shutdown(context.Background()))
+	}
 }

@@ -99,10 +99,10 @@ func (m *Manual) RunUntilIdle() int {
 // Advance runs what is ready, then moves the virtual clock forward by d one
 // timer deadline at a time: at each deadline it fires the due timers and
 // runs until idle, so work happens at the virtual time it is due. It returns
-// the invocations run.
+// the invocations run. A negative d counts as 0.
 func (m *Manual) Advance(d time.Duration) int {
 	n := m.RunUntilIdle()
-	target := m.clock.Now().Add(d)
+	target := m.clock.Now().Add(max(d, 0))
 	for {
 		next, ok := m.clock.NextDeadline()
 		if !ok || next.After(target) {

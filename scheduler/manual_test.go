@@ -150,3 +150,79 @@ func TestManualClockOrder(t *testing.T) {
 	assert.Equal(t, []int{1, 15, 2}, got)
 	assert.Equal(t, time.Unix(3, 0), c.Now())
 }
+
+type panicMW struct {
+	recMW
+	v any
+}
+
+func (m panicMW) AfterInvoke(ctx *scheduler.InvokeContext, res scheduler.InvokeResult) {
+	m.recMW.AfterInvoke(ctx, res)
+	panic(m.v)
+}
+
+// AfterInvoke runs on every path: a member whose AfterInvoke panics does not
+// cost the members registered before it theirs, and the panic reaches the
+// invoker (which makes it the actor's failure).
+func TestCompositeAfterInvokePanicRunsTheRest(t *testing.T) {
+	var log []string
+	c := scheduler.NewComposite(
+		recMW{name: "a", log: &log},
+		panicMW{recMW{name: "b", log: &log}, "b"},
+		recMW{name: "c", log: &log},
+		panicMW{recMW{name: "d", log: &log}, "d"},
+	)
+	var ctx scheduler.InvokeContext
+	ctx.Reset(1, 10, time.Time{})
+	require.Equal(t, scheduler.Continue, c.BeforeInvoke(&ctx))
+	require.Panics(t, func() { c.AfterInvoke(&ctx, scheduler.Completed(false)) })
+	assert.Equal(t, []string{
+		"before:a", "before:b", "before:c", "before:d",
+		"after:d:Completed", "after:c:Completed", "after:b:Completed", "after:a:Completed",
+	}, log)
+
+	log = nil
+	ctx.Reset(1, 10, time.Time{})
+	require.Equal(t, scheduler.Continue, c.BeforeInvoke(&ctx))
+	require.Panics(t, func() { c.AfterInvoke(&ctx, scheduler.Completed(false)) })
+	assert.Len(t, log, 8, "the next invocation runs the whole chain again")
+}
+
+// Virtual time never goes back: not with a negative Advance (it counts as
+// 0, firing what is due now), and not when a callback advances the clock
+// further than the Advance it runs in, which used to end by setting the
+// clock back to its own, earlier target.
+func TestManualClockNeverGoesBack(t *testing.T) {
+	start := time.Unix(100, 0)
+	c := scheduler.NewManualClock(start)
+	fired := 0
+	c.AfterFunc(0, func() { fired++ })
+	assert.Equal(t, 1, c.Advance(-time.Hour))
+	assert.Equal(t, 1, fired)
+	assert.Equal(t, start, c.Now(), "a negative Advance is Advance(0)")
+
+	c.AfterFunc(5*time.Second, func() { c.Advance(20 * time.Second) })
+	c.Advance(10 * time.Second)
+	assert.Equal(t, start.Add(25*time.Second), c.Now(), "the nested Advance is kept")
+
+	m := scheduler.NewManual(scheduler.ManualConfig{Clock: c})
+	defer m.Shutdown()
+	m.Advance(-time.Minute)
+	assert.Equal(t, start.Add(25*time.Second), m.Clock().Now())
+}
+
+// A nil middleware is left out of a composite instead of panicking on every
+// invocation.
+func TestCompositeIgnoresNil(t *testing.T) {
+	var log []string
+	c := scheduler.NewComposite(nil, recMW{name: "a", log: &log})
+	c.Add(nil)
+	assert.Equal(t, 1, c.Len())
+	var ctx scheduler.InvokeContext
+	ctx.Reset(1, 10, time.Time{})
+	require.NotPanics(t, func() {
+		require.Equal(t, scheduler.Continue, c.BeforeInvoke(&ctx))
+		c.AfterInvoke(&ctx, scheduler.Completed(false))
+	})
+	assert.Equal(t, []string{"before:a", "after:a:Completed"}, log)
+}

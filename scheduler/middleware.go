@@ -88,18 +88,34 @@ type Middleware interface {
 // CompositeMiddleware runs its members' BeforeInvoke in registration order and
 // their AfterInvoke in reverse order (S8). If a member breaks, the members
 // after it are not asked, and AfterInvoke runs for the members that were.
+// If a member's AfterInvoke panics, the members before it still get theirs
+// and the panic goes on to the invoker; a panic in BeforeInvoke ends the
+// chain there, and AfterInvoke runs for the members asked, the panicking
+// one included. A composite keeps per-invocation state: it belongs to one
+// invoker.
 type CompositeMiddleware struct {
 	members []Middleware
 	entered int
 }
 
-// NewComposite composes middlewares.
+// NewComposite composes middlewares; nil ones are left out.
 func NewComposite(ms ...Middleware) *CompositeMiddleware {
-	return &CompositeMiddleware{members: append([]Middleware(nil), ms...)}
+	c := &CompositeMiddleware{members: make([]Middleware, 0, len(ms))}
+	for _, m := range ms {
+		c.Add(m)
+	}
+	return c
 }
 
-// Add appends a middleware.
-func (c *CompositeMiddleware) Add(m Middleware) { c.members = append(c.members, m) }
+// Add appends a middleware; a nil one is ignored. (A factory that returns
+// nil for "no middleware here" would otherwise make every invocation of
+// its invoker panic: TestCompositeIgnoresNil.)
+func (c *CompositeMiddleware) Add(m Middleware) {
+	if m == nil {
+		return
+	}
+	c.members = append(c.members, m)
+}
 
 // Len returns the number of members.
 func (c *CompositeMiddleware) Len() int { return len(c.members) }
@@ -118,7 +134,22 @@ func (c *CompositeMiddleware) BeforeInvoke(ctx *InvokeContext) ControlFlow {
 
 // AfterInvoke implements Middleware.
 func (c *CompositeMiddleware) AfterInvoke(ctx *InvokeContext, result InvokeResult) {
-	for i := c.entered - 1; i >= 0; i-- {
-		c.members[i].AfterInvoke(ctx, result)
+	// A member that panics must not cost the members before it their
+	// AfterInvoke ("on every path"): a RateLimit registered first would
+	// take no tokens for the batch, and the actor, restarted by the
+	// failure, would run unlimited (TestCompositeAfterInvokePanicRunsTheRest).
+	// The deferred call runs them while the panic unwinds, without
+	// recovering it; entered counts down, so it knows where to go on.
+	defer c.afterRest(ctx, &result)
+	for c.entered > 0 {
+		c.entered--
+		c.members[c.entered].AfterInvoke(ctx, result)
+	}
+}
+
+// afterRest goes on with AfterInvoke after a member panicked.
+func (c *CompositeMiddleware) afterRest(ctx *InvokeContext, result *InvokeResult) {
+	if c.entered > 0 {
+		c.AfterInvoke(ctx, *result)
 	}
 }

@@ -120,14 +120,33 @@ func (r *RateLimit) BeforeInvoke(ctx *scheduler.InvokeContext) scheduler.Control
 	tokens := r.lim.TokensAt(r.clock.Now())
 	avail := math.Floor(tokens + r.eps)
 	if avail < 1 {
-		wait := time.Duration(math.Round((1 - tokens) / r.perSecond * float64(time.Second)))
-		ctx.Set(scheduler.MetaResumeAfter, max(wait, time.Nanosecond))
+		ctx.Set(scheduler.MetaResumeAfter, waitFor(1-tokens, r.perSecond))
 		return scheduler.Break
 	}
-	if k := int(avail); ctx.ThroughputHint <= 0 || k < ctx.ThroughputHint {
-		LimitBatch(ctx, k)
+	// Compared as floats and capped before the conversion: a bucket beyond
+	// the int range (a huge Burst, or a huge rate's eps) converted first
+	// became a negative limit, that is 0, and the mailbox was held back on
+	// every turn (TestRateLimit_HugeBucketDoesNotHoldBack).
+	if hint := ctx.ThroughputHint; hint <= 0 || avail < float64(hint) {
+		LimitBatch(ctx, int(min(avail, maxBatchLimit)))
 	}
 	return scheduler.Continue
+}
+
+// maxBatchLimit caps the batch limit RateLimit sets; no batch comes near it.
+const maxBatchLimit = math.MaxInt32
+
+// waitFor returns how long n tokens take to accrue at perSecond, at least
+// 1 ns and at most the longest time.Duration. The cap matters: converted
+// unchecked, a wait beyond the Duration range (a rate below about 1e-10
+// per second, or a deep debt) became negative, then 1 ns, and the mailbox
+// was resumed every nanosecond (TestRateLimit_TinyRateWaitsLong).
+func waitFor(n, perSecond float64) time.Duration {
+	ns := math.Round(n / perSecond * float64(time.Second))
+	if ns >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return max(time.Duration(ns), time.Nanosecond)
 }
 
 // AfterInvoke implements scheduler.Middleware: it takes ctx.Processed tokens.

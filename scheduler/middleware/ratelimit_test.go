@@ -229,3 +229,48 @@ func TestRateLimitConfig_Validate(t *testing.T) {
 		})
 	}
 }
+
+// A bucket larger than the int range (Burst near math.MaxInt, or a finite
+// rate so high that one nanosecond's slack is) lets messages through; it
+// used to set a batch limit of 0 and hold the mailbox back on every turn.
+func TestRateLimit_HugeBucketDoesNotHoldBack(t *testing.T) {
+	clock := scheduler.NewManualClock(epoch)
+	for _, tc := range []struct {
+		name      string
+		perSecond float64
+		burst     int
+	}{
+		{"burst MaxInt", 1, math.MaxInt},
+		{"rate MaxFloat64", math.MaxFloat64, 1},
+		{"rate 1e30", 1e30, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rl := newRateLimit(t, tc.perSecond, tc.burst, clock)
+			for _, hint := range []int{300, 0} {
+				var ic scheduler.InvokeContext
+				ic.Reset(1, hint, clock.Now())
+				require.Equal(t, scheduler.Continue, rl.BeforeInvoke(&ic))
+				if limit, ok := middleware.BatchLimit(&ic); ok {
+					assert.GreaterOrEqual(t, limit, 1, "hint %d", hint)
+				}
+			}
+		})
+	}
+}
+
+// A rate so low that the wait for one token exceeds the time.Duration
+// range waits the longest Duration; it used to wait 1 ns, so the mailbox
+// was resumed, broke and was resumed again every nanosecond.
+func TestRateLimit_TinyRateWaitsLong(t *testing.T) {
+	clock := scheduler.NewManualClock(epoch)
+	for _, perSecond := range []float64{1e-11, 1e-300} {
+		rl := newRateLimit(t, perSecond, 1, clock)
+		var ic scheduler.InvokeContext
+		ic.Reset(1, 300, clock.Now())
+		ic.Processed = 1
+		rl.AfterInvoke(&ic, scheduler.Completed(false))
+		ic.Reset(1, 300, clock.Now())
+		require.Equal(t, scheduler.Break, rl.BeforeInvoke(&ic))
+		assert.Equal(t, time.Duration(math.MaxInt64), ic.ResumeAfter(), "rate %v", perSecond)
+	}
+}

@@ -72,7 +72,17 @@ func WithAttributes(kv ...attribute.KeyValue) TelemetryOption {
 // NewTelemetry creates the instruments on mp's meter. A nil mp records
 // nothing (the OTel no-op provider). clock must be the executor's clock, the
 // one InvokeContext.Start is read from; nil means scheduler.SystemClock.
-func NewTelemetry(mp metric.MeterProvider, clock scheduler.Clock, opts ...TelemetryOption) (*Telemetry, error) {
+//
+// It returns ErrInstrument when the provider refuses an instrument, hands
+// out a nil meter or instrument, or panics (a typed-nil provider does):
+// a nil instrument would panic on every batch's AfterInvoke, that is fail
+// the actor on every turn (TestTelemetry_BrokenProvider).
+func NewTelemetry(mp metric.MeterProvider, clock scheduler.Clock, opts ...TelemetryOption) (_ *Telemetry, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: the meter provider panicked: %v", ErrInstrument, r)
+		}
+	}()
 	if mp == nil {
 		mp = noop.NewMeterProvider()
 	}
@@ -84,8 +94,10 @@ func NewTelemetry(mp metric.MeterProvider, clock scheduler.Clock, opts ...Teleme
 		opt(&o)
 	}
 	m := mp.Meter(meterName)
+	if m == nil {
+		return nil, fmt.Errorf("%w: the meter provider returned a nil meter", ErrInstrument)
+	}
 	t := &Telemetry{clock: clock, attrs: append([]attribute.KeyValue(nil), o.attrs...)}
-	var err error
 	if t.duration, err = m.Float64Histogram(MetricInvokeDuration,
 		metric.WithUnit("s"),
 		metric.WithDescription("Duration of one mailbox batch (InvokeBatch)."),
@@ -106,6 +118,9 @@ func NewTelemetry(mp metric.MeterProvider, clock scheduler.Clock, opts ...Teleme
 		metric.WithUnit("{failure}"),
 		metric.WithDescription("Mailbox batches that ended with an actor failure.")); err != nil {
 		return nil, instrumentErr(MetricFailures, err)
+	}
+	if t.duration == nil || t.dequeued == nil || t.suspends == nil || t.failures == nil {
+		return nil, fmt.Errorf("%w: the meter returned a nil instrument", ErrInstrument)
 	}
 	// Precompute the attribute sets, so recording builds none.
 	base := metric.WithAttributeSet(attribute.NewSet(t.attrs...))

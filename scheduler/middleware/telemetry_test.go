@@ -212,3 +212,42 @@ func TestTelemetry_InstrumentError(t *testing.T) {
 		})
 	}
 }
+
+// nilMeterProvider hands out a nil meter.
+type nilMeterProvider struct{ noop.MeterProvider }
+
+func (nilMeterProvider) Meter(string, ...metric.MeterOption) metric.Meter { return nil }
+
+// nilInstrumentMeter creates a nil counter without an error.
+type nilInstrumentMeter struct{ noop.Meter }
+
+func (nilInstrumentMeter) Int64Counter(string, ...metric.Int64CounterOption) (metric.Int64Counter, error) {
+	return nil, nil
+}
+
+type nilInstrumentProvider struct{ noop.MeterProvider }
+
+func (nilInstrumentProvider) Meter(string, ...metric.MeterOption) metric.Meter {
+	return nilInstrumentMeter{}
+}
+
+// A broken provider is refused with ErrInstrument: a typed-nil SDK provider
+// (its Meter panics), a nil meter, a nil instrument. It used to panic in
+// NewTelemetry, or, for a nil instrument, in every AfterInvoke.
+func TestTelemetry_BrokenProvider(t *testing.T) {
+	var typedNil *sdkmetric.MeterProvider
+	for name, mp := range map[string]metric.MeterProvider{
+		"typed nil SDK provider": typedNil,
+		"nil meter":              nilMeterProvider{},
+		"nil instrument":         nilInstrumentProvider{},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var tel *middleware.Telemetry
+			var err error
+			require.NotPanics(t, func() { tel, err = middleware.NewTelemetry(mp, nil) })
+			require.ErrorIs(t, err, middleware.ErrInstrument)
+			assert.Nil(t, tel)
+			assert.Nil(t, middleware.KindTelemetry()("kind", mp, nil), "the kind gets no middleware")
+		})
+	}
+}
