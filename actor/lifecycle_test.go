@@ -3,6 +3,7 @@ package actor_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -512,6 +513,14 @@ func TestConfigValidate(t *testing.T) {
 	require.ErrorIs(t, err, actor.ErrInvalidConfig)
 	assert.Contains(t, err.Error(), "Workers")
 	assert.Contains(t, err.Error(), "Throughput")
+	// Past the bounds: a pool of 1<<40 workers ran out of memory, and a
+	// subscription's channel of math.MaxInt slots panicked in Subscribe.
+	for _, cfg := range []actor.SystemConfig{
+		{Workers: 1 << 40}, {BlockingWorkers: actor.MaxWorkers + 1}, {EventBuffer: math.MaxInt},
+	} {
+		_, err = actor.NewSystem(cfg)
+		require.ErrorIs(t, err, actor.ErrInvalidConfig, "%+v", cfg)
+	}
 }
 
 func TestBlockingDispatcher(t *testing.T) {

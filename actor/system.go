@@ -27,6 +27,7 @@ type SystemConfig struct {
 	// Name names the system (for logs and remote handshakes). Default "fraktor".
 	Name string
 	// Workers is the size of the shared worker pool; 0 means GOMAXPROCS.
+	// At most MaxWorkers.
 	Workers int
 	// Throughput is the most user messages an actor handles before it
 	// yields its worker; 0 means scheduler.DefaultThroughput.
@@ -35,7 +36,8 @@ type SystemConfig struct {
 	// measurement only; see scheduler.Config.DisableRunNext).
 	DisableRunNext bool
 	// BlockingWorkers is the size of the dedicated pool for actors spawned
-	// WithBlocking; 0 means 16. Its workers start on first use.
+	// WithBlocking; 0 means 16. Its workers start on first use. At most
+	// MaxWorkers.
 	BlockingWorkers int
 	// Dispatcher replaces the system's own worker pool (for example the
 	// testkit's manual executor). The system does not start or stop it.
@@ -67,6 +69,7 @@ type SystemConfig struct {
 	// GuardianStrategy supervises top-level actors; nil means DefaultStrategy().
 	GuardianStrategy SupervisorStrategy
 	// EventBuffer is each EventStream subscription's buffer; 0 means 1024.
+	// At most MaxEventBuffer.
 	EventBuffer int
 	// DeadLetterLogInterval throttles dead-letter logging; 0 means 1 s.
 	DeadLetterLogInterval time.Duration
@@ -85,23 +88,32 @@ type SystemConfig struct {
 // Validate reports configuration errors; they wrap ErrInvalidConfig.
 func (c SystemConfig) Validate() error {
 	var errs []error
-	if c.Workers < 0 {
-		errs = append(errs, fmt.Errorf("field Workers must be ≥ 0, got %d", c.Workers))
+	if c.Workers < 0 || c.Workers > MaxWorkers {
+		errs = append(errs, fmt.Errorf("field Workers must be between 0 and %d, got %d", MaxWorkers, c.Workers))
 	}
 	if c.Throughput < 0 {
 		errs = append(errs, fmt.Errorf("field Throughput must be ≥ 0, got %d", c.Throughput))
 	}
-	if c.BlockingWorkers < 0 {
-		errs = append(errs, fmt.Errorf("field BlockingWorkers must be ≥ 0, got %d", c.BlockingWorkers))
+	if c.BlockingWorkers < 0 || c.BlockingWorkers > MaxWorkers {
+		errs = append(errs, fmt.Errorf("field BlockingWorkers must be between 0 and %d, got %d", MaxWorkers, c.BlockingWorkers))
 	}
-	if c.EventBuffer < 0 {
-		errs = append(errs, fmt.Errorf("field EventBuffer must be ≥ 0, got %d", c.EventBuffer))
+	if c.EventBuffer < 0 || c.EventBuffer > MaxEventBuffer {
+		errs = append(errs, fmt.Errorf("field EventBuffer must be between 0 and %d, got %d", MaxEventBuffer, c.EventBuffer))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))
 	}
 	return nil
 }
+
+// Bounds of SystemConfig: a pool's workers and a subscription's buffer are
+// allocated up front (goroutines and their structures; a channel per
+// subscriber), so a value past them is refused by Validate instead of
+// exhausting memory or panicking in the allocation.
+const (
+	MaxWorkers     = 1 << 16
+	MaxEventBuffer = 1 << 20
+)
 
 // System is an actor system: its worker pool, its process registry, its
 // guardians, its EventStream and its extensions.
