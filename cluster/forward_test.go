@@ -41,6 +41,7 @@ type forwardKind struct {
 	// the first activation of each identity asks itself for holdDrain
 	// (a dead letter when its mailbox drains) and stops
 	stopFirstHeld bool
+	opts          []cluster.KindOption
 }
 
 func newForwardKind() *forwardKind {
@@ -95,7 +96,7 @@ func (k *forwardKind) kind() cluster.Kind {
 				c.Respond(&Total{})
 			}
 		})
-	}))
+	}), k.opts...)
 }
 
 // noDeadLetters fails the test at once when nd has a dead letter.
@@ -303,4 +304,78 @@ func TestClusterSendToMovedGrainForwarded(t *testing.T) {
 	a.sys.Root().Send(actor.NewPID(stale.Address, stale.ID), &Add{N: 7})
 	r := k.await(t, dead)
 	assert.Equal(t, received{n: 7, activation: 2, forwards: "1", member: c.sys.Address()}, r)
+}
+
+// Sends from two members to grains that passivate between rounds (idle
+// timeout): each round starts as soon as every activation has ended on its
+// owner, so the other member's PidCache may still lead to the ended
+// activation. No Send is lost: those that reach a gone grain are forwarded.
+func TestClusterSendsSurvivePassivationChurn(t *testing.T) {
+	const ids, rounds = 16, 8
+	k := newForwardKind()
+	k.opts = []cluster.KindOption{cluster.WithIdleTimeout(30 * time.Millisecond)}
+	reg := fastRegistry(t)
+	a, b := startMemberWith(t, reg, fastTiming, k.kind()), startMemberWith(t, reg, fastTiming, k.kind())
+	awaitMembers(t, 2, a, b)
+
+	var mu sync.Mutex
+	live := 0
+	idle := make(chan struct{}, 1)
+	for _, nd := range []node{a, b} {
+		// One subscription per member: its events arrive in order. Every
+		// member hears of every termination (V4.2): count its own.
+		self := nd.c.Self().Key()
+		sub := nd.sys.EventStream().Subscribe(func(ev any) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch e := ev.(type) {
+			case *cluster.ActivationStarted:
+				live++
+			case *cluster.ActivationTerminated:
+				if e.Member != self {
+					return
+				}
+				live--
+				if live == 0 {
+					select {
+					case idle <- struct{}{}:
+					default:
+					}
+				}
+			}
+		})
+		t.Cleanup(func() { nd.sys.EventStream().Unsubscribe(sub) })
+	}
+	got := make(chan int, 1)
+	go func() {
+		n := 0
+		for range k.adds {
+			n++
+			if n == 2*ids*rounds {
+				got <- n
+				return
+			}
+		}
+	}()
+	for r := range rounds {
+		for i := range ids {
+			id := cluster.NewIdentity("counter", fmt.Sprint(i))
+			a.c.Send(id, &Add{N: 1})
+			b.c.Send(id, &Add{N: 1})
+		}
+		select {
+		case <-idle: // every activation passivated (checked after the sends)
+		case <-time.After(wait):
+			mu.Lock()
+			n := live
+			mu.Unlock()
+			t.Fatalf("round %d: the grains never passivated (%d live; members %d/%d live)", r, n, a.c.ActiveCount(), b.c.ActiveCount())
+		}
+	}
+	select {
+	case n := <-got:
+		require.Equal(t, 2*ids*rounds, n)
+	case <-time.After(wait):
+		t.Fatal("Sends were lost")
+	}
 }
