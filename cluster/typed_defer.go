@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster/internal/clusterpb"
 )
@@ -29,13 +31,21 @@ import (
 type DeferredReply[T any] struct{ d *deferred }
 
 // Reply sends reply, or err (as a *GrainError, like a method's returned
-// error), to the caller. It reports whether this call sent it (false: it
+// error), to the caller; a nil message arrives as an empty one. It reports whether this call sent it (false: it
 // was sent or abandoned already).
 func (r *DeferredReply[T]) Reply(reply T, err error) bool {
 	if err != nil {
-		return r.d.send(grainErrorOf(err))
+		return r.d.send(wireError(err))
 	}
-	return r.d.send(reply)
+	msg := any(reply)
+	if m, ok := msg.(proto.Message); ok && !m.ProtoReflect().IsValid() {
+		// A nil message reaches the caller as an empty one, as a nil a
+		// method returns does (generated Dispatch) and as it would after
+		// crossing the wire; sent as is, a caller on this member got a nil
+		// pointer with a nil error.
+		msg = m.ProtoReflect().Type().New().Interface()
+	}
+	return r.d.send(msg)
 }
 
 // DeferReply marks the request the method is handling as answered later

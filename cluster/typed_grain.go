@@ -143,10 +143,13 @@ func (g *typedGrain) Receive(ctx actor.Context) {
 			}
 		}
 	case *actor.Stopping:
+		// Deferred: a panicking Deactivating must not leave the callers
+		// of pending deferred replies waiting for their deadline. After
+		// it: Deactivating may still send them.
+		defer g.abandonDeferred()
 		if h, ok := g.grain().(GrainDeactivating); ok && !g.failed {
 			h.Deactivating(&g.ctx)
 		}
-		g.abandonDeferred()
 	case *actor.Restarting:
 		g.abandonDeferred()
 	case *actor.Stopped:
@@ -192,7 +195,7 @@ func (g *typedGrain) request(ctx actor.Context, msg any) {
 	if d := g.ctx.deferred; d != nil {
 		g.ctx.deferred = nil
 		if err != nil && err != ErrUnknownRequest {
-			d.send(grainErrorOf(err))
+			d.send(wireError(err))
 		} else {
 			g.keepDeferred(d)
 		}
@@ -211,7 +214,20 @@ func (g *typedGrain) request(ctx actor.Context, msg any) {
 		}
 	default:
 		if ctx.Sender() != nil {
-			ctx.Respond(grainErrorOf(err))
+			ctx.Respond(wireError(err))
 		}
 	}
+}
+
+// wireError is grainErrorOf for an error a grain returned or replied,
+// which may be a typed nil *GrainError (var ge *GrainError; return nil, ge:
+// a non-nil error). It answers CodeUnknown for one instead of dereferencing
+// it, which panicked: the caller got CodeInternal and the grain restarted
+// (or, from DeferredReply.Reply on another goroutine, the process died).
+func wireError(err error) *clusterpb.GrainError {
+	var ge *GrainError
+	if errors.As(err, &ge) && ge == nil {
+		return &clusterpb.GrainError{Code: CodeUnknown, Message: "nil *cluster.GrainError"}
+	}
+	return grainErrorOf(err)
 }
