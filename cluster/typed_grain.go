@@ -3,6 +3,8 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster/internal/clusterpb"
@@ -181,7 +183,7 @@ func (g *typedGrain) request(ctx actor.Context, msg any) {
 	g.ctx.deferred = nil
 	defer func() {
 		if r := recover(); r != nil {
-			internal := &clusterpb.GrainError{Code: CodeInternal, Message: fmt.Sprintf("grain %s panicked: %v", g.ctx.id, r)}
+			internal := &clusterpb.GrainError{Code: CodeInternal, Message: wireText(fmt.Sprintf("grain %s panicked: %v", g.ctx.id, r))}
 			if d := g.ctx.deferred; d != nil {
 				g.ctx.deferred = nil
 				d.send(internal)
@@ -224,10 +226,37 @@ func (g *typedGrain) request(ctx actor.Context, msg any) {
 // a non-nil error). It answers CodeUnknown for one instead of dereferencing
 // it, which panicked: the caller got CodeInternal and the grain restarted
 // (or, from DeferredReply.Reply on another goroutine, the process died).
+//
+// The code and message are made fit for the wire (wireText): a protobuf
+// string must be UTF-8, and the reply must fit in a remote frame; one that
+// does not cannot be sent, and a caller on another member waited for its
+// deadline.
 func wireError(err error) *clusterpb.GrainError {
 	var ge *GrainError
 	if errors.As(err, &ge) && ge == nil {
 		return &clusterpb.GrainError{Code: CodeUnknown, Message: "nil *cluster.GrainError"}
 	}
-	return grainErrorOf(err)
+	w := grainErrorOf(err)
+	w.Code, w.Message = wireText(w.Code), wireText(w.Message)
+	return w
+}
+
+// maxWireText bounds the code and the message of a GrainError in bytes,
+// so that the reply fits in the smallest remote frame (remote.MinFrameSize,
+// 4 KiB) with its envelope.
+const maxWireText = 1 << 10
+
+// wireText returns s as valid UTF-8 (invalid bytes become U+FFFD), cut at
+// a rune boundary to at most maxWireText bytes, the cut marked with "…".
+func wireText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= maxWireText {
+		return s
+	}
+	const mark = "…"
+	cut := maxWireText - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
 }
