@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"sync"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster/internal/clusterpb"
 )
@@ -37,15 +35,11 @@ func (r *DeferredReply[T]) Reply(reply T, err error) bool {
 	if err != nil {
 		return r.d.send(wireError(err))
 	}
-	msg := any(reply)
-	if m, ok := msg.(proto.Message); ok && !m.ProtoReflect().IsValid() {
-		// A nil message reaches the caller as an empty one, as a nil a
-		// method returns does (generated Dispatch) and as it would after
-		// crossing the wire; sent as is, a caller on this member got a nil
-		// pointer with a nil error.
-		msg = m.ProtoReflect().Type().New().Interface()
-	}
-	return r.d.send(msg)
+	// A nil message reaches the caller as an empty one, as a nil a method
+	// returns does (generated Dispatch) and as it would after crossing the
+	// wire; sent as is, a caller on this member got a nil pointer with a
+	// nil error.
+	return r.d.send(emptyIfNil(reply))
 }
 
 // DeferReply marks the request the method is handling as answered later
