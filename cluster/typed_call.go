@@ -70,15 +70,17 @@ func Call[T any](ctx context.Context, c *Cluster, id Identity, req any) (T, erro
 // actor.RequestFuture to the grain's PID or a test probe
 // (testkit.CallGrain). Another type is *actor.TypeMismatchError.
 func GrainReply[T any](reply any) (T, error) {
-	if v, ok := reply.(T); ok {
-		return v, nil
-	}
 	var zero T
+	// The grain's error first: an interface T (proto.Message, any) would
+	// take the wire message as a reply, with a nil error.
 	switch r := reply.(type) {
 	case *clusterpb.GrainError:
 		return zero, &GrainError{Code: r.Code, Message: r.Message}
 	case *GrainError:
 		return zero, r
+	}
+	if v, ok := reply.(T); ok {
+		return v, nil
 	}
 	return zero, &actor.TypeMismatchError{Want: reflect.TypeFor[T](), Got: reply}
 }

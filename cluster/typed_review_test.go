@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/fraktor-go/fraktor/cluster"
@@ -93,5 +94,29 @@ func TestTypedGrainTypedNilError(t *testing.T) {
 	}
 	if n := acts.Load(); n != 1 {
 		t.Fatalf("%d activations, want 1: the grain restarted", n)
+	}
+}
+
+// TestTypedGrainReplyAsInterface: a grain's error is an error for a caller
+// that takes the reply as an interface type (proto.Message, any), as for
+// one that names the reply's type; before, the reply T matched first and
+// the caller got the runtime's internal wire message as a reply with a nil
+// error.
+func TestTypedGrainReplyAsInterface(t *testing.T) {
+	g, _ := newEdgeGrain(t, false)
+	r, err := testkit.CallGrain[proto.Message](g, &shopv1.WithdrawRequest{})
+	if !errors.Is(err, &cluster.GrainError{Code: cluster.CodeUnknown}) {
+		t.Fatalf("CallGrain[proto.Message]: %v, %v; want a GrainError", r, err)
+	}
+	a, err := testkit.CallGrain[any](g, &shopv1.WithdrawRequest{})
+	if !errors.Is(err, &cluster.GrainError{Code: cluster.CodeUnknown}) {
+		t.Fatalf("CallGrain[any]: %v, %v; want a GrainError", a, err)
+	}
+	if _, err := cluster.GrainReply[error](cluster.NewGrainError("c", "m")); !errors.Is(err, &cluster.GrainError{Code: "c"}) {
+		t.Fatalf("GrainReply[error] of a *GrainError: %v", err)
+	}
+	b, err := testkit.CallGrain[proto.Message](g, &shopv1.DepositRequest{})
+	if _, ok := b.(*shopv1.Balance); err != nil || !ok {
+		t.Fatalf("CallGrain[proto.Message] of Deposit: %v, %v", b, err)
 	}
 }
