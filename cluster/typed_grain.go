@@ -35,7 +35,8 @@ type GrainActivated interface {
 
 // GrainDeactivating is an optional interface of a typed grain:
 // Deactivating runs when the activation stops (passivation, handover,
-// shutdown), after its last request.
+// shutdown), after its last request; not when its Activated returned an
+// error or panicked.
 type GrainDeactivating interface {
 	Deactivating(ctx GrainContext)
 }
@@ -132,11 +133,16 @@ func (g *typedGrain) Receive(ctx actor.Context) {
 		g.ctx.id, _ = IdentityOf(ctx)
 		g.srv = g.newServer(g.ctx.id)
 		if h, ok := g.srv.Grain().(GrainActivated); ok {
-			if err := h.Activated(&g.ctx); err != nil {
+			// Failed until Activated returns nil: one that panics fails the
+			// activation as an error does, so the grain that never loaded
+			// its state gets no Deactivating (which may store it) either.
+			g.failed = true
+			if err := h.Activated(&g.ctx); err == nil {
+				g.failed = false
+			} else {
 				// The activation fails (V2.2): the caller gets
 				// *ActivationFailedError and the grain is stopped, with no
 				// Deactivating (it never served a request).
-				g.failed = true
 				aerr := &activatedError{id: g.ctx.id, err: err}
 				if !failActivation(ctx, aerr) {
 					ctx.Logger().Error("cluster: grain activation failed", "err", aerr)

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
 
+	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
 	commonv1 "github.com/fraktor-go/fraktor/internal/testpb/common/v1"
 	shopv1 "github.com/fraktor-go/fraktor/internal/testpb/shop/v1"
@@ -118,5 +119,35 @@ func TestTypedGrainReplyAsInterface(t *testing.T) {
 	b, err := testkit.CallGrain[proto.Message](g, &shopv1.DepositRequest{})
 	if _, ok := b.(*shopv1.Balance); err != nil || !ok {
 		t.Fatalf("CallGrain[proto.Message] of Deposit: %v, %v", b, err)
+	}
+}
+
+// panickyActivation's Activated panics; Deactivating records that it ran.
+type panickyActivation struct {
+	testAccount
+	deactivated *atomic.Bool
+}
+
+func (a *panickyActivation) Activated(cluster.GrainContext) error { panic("edge: cannot load") }
+
+func (a *panickyActivation) Deactivating(cluster.GrainContext) { a.deactivated.Store(true) }
+
+// TestTypedGrainActivatedPanicSkipsDeactivating: an activation whose
+// Activated panicked is stopped without Deactivating, as one whose
+// Activated returned an error is: it never loaded its state, and a
+// Deactivating that stores the state would overwrite the stored state with
+// an empty one. Before, Deactivating ran.
+func TestTypedGrainActivatedPanicSkipsDeactivating(t *testing.T) {
+	var deactivated atomic.Bool
+	id := cluster.NewIdentity(shopv1.AccountKindName, "panicky")
+	kind := shopv1.AccountKind(func(id cluster.Identity) shopv1.AccountGrain {
+		return &panickyActivation{testAccount: testAccount{id: id, activations: new(atomic.Int32)}, deactivated: &deactivated}
+	})
+	g := testkit.NewGrain(t, kind, id)
+	g.Probe.Watch(g.PID)
+	g.Sys.RunUntilIdle()
+	testkit.ExpectMsg[*actor.Terminated](g.Probe, 0)
+	if deactivated.Load() {
+		t.Fatal("Deactivating ran on an activation whose Activated panicked")
 	}
 }
