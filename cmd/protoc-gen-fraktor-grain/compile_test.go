@@ -2,6 +2,7 @@ package main
 
 import (
 	"go/build/constraint"
+	"go/format"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,6 +87,9 @@ func compileProtos(t *testing.T, protos map[string]string) map[string]string {
 	}
 
 	for name, content := range gen {
+		if f, err := format.Source([]byte(content)); err != nil || string(f) != content {
+			t.Fatalf("%s is not gofmt'd (%v)\n%s", name, err, listing(gen))
+		}
 		for _, line := range strings.Split(content, "\n") {
 			if strings.HasPrefix(line, "package ") {
 				break
@@ -204,5 +208,28 @@ func TestCompiles(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			compileProtos(t, tc.protos)
 		})
+	}
+}
+
+// TestDeterministic: the same input gives the same output.
+func TestDeterministic(t *testing.T) {
+	files := []string{"internal/testpb/shop/v1/account.proto", "internal/testpb/shop/v1/audit.proto", "internal/testpb/keywords/keywords.proto"}
+	first, errText := run(t, repoRoot, files...)
+	if errText != "" {
+		t.Fatal(errText)
+	}
+	for range 3 {
+		again, errText := run(t, repoRoot, files...)
+		if errText != "" {
+			t.Fatal(errText)
+		}
+		if len(again) != len(first) {
+			t.Fatalf("generated %v, then %v", keys(first), keys(again))
+		}
+		for name, content := range first {
+			if again[name] != content {
+				t.Fatalf("%s differs between two runs:\n%s", name, firstDiff(content, again[name]))
+			}
+		}
 	}
 }
