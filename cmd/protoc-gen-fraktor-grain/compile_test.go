@@ -196,6 +196,16 @@ func TestCompiles(t *testing.T) {
 				"service R { option deprecated = true; rpc Get(google.protobuf.Empty) returns (google.protobuf.Any) { option deprecated = true; } rpc Put(t.o.Out.In) returns (google.protobuf.Empty); rpc V(google.protobuf.Value) returns (google.protobuf.Struct); }\n" +
 				"service Q { rpc Get(google.protobuf.Empty) returns (t.o.Out); rpc Echo(A) returns (A); }\n",
 		}},
+		// Methods named like the standard methods go vet checks
+		// (fmt.Scanner's Scan, io.Seeker's Seek, errors' Is/As/Unwrap ...).
+		// Methods named like standard methods go vet checks but accepts
+		// with a grain method's signature (the others are refused:
+		// TestRefused/vet-std-method).
+		{"vet-std-method-names", map[string]string{
+			"a.proto": head + "package t.v1;\noption go_package = \"example.com/t/v1;tv1\";\n" +
+				"message A0 {}\nmessage A1 {}\nmessage A2 {}\nmessage A3 {}\nmessage A4 {}\nmessage A5 {}\nmessage A6 {}\nmessage A7 {}\nmessage A8 {}\nmessage A9 {}\nmessage A10 {}\nmessage B {}\n" +
+				"service S { rpc Scan(A0) returns (B); rpc Seek(A1) returns (B); rpc Format(A2) returns (B); rpc Is(A3) returns (B); rpc As(A4) returns (B); rpc Unwrap(A5) returns (B); rpc WriteTo(A6) returns (B); rpc ReadFrom(A7) returns (B); rpc Peek(A8) returns (B); rpc String(A9) returns (B); rpc Error(A10) returns (B); }\n",
+		}},
 		// Comment lines Go would read as build constraints or directives:
 		// the file would leave the build (one //go:build ignore), fail it
 		// (two), or use //go:linkname without importing unsafe.

@@ -68,6 +68,10 @@ func check(s *protogen.Service) error {
 				prev.Desc.FullName(), full, m.GoName)
 		}
 		byName[m.GoName] = m
+		if vetStdMethods[m.GoName] {
+			return fmt.Errorf("protoc-gen-fraktor-grain: %s: go vet requires a method named %s to have the signature of the standard interface method (its stdmethods check); rename it",
+				full, m.GoName)
+		}
 		if m.Desc.IsStreamingClient() || m.Desc.IsStreamingServer() {
 			return fmt.Errorf("protoc-gen-fraktor-grain: %s: streaming methods are not supported (a grain method takes one request and returns one reply)", full)
 		}
@@ -82,6 +86,20 @@ func check(s *protogen.Service) error {
 		}
 	}
 	return nil
+}
+
+// vetStdMethods are the method names go vet's stdmethods check requires to
+// have a standard library interface's signature (json.Marshaler's
+// MarshalJSON() ([]byte, error), io.ByteReader's ReadByte() (byte,
+// error), ...), which a grain method's (ctx, req) (reply, error) never
+// has: the generated interface and client would fail go vet. The other
+// names it checks (Scan, Seek, Format, Is, As, Unwrap, WriteTo, ReadFrom)
+// it skips for these signatures (TestCompiles/vet-std-method-names vets
+// them; go vet of Go 1.26 flagged each name of this list).
+var vetStdMethods = map[string]bool{
+	"GobDecode": true, "GobEncode": true, "MarshalJSON": true, "MarshalXML": true,
+	"ReadByte": true, "ReadRune": true, "UnmarshalJSON": true, "UnmarshalXML": true,
+	"UnreadByte": true, "UnreadRune": true, "WriteByte": true,
 }
 
 // serviceNames are the package-level identifiers genService declares for

@@ -186,6 +186,7 @@ func TestRefused(t *testing.T) {
 		{"shared-request", "service S { rpc Get(A) returns (B); rpc Reset(A) returns (B); }", "t.v1.S.Get and t.v1.S.Reset both take t.v1.A"},
 		{"same-go-name", "service S { rpc get_b(A) returns (B); rpc GetB(B) returns (A); }", "t.v1.S.get_b and t.v1.S.GetB have the same Go name GetB"},
 		{"same-go-name-case", "service S { rpc getB(A) returns (B); rpc GetB(B) returns (A); }", "t.v1.S.getB and t.v1.S.GetB have the same Go name GetB"},
+		{"vet-std-method", "service S { rpc MarshalJSON(A) returns (B); }", "t.v1.S.MarshalJSON: go vet requires a method named MarshalJSON"},
 		{"future-clash", "service S { rpc Get(A) returns (B); rpc GetFuture(B) returns (A); }", "t.v1.S.Get: its client's GetFuture would clash"},
 		{"message-clash", "message SClient {}\nservice S { rpc Get(A) returns (B); }", "t.v1.S: its generated SClient would clash with message t.v1.SClient in Go package \"example.com/t/v1\""},
 		{"oneof-clash", "message Z { oneof o { A s_client = 1; } }\nservice Z_S { rpc Get(A) returns (B); }", "t.v1.Z_S: its generated Z_SClient would clash with oneof field t.v1.Z.s_client"},
