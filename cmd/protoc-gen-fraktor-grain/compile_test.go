@@ -243,3 +243,23 @@ func TestDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestDeprecatedMethodParagraph: a deprecated method with a comment gets
+// its "Deprecated:" note as a paragraph of its own in the grain interface
+// (tools recognise it only there), as on the client's methods.
+func TestDeprecatedMethodParagraph(t *testing.T) {
+	gen := compileProtos(t, map[string]string{
+		"a.proto": "syntax = \"proto3\";\npackage t.v1;\noption go_package = \"example.com/t/v1;tv1\";\nmessage A {}\nmessage B {}\n" +
+			"service S {\n  // Get gets.\n  rpc Get(A) returns (B) { option deprecated = true; }\n  rpc Put(B) returns (A) { option deprecated = true; }\n}\n",
+	})
+	out := gen["v1/a"+fileSuffix]
+	for _, want := range []string{
+		"\t// Get gets.\n\t//\n\t// Deprecated: Do not use.\n\tGet(ctx cluster.GrainContext",
+		"\t// Deprecated: Do not use.\n\tPut(ctx cluster.GrainContext",
+		"// Get gets.\n//\n// Deprecated: Do not use.\nfunc (x *SClient) Get(",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("generated code lacks %q\n%s", want, listing(gen))
+		}
+	}
+}

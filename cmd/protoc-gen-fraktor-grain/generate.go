@@ -348,6 +348,12 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 	for _, m := range s.Methods {
 		comments(g, m.Comments.Leading, false)
 		if deprecatedMethod(m) {
+			// A paragraph of its own, after the method's comment: tools
+			// (gopls, staticcheck) see "Deprecated:" only at the start of
+			// one.
+			if strings.TrimSpace(string(m.Comments.Leading)) != "" {
+				g.P("//")
+			}
 			g.P("// Deprecated: Do not use.")
 		}
 		g.P(m.GoName, "(ctx ", q(clusterPkg, "GrainContext"), ", req *", g.QualifiedGoIdent(m.Input.GoIdent),
