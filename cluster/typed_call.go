@@ -116,8 +116,8 @@ func CallFuture(c *Cluster, id Identity, req any, timeout time.Duration) *actor.
 // nil protobuf message pointer. A nil request or reply (a client's
 // Deposit(ctx, nil), a DeferredReply's Reply(nil, nil)) crosses the wire as
 // an empty message; on the member of the grain or of the caller it would
-// arrive as the nil pointer, so the same call behaved differently by
-// placement. It allocates only for a nil message.
+// arrive as the nil pointer, and the same call would behave differently
+// by placement. It allocates only for a nil message.
 func emptyIfNil(msg any) any {
 	if m, ok := msg.(proto.Message); ok && !m.ProtoReflect().IsValid() {
 		return m.ProtoReflect().Type().New().Interface()

@@ -37,8 +37,8 @@ func (r *DeferredReply[T]) Reply(reply T, err error) bool {
 	}
 	// A nil message reaches the caller as an empty one, as a nil a method
 	// returns does (generated Dispatch) and as it would after crossing the
-	// wire; sent as is, a caller on this member got a nil pointer with a
-	// nil error.
+	// wire; sent as is, a caller on this member would get a nil pointer
+	// with a nil error.
 	return r.d.send(emptyIfNil(reply))
 }
 

@@ -229,14 +229,14 @@ func (g *typedGrain) request(ctx actor.Context, msg any) {
 
 // wireError is grainErrorOf for an error a grain returned or replied,
 // which may be a typed nil *GrainError (var ge *GrainError; return nil, ge:
-// a non-nil error). It answers CodeUnknown for one instead of dereferencing
-// it, which panicked: the caller got CodeInternal and the grain restarted
-// (or, from DeferredReply.Reply on another goroutine, the process died).
+// a non-nil error). It answers CodeUnknown for one: dereferencing it would
+// panic (the caller would get CodeInternal and the grain restart; from
+// DeferredReply.Reply on another goroutine, the process would die).
 //
 // The code and message are made fit for the wire (wireText): a protobuf
-// string must be UTF-8, and the reply must fit in a remote frame; one that
-// does not cannot be sent, and a caller on another member waited for its
-// deadline.
+// string must be UTF-8, and the reply must fit in a remote frame; a reply
+// that does not cannot be sent, and a caller on another member would wait
+// for its deadline.
 func wireError(err error) *clusterpb.GrainError {
 	var ge *GrainError
 	if errors.As(err, &ge) && ge == nil {
