@@ -168,11 +168,12 @@ func TestCompiles(t *testing.T) {
 		}},
 		// Messages of Go packages named like the generated functions'
 		// parameters and variables (msg, ctx, req, reply, err, s, x, and
-		// msg_ for the name the generator falls back to).
+		// msg_ for the name the generator falls back to; context, time and actor,
+		// which protogen makes the runtime packages give way to).
 		{"imports-named-like-locals", func() map[string]string {
 			m := map[string]string{}
 			imports, rpcs := "", ""
-			for i, pkg := range []string{"msg", "ctx", "req", "reply", "err", "s", "x", "msg_"} {
+			for i, pkg := range []string{"msg", "ctx", "req", "reply", "err", "s", "x", "msg_", "context", "time", "actor"} {
 				m[pkg+"/m.proto"] = head + "package t." + pkg + ";\noption go_package = \"example.com/t/" + pkg + "\";\nmessage A {}\nmessage B {}\n"
 				imports += "import \"" + pkg + "/m.proto\";\n"
 				rpcs += "rpc In" + itoa(i) + "(t." + pkg + ".A) returns (B); rpc Out" + itoa(i) + "(A" + itoa(i) + ") returns (t." + pkg + ".B);\n"
