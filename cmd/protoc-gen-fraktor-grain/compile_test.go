@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -138,21 +139,10 @@ func listing(gen map[string]string) string {
 		}
 		b.WriteString("== " + name + "\n")
 		for i, line := range strings.Split(content, "\n") {
-			b.WriteString(strings.Repeat(" ", 4-len(itoa(i+1))) + itoa(i+1) + "  " + line + "\n")
+			b.WriteString(strings.Repeat(" ", 4-len(strconv.Itoa(i+1))) + strconv.Itoa(i+1) + "  " + line + "\n")
 		}
 	}
 	return b.String()
-}
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var d []byte
-	for ; i > 0; i /= 10 {
-		d = append([]byte{byte('0' + i%10)}, d...)
-	}
-	return string(d)
 }
 
 // TestCompiles: .proto inputs the plugin accepts produce code that builds
@@ -176,8 +166,8 @@ func TestCompiles(t *testing.T) {
 			for i, pkg := range []string{"msg", "ctx", "req", "reply", "err", "s", "x", "msg_", "context", "time", "actor"} {
 				m[pkg+"/m.proto"] = head + "package t." + pkg + ";\noption go_package = \"example.com/t/" + pkg + "\";\nmessage A {}\nmessage B {}\n"
 				imports += "import \"" + pkg + "/m.proto\";\n"
-				rpcs += "rpc In" + itoa(i) + "(t." + pkg + ".A) returns (B); rpc Out" + itoa(i) + "(A" + itoa(i) + ") returns (t." + pkg + ".B);\n"
-				m["a.proto"] += "message A" + itoa(i) + " {}\n"
+				rpcs += "rpc In" + strconv.Itoa(i) + "(t." + pkg + ".A) returns (B); rpc Out" + strconv.Itoa(i) + "(A" + strconv.Itoa(i) + ") returns (t." + pkg + ".B);\n"
+				m["a.proto"] += "message A" + strconv.Itoa(i) + " {}\n"
 			}
 			m["a.proto"] = head + "package t.v1;\noption go_package = \"example.com/t/v1;tv1\";\n" + imports + "message B {}\n" + m["a.proto"] +
 				"service S {\n" + rpcs + "}\n"
