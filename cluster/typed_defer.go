@@ -29,8 +29,8 @@ import (
 type DeferredReply[T any] struct{ d *deferred }
 
 // Reply sends reply, or err (as a *GrainError, like a method's returned
-// error), to the caller; a nil message arrives as an empty one. It reports whether this call sent it (false: it
-// was sent or abandoned already).
+// error), to the caller; a nil message arrives as an empty one. It reports
+// whether this call sent it (false: it was sent or abandoned already).
 func (r *DeferredReply[T]) Reply(reply T, err error) bool {
 	if err != nil {
 		return r.d.send(wireError(err))
