@@ -57,7 +57,7 @@ func (m *GrainMessages) register(s *remote.Serializers) error {
 // arrives as *GrainError. A reply is never retried: a request that reached
 // the grain is not sent again. Generated clients call it.
 func Call[T any](ctx context.Context, c *Cluster, id Identity, req any) (T, error) {
-	res, err := c.request(ctx, id, req)
+	res, err := c.request(ctx, id, emptyIfNil(req))
 	if err != nil {
 		var zero T
 		return zero, err
@@ -70,15 +70,17 @@ func Call[T any](ctx context.Context, c *Cluster, id Identity, req any) (T, erro
 // actor.RequestFuture to the grain's PID or a test probe
 // (testkit.CallGrain). Another type is *actor.TypeMismatchError.
 func GrainReply[T any](reply any) (T, error) {
-	if v, ok := reply.(T); ok {
-		return v, nil
-	}
 	var zero T
+	// The grain's error first: an interface T (proto.Message, any) would
+	// take the wire message as a reply, with a nil error.
 	switch r := reply.(type) {
 	case *clusterpb.GrainError:
 		return zero, &GrainError{Code: r.Code, Message: r.Message}
 	case *GrainError:
 		return zero, r
+	}
+	if v, ok := reply.(T); ok {
+		return v, nil
 	}
 	return zero, &actor.TypeMismatchError{Want: reflect.TypeFor[T](), Got: reply}
 }
@@ -98,7 +100,7 @@ func CallFuture(c *Cluster, id Identity, req any, timeout time.Duration) *actor.
 	started := c.goTracked(func() {
 		ctx, cancel := c.boundContext(timeout)
 		defer cancel()
-		res, err := c.request(ctx, id, req)
+		res, err := c.request(ctx, id, emptyIfNil(req))
 		if ge, ok := res.(*clusterpb.GrainError); ok && err == nil {
 			res, err = nil, &GrainError{Code: ge.Code, Message: ge.Message}
 		}
@@ -108,4 +110,17 @@ func CallFuture(c *Cluster, id Identity, req any, timeout time.Duration) *actor.
 		f.Complete(nil, ErrShuttingDown)
 	}
 	return f
+}
+
+// emptyIfNil returns msg, or a new empty message of its type when msg is a
+// nil protobuf message pointer. A nil request or reply (a client's
+// Deposit(ctx, nil), a DeferredReply's Reply(nil, nil)) crosses the wire as
+// an empty message; on the member of the grain or of the caller it would
+// arrive as the nil pointer, and the same call would behave differently
+// by placement. It allocates only for a nil message.
+func emptyIfNil(msg any) any {
+	if m, ok := msg.(proto.Message); ok && !m.ProtoReflect().IsValid() {
+		return m.ProtoReflect().Type().New().Interface()
+	}
+	return msg
 }

@@ -29,13 +29,17 @@ import (
 type DeferredReply[T any] struct{ d *deferred }
 
 // Reply sends reply, or err (as a *GrainError, like a method's returned
-// error), to the caller. It reports whether this call sent it (false: it
-// was sent or abandoned already).
+// error), to the caller; a nil message arrives as an empty one. It reports
+// whether this call sent it (false: it was sent or abandoned already).
 func (r *DeferredReply[T]) Reply(reply T, err error) bool {
 	if err != nil {
-		return r.d.send(grainErrorOf(err))
+		return r.d.send(wireError(err))
 	}
-	return r.d.send(reply)
+	// A nil message reaches the caller as an empty one, as a nil a method
+	// returns does (generated Dispatch) and as it would after crossing the
+	// wire; sent as is, a caller on this member would get a nil pointer
+	// with a nil error.
+	return r.d.send(emptyIfNil(reply))
 }
 
 // DeferReply marks the request the method is handling as answered later

@@ -3,6 +3,8 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster/internal/clusterpb"
@@ -33,7 +35,8 @@ type GrainActivated interface {
 
 // GrainDeactivating is an optional interface of a typed grain:
 // Deactivating runs when the activation stops (passivation, handover,
-// shutdown), after its last request.
+// shutdown), after its last request; not when its Activated returned an
+// error or panicked.
 type GrainDeactivating interface {
 	Deactivating(ctx GrainContext)
 }
@@ -130,11 +133,16 @@ func (g *typedGrain) Receive(ctx actor.Context) {
 		g.ctx.id, _ = IdentityOf(ctx)
 		g.srv = g.newServer(g.ctx.id)
 		if h, ok := g.srv.Grain().(GrainActivated); ok {
-			if err := h.Activated(&g.ctx); err != nil {
+			// Failed until Activated returns nil: one that panics fails the
+			// activation as an error does, so the grain that never loaded
+			// its state gets no Deactivating (which may store it) either.
+			g.failed = true
+			if err := h.Activated(&g.ctx); err == nil {
+				g.failed = false
+			} else {
 				// The activation fails (V2.2): the caller gets
 				// *ActivationFailedError and the grain is stopped, with no
 				// Deactivating (it never served a request).
-				g.failed = true
 				aerr := &activatedError{id: g.ctx.id, err: err}
 				if !failActivation(ctx, aerr) {
 					ctx.Logger().Error("cluster: grain activation failed", "err", aerr)
@@ -143,10 +151,13 @@ func (g *typedGrain) Receive(ctx actor.Context) {
 			}
 		}
 	case *actor.Stopping:
+		// Deferred: a panicking Deactivating must not leave the callers
+		// of pending deferred replies waiting for their deadline. After
+		// it: Deactivating may still send them.
+		defer g.abandonDeferred()
 		if h, ok := g.grain().(GrainDeactivating); ok && !g.failed {
 			h.Deactivating(&g.ctx)
 		}
-		g.abandonDeferred()
 	case *actor.Restarting:
 		g.abandonDeferred()
 	case *actor.Stopped:
@@ -178,7 +189,7 @@ func (g *typedGrain) request(ctx actor.Context, msg any) {
 	g.ctx.deferred = nil
 	defer func() {
 		if r := recover(); r != nil {
-			internal := &clusterpb.GrainError{Code: CodeInternal, Message: fmt.Sprintf("grain %s panicked: %v", g.ctx.id, r)}
+			internal := &clusterpb.GrainError{Code: CodeInternal, Message: wireText(fmt.Sprintf("grain %s panicked: %v", g.ctx.id, r))}
 			if d := g.ctx.deferred; d != nil {
 				g.ctx.deferred = nil
 				d.send(internal)
@@ -192,7 +203,7 @@ func (g *typedGrain) request(ctx actor.Context, msg any) {
 	if d := g.ctx.deferred; d != nil {
 		g.ctx.deferred = nil
 		if err != nil && err != ErrUnknownRequest {
-			d.send(grainErrorOf(err))
+			d.send(wireError(err))
 		} else {
 			g.keepDeferred(d)
 		}
@@ -211,7 +222,47 @@ func (g *typedGrain) request(ctx actor.Context, msg any) {
 		}
 	default:
 		if ctx.Sender() != nil {
-			ctx.Respond(grainErrorOf(err))
+			ctx.Respond(wireError(err))
 		}
 	}
+}
+
+// wireError is grainErrorOf for an error a grain returned or replied,
+// which may be a typed nil *GrainError (var ge *GrainError; return nil, ge:
+// a non-nil error). It answers CodeUnknown for one: dereferencing it would
+// panic (the caller would get CodeInternal and the grain restart; from
+// DeferredReply.Reply on another goroutine, the process would die).
+//
+// The code and message are made fit for the wire (wireText): a protobuf
+// string must be UTF-8, and the reply must fit in a remote frame; a reply
+// that does not cannot be sent, and a caller on another member would wait
+// for its deadline.
+func wireError(err error) *clusterpb.GrainError {
+	var ge *GrainError
+	if errors.As(err, &ge) && ge == nil {
+		return &clusterpb.GrainError{Code: CodeUnknown, Message: "nil *cluster.GrainError"}
+	}
+	w := grainErrorOf(err)
+	w.Code, w.Message = wireText(w.Code), wireText(w.Message)
+	return w
+}
+
+// maxWireText bounds the code and the message of a GrainError in bytes,
+// so that the reply fits in the smallest remote frame (remote.MinFrameSize,
+// 4 KiB) with its envelope.
+const maxWireText = 1 << 10
+
+// wireText returns s as valid UTF-8 (invalid bytes become U+FFFD), cut at
+// a rune boundary to at most maxWireText bytes, the cut marked with "…".
+func wireText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= maxWireText {
+		return s
+	}
+	const mark = "…"
+	cut := maxWireText - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
 }

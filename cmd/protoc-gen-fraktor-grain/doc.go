@@ -12,7 +12,9 @@
 // methods (a grain method takes one request and returns one reply), two
 // methods of one service taking the same request message (a grain
 // dispatches on the request's type), a method named like another's
-// Future variant (Deposit and DepositFuture), and a service whose generated
+// Future variant (Deposit and DepositFuture), two methods with the same Go
+// name (get_balance and GetBalance), a method named like a standard method
+// go vet checks (MarshalJSON, ReadByte, ...), and a service whose generated
 // names would clash with another name of its Go package (a message
 // AccountClient beside a service Account).
 package main

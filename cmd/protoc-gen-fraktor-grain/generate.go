@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"go/build/constraint"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -51,12 +53,25 @@ func generate(gen *protogen.Plugin) error {
 // check refuses what a grain cannot serve.
 func check(s *protogen.Service) error {
 	byInput := map[string]*protogen.Method{}
+	byName := map[string]*protogen.Method{}
 	names := map[string]bool{}
 	for _, m := range s.Methods {
 		names[m.GoName] = true
 	}
 	for _, m := range s.Methods {
 		full := m.Desc.FullName()
+		// protoc tells get_balance, getBalance and GetBalance apart; their
+		// Go names are all GetBalance, which the interface and the client
+		// would declare twice.
+		if prev, ok := byName[m.GoName]; ok {
+			return fmt.Errorf("protoc-gen-fraktor-grain: %s and %s have the same Go name %s: rename one of them",
+				prev.Desc.FullName(), full, m.GoName)
+		}
+		byName[m.GoName] = m
+		if vetStdMethods[m.GoName] {
+			return fmt.Errorf("protoc-gen-fraktor-grain: %s: go vet requires a method named %s to have the signature of the standard interface method (its stdmethods check); rename it",
+				full, m.GoName)
+		}
 		if m.Desc.IsStreamingClient() || m.Desc.IsStreamingServer() {
 			return fmt.Errorf("protoc-gen-fraktor-grain: %s: streaming methods are not supported (a grain method takes one request and returns one reply)", full)
 		}
@@ -71,6 +86,20 @@ func check(s *protogen.Service) error {
 		}
 	}
 	return nil
+}
+
+// vetStdMethods are the method names go vet's stdmethods check requires to
+// have a standard library interface's signature (json.Marshaler's
+// MarshalJSON() ([]byte, error), io.ByteReader's ReadByte() (byte,
+// error), ...), which a grain method's (ctx, req) (reply, error) never
+// has: the generated interface and client would fail go vet. The other
+// names it checks (Scan, Seek, Format, Is, As, Unwrap, WriteTo, ReadFrom)
+// it skips for these signatures (TestCompiles/vet-std-method-names vets
+// them; go vet of Go 1.26 flagged each name of this list).
+var vetStdMethods = map[string]bool{
+	"GobDecode": true, "GobEncode": true, "MarshalJSON": true, "MarshalXML": true,
+	"ReadByte": true, "ReadRune": true, "UnmarshalJSON": true, "UnmarshalXML": true,
+	"UnreadByte": true, "UnreadRune": true, "WriteByte": true,
 }
 
 // serviceNames are the package-level identifiers genService declares for
@@ -188,7 +217,51 @@ func comments(g *protogen.GeneratedFile, c protogen.Comments, separate bool) {
 	if separate {
 		g.P("//")
 	}
-	g.P(text)
+	for _, line := range strings.Split(text, "\n") {
+		g.P(undirect(line))
+	}
+}
+
+// undirect returns the comment line line so that Go does not read it as a
+// directive or a build constraint. A .proto comment "//go:build ignore"
+// would otherwise become a build constraint of the generated file (gofmt,
+// which protogen runs, moves such lines above the package clause: the
+// file would leave the build, or fail it as a second constraint), and
+// "//go:linkname ..." a directive the compiler refuses. A directive gets a
+// space after the slashes; a "+build" line, which Go reads with or without
+// it, is quoted.
+func undirect(line string) string {
+	switch {
+	case constraint.IsPlusBuild(line):
+		return "// " + strconv.Quote(strings.TrimSpace(line[2:]))
+	case isDirective(line):
+		return "// " + line[2:]
+	}
+	return line
+}
+
+// isDirective reports whether the comment line is a Go directive:
+// //line, //extern, //export, or //word:word (//go:build, //go:linkname).
+func isDirective(line string) bool {
+	c, ok := strings.CutPrefix(line, "//")
+	if !ok {
+		return false
+	}
+	for _, p := range []string{"line ", "extern ", "export "} {
+		if strings.HasPrefix(c, p) {
+			return true
+		}
+	}
+	colon := strings.IndexByte(c, ':')
+	if colon <= 0 || colon+1 >= len(c) {
+		return false
+	}
+	for _, r := range c[:colon+2] {
+		if r != ':' && (r < 'a' || r > 'z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return strings.Count(c[:colon+2], ":") == 1
 }
 
 func deprecatedService(s *protogen.Service) bool {
@@ -208,6 +281,40 @@ func deprecation(g *protogen.GeneratedFile, yes bool) {
 	}
 }
 
+// locals are the names of the parameters and variables of the functions
+// genService writes whose bodies refer to the service's messages.
+type locals struct{ s, ctx, msg, req, reply, err, x string }
+
+// localNames returns the names genService gives its parameters and
+// variables in g for service s. A message of another Go package is
+// written pkg.Name, and the package's name in the file is the last element
+// of its import path: a parameter or variable of the same name (messages
+// of example.com/api/msg, and Dispatch's msg) would hide the package in
+// the function's body, which would not compile. A name that a package of
+// the service's messages has is given trailing underscores until it is
+// free; the runtime's packages, which protogen renames to context1,
+// cluster1 and so on, cannot clash.
+func localNames(g *protogen.GeneratedFile, s *protogen.Service) locals {
+	// The cluster package first, as genService's first use does, so the
+	// packages keep the names they had.
+	g.QualifiedGoIdent(protogen.GoIdent{GoName: "GrainContext", GoImportPath: clusterPkg})
+	pkgs := map[string]bool{}
+	for _, m := range s.Methods {
+		for _, msg := range []*protogen.Message{m.Input, m.Output} {
+			if q := g.QualifiedGoIdent(msg.GoIdent); strings.Contains(q, ".") {
+				pkgs[q[:strings.LastIndexByte(q, '.')]] = true
+			}
+		}
+	}
+	free := func(name string) string {
+		for pkgs[name] {
+			name += "_"
+		}
+		return name
+	}
+	return locals{s: free("s"), ctx: free("ctx"), msg: free("msg"), req: free("req"), reply: free("reply"), err: free("err"), x: free("x")}
+}
+
 func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 	name := s.GoName
 	full := string(s.Desc.FullName())
@@ -220,6 +327,7 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 		return g.QualifiedGoIdent(protogen.GoIdent{GoName: id, GoImportPath: p})
 	}
 	depr := deprecatedService(s)
+	v := localNames(g, s)
 
 	g.P()
 	g.P("// ", kindName, " is the kind name of the grains of service ", full, ".")
@@ -240,6 +348,12 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 	for _, m := range s.Methods {
 		comments(g, m.Comments.Leading, false)
 		if deprecatedMethod(m) {
+			// A paragraph of its own, after the method's comment: tools
+			// (gopls, staticcheck) see "Deprecated:" only at the start of
+			// one.
+			if strings.TrimSpace(string(m.Comments.Leading)) != "" {
+				g.P("//")
+			}
 			g.P("// Deprecated: Do not use.")
 		}
 		g.P(m.GoName, "(ctx ", q(clusterPkg, "GrainContext"), ", req *", g.QualifiedGoIdent(m.Input.GoIdent),
@@ -266,19 +380,19 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 	g.P()
 	g.P("func (s ", server, ") Grain() any { return s.grain }")
 	g.P()
-	g.P("func (s ", server, ") Dispatch(ctx ", q(clusterPkg, "GrainContext"), ", msg any) (any, error) {")
+	g.P("func (", v.s, " ", server, ") Dispatch(", v.ctx, " ", q(clusterPkg, "GrainContext"), ", ", v.msg, " any) (any, error) {")
 	if len(s.Methods) > 0 {
-		g.P("switch req := msg.(type) {")
+		g.P("switch ", v.req, " := ", v.msg, ".(type) {")
 		for _, m := range s.Methods {
 			g.P("case *", g.QualifiedGoIdent(m.Input.GoIdent), ":")
-			g.P("reply, err := s.grain.", m.GoName, "(ctx, req)")
-			g.P("if err != nil {")
-			g.P("return nil, err")
+			g.P(v.reply, ", ", v.err, " := ", v.s, ".grain.", m.GoName, "(", v.ctx, ", ", v.req, ")")
+			g.P("if ", v.err, " != nil {")
+			g.P("return nil, ", v.err)
 			g.P("}")
-			g.P("if reply == nil {")
-			g.P("reply = new(", g.QualifiedGoIdent(m.Output.GoIdent), ")")
+			g.P("if ", v.reply, " == nil {")
+			g.P(v.reply, " = new(", g.QualifiedGoIdent(m.Output.GoIdent), ")")
 			g.P("}")
-			g.P("return reply, nil")
+			g.P("return ", v.reply, ", nil")
 		}
 		g.P("}")
 	}
@@ -326,8 +440,8 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 		g.P("// error is a *cluster.GrainError.")
 		comments(g, m.Comments.Leading, true)
 		deprecation(g, deprecatedMethod(m))
-		g.P("func (x *", client, ") ", m.GoName, "(ctx ", q(contextPkg, "Context"), ", req *", in, ") (*", out, ", error) {")
-		g.P("return ", q(clusterPkg, "Call"), "[*", out, "](ctx, x.c, x.id, req)")
+		g.P("func (", v.x, " *", client, ") ", m.GoName, "(", v.ctx, " ", q(contextPkg, "Context"), ", ", v.req, " *", in, ") (*", out, ", error) {")
+		g.P("return ", q(clusterPkg, "Call"), "[*", out, "](", v.ctx, ", ", v.x, ".c, ", v.x, ".id, ", v.req, ")")
 		g.P("}")
 		g.P()
 		g.P("// ", m.GoName, "Future calls the grain's ", m.GoName, " without blocking: the future")
@@ -336,8 +450,8 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 		g.P("// RequestTimeout when timeout ≤ 0). A grain pipes it to itself")
 		g.P("// (PipeTo(ctx.Self())) and gets the result as a message.")
 		deprecation(g, deprecatedMethod(m))
-		g.P("func (x *", client, ") ", m.GoName, "Future(req *", in, ", timeout ", q(timePkg, "Duration"), ") *", q(actorPkg, "Future"), " {")
-		g.P("return ", q(clusterPkg, "CallFuture"), "(x.c, x.id, req, timeout)")
+		g.P("func (", v.x, " *", client, ") ", m.GoName, "Future(", v.req, " *", in, ", timeout ", q(timePkg, "Duration"), ") *", q(actorPkg, "Future"), " {")
+		g.P("return ", q(clusterPkg, "CallFuture"), "(", v.x, ".c, ", v.x, ".id, ", v.req, ", timeout)")
 		g.P("}")
 	}
 }
