@@ -50,14 +50,21 @@ func NewGrainError(code, format string, args ...any) *GrainError {
 }
 
 func (e *GrainError) Error() string {
+	if e == nil {
+		return "cluster: grain error <nil>" // a typed nil in an error
+	}
 	return "cluster: grain error " + e.Code + ": " + e.Message
 }
 
 // Is matches a *GrainError with the same code (errors.Is(err,
-// &cluster.GrainError{Code: "insufficient_funds"})).
+// &cluster.GrainError{Code: "insufficient_funds"})); a nil one matches
+// only a nil one.
 func (e *GrainError) Is(target error) bool {
 	t, ok := target.(*GrainError)
-	return ok && t.Code == e.Code
+	if !ok || e == nil || t == nil {
+		return ok && e == nil && t == nil
+	}
+	return t.Code == e.Code
 }
 
 // grainErrorOf turns what a grain method returned into the wire message.

@@ -47,3 +47,14 @@ func TestGrainErrorWire(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uint64(2), v.Epoch)
 }
+
+// A typed nil *GrainError held in an error neither panics in Error nor in
+// errors.Is (a grain method's "return nil, err" with a nil *GrainError err).
+func TestGrainErrorTypedNil(t *testing.T) {
+	var ge *GrainError
+	var err error = ge
+	require.NotPanics(t, func() { _ = err.Error() })
+	require.Contains(t, err.Error(), "<nil>")
+	require.False(t, errors.Is(err, &GrainError{Code: "x"}))
+	require.False(t, errors.Is(&GrainError{Code: "x"}, ge))
+}
