@@ -13,7 +13,6 @@ import (
 	gengo "google.golang.org/protobuf/cmd/protoc-gen-go/internal_gengo"
 	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/pluginpb"
 )
 
@@ -40,23 +39,10 @@ func compileProtos(t *testing.T, protos map[string]string) map[string]string {
 			t.Fatal(err)
 		}
 	}
-	out := filepath.Join(t.TempDir(), "set.pb")
-	args := append([]string{"-I", src, "--include_imports", "--include_source_info", "-o", out}, files...)
-	if b, err := exec.Command(protocPath(t), args...).CombinedOutput(); err != nil {
-		t.Fatalf("protoc %v: %v\n%s", args, err, b)
-	}
-	raw, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var set descriptorpb.FileDescriptorSet
-	if err := proto.Unmarshal(raw, &set); err != nil {
-		t.Fatal(err)
-	}
 	req := &pluginpb.CodeGeneratorRequest{
 		FileToGenerate: files,
 		Parameter:      proto.String("module=" + genModule),
-		ProtoFile:      set.File,
+		ProtoFile:      descriptors(t, src, files),
 	}
 	gen := map[string]string{}
 	for _, plugin := range []func(*protogen.Plugin) error{

@@ -35,16 +35,14 @@ func protocPath(t *testing.T) string {
 	return p
 }
 
-// run compiles files (paths under dir, which is the include root) with the
-// real protoc into a descriptor set and runs the generator on it in
-// process, as protoc would run the plugin. It returns the generated files
-// by name, or the generator's error.
-func run(t *testing.T, dir string, files ...string) (map[string]string, string) {
+// descriptors compiles files (paths under dir, the include root) with the
+// real protoc into a descriptor set, imports and source info included, and
+// returns its files.
+func descriptors(t *testing.T, dir string, files []string) []*descriptorpb.FileDescriptorProto {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "set.pb")
 	args := append([]string{"-I", dir, "--include_imports", "--include_source_info", "-o", out}, files...)
-	cmd := exec.Command(protocPath(t), args...)
-	if b, err := cmd.CombinedOutput(); err != nil {
+	if b, err := exec.Command(protocPath(t), args...).CombinedOutput(); err != nil {
 		t.Fatalf("protoc %v: %v\n%s", args, err, b)
 	}
 	raw, err := os.ReadFile(out)
@@ -55,10 +53,19 @@ func run(t *testing.T, dir string, files ...string) (map[string]string, string) 
 	if err := proto.Unmarshal(raw, &set); err != nil {
 		t.Fatal(err)
 	}
+	return set.File
+}
+
+// run compiles files (paths under dir, which is the include root) with the
+// real protoc into a descriptor set and runs the generator on it in
+// process, as protoc would run the plugin. It returns the generated files
+// by name, or the generator's error.
+func run(t *testing.T, dir string, files ...string) (map[string]string, string) {
+	t.Helper()
 	req := &pluginpb.CodeGeneratorRequest{
 		FileToGenerate: files,
 		Parameter:      proto.String("paths=source_relative"),
-		ProtoFile:      set.File,
+		ProtoFile:      descriptors(t, dir, files),
 	}
 	plugin, err := protogen.Options{}.New(req)
 	if err != nil {
