@@ -114,10 +114,7 @@ func TestClusterForwardedSendOvertakenByLaterForwarded(t *testing.T) {
 // on a dead letter from the wire (remote's targetNotFound), every hop would
 // start the count afresh and the Send would circle for the PidCache TTL.
 func TestClusterForwardsBoundedAcrossMembers(t *testing.T) {
-	k := newForwardKind()
-	reg := newRegistry(t)
-	a, b := startMember(t, reg, k.kind()), startMember(t, reg, k.kind())
-	awaitMembers(t, 2, a, b)
+	k, a, b := forwardPair(t)
 	ctx := ctxWait(t)
 	// The grain ID prefix of each member's placement actor.
 	prefix := func(nd node) string {
@@ -153,10 +150,7 @@ func TestClusterForwardsBoundedAcrossMembers(t *testing.T) {
 // a made-up identity of a hosted kind is forwarded like a Send, and a
 // negative or garbage count buys it no more forwards than none.
 func TestClusterForwardOfMadeUpGrainPIDs(t *testing.T) {
-	k := newForwardKind()
-	reg := newRegistry(t)
-	a, b := startMember(t, reg, k.kind()), startMember(t, reg, k.kind())
-	awaitMembers(t, 2, a, b)
+	k, a, b := forwardPair(t)
 	ctx := ctxWait(t)
 	id0 := identitiesOn(t, ctx, a, a, 1, 64)[0]
 	prefix := strings.TrimSuffix(k.self(id0).ID, id0.String())

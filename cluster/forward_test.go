@@ -99,6 +99,16 @@ func (k *forwardKind) kind() cluster.Kind {
 	}), k.opts...)
 }
 
+// forwardPair starts two members of one registry hosting a forwardKind.
+func forwardPair(t *testing.T) (*forwardKind, node, node) {
+	t.Helper()
+	k := newForwardKind()
+	reg := newRegistry(t)
+	a, b := startMember(t, reg, k.kind()), startMember(t, reg, k.kind())
+	awaitMembers(t, 2, a, b)
+	return k, a, b
+}
+
 // noDeadLetters fails the test at once when nd has a dead letter.
 func noDeadLetters(t *testing.T, nd node) chan *actor.DeadLetterEvent {
 	t.Helper()
@@ -132,10 +142,7 @@ func (k *forwardKind) await(t *testing.T, dead chan *actor.DeadLetterEvent) rece
 // the next activation instead of becoming a dead letter. Here member a
 // sends to the PID of b's passivated grain directly.
 func TestClusterSendToPassivatedGrainForwarded(t *testing.T) {
-	k := newForwardKind()
-	reg := newRegistry(t)
-	a, b := startMember(t, reg, k.kind()), startMember(t, reg, k.kind())
-	awaitMembers(t, 2, a, b)
+	k, a, b := forwardPair(t)
 	ctx := ctxWait(t)
 	id := identitiesOn(t, ctx, a, b, 1, 64)[0]
 	old := k.self(id)
