@@ -367,11 +367,13 @@ func (p *placementActor) activate(ctx actor.Context, req *clusterpb.ActivationRe
 	p.waiting[a] = append(p.waiting[a], ctx.Sender())
 }
 
-// spawnGrain spawns a grain as a child of the placement actor. The spawn
-// runs the kind's producer on this goroutine, with p.mu held: a panic there
-// is returned as an error, an activation failure (V2.2) like a panic in the
-// grain's Started handler, instead of failing the placement actor with
-// p.mu held (every grain's first message would wait on it for good).
+// spawnGrain spawns a grain as a child of the placement actor, with p.mu
+// held. The runtime makes a panic in the kind's producer the grain's
+// failure on its first turn, which fails the activation as a panic in its
+// Started handler does (V2.2). A panic anywhere else in the spawn is
+// returned as an activation failure here instead of failing the placement
+// actor with p.mu held (every grain's first message would wait on it for
+// good).
 func spawnGrain(ctx actor.Context, props *actor.Props, name string) (pid *actor.PID, err error) {
 	defer func() {
 		if r := recover(); r != nil {
