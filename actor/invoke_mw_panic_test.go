@@ -139,3 +139,17 @@ func TestBatchLimitZeroDoesNotSpin(t *testing.T) {
 	sys.Advance(scheduler.DefaultBreakResume)
 	require.Empty(t, got, "still limited to 0")
 }
+
+// A WithInvokeMiddleware factory that returns nil adds nothing: the actor
+// runs as without it (the scheduler's chain leaves nil members out).
+func TestInvokeMiddlewareFactoryNil(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if s, ok := c.Message().(string); ok {
+			c.Respond(s)
+		}
+	}, actor.WithInvokeMiddleware(func() scheduler.Middleware { return nil })))
+	res, err := sys.Root().RequestFuture(pid, "ok", time.Second).Result()
+	require.NoError(t, err)
+	require.Equal(t, "ok", res)
+}

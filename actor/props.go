@@ -191,7 +191,8 @@ func WithSendMiddleware(mw ...SendMiddleware) PropsOption {
 
 // WithInvokeMiddleware adds scheduler middleware around every invocation of
 // the actor's mailbox (S3, S8). The factory is called once per spawned actor,
-// so a middleware may keep per-actor state. A panic in BeforeInvoke or
+// so a middleware may keep per-actor state; one that returns nil adds
+// nothing. A panic in BeforeInvoke or
 // AfterInvoke is the actor's failure (its system messages still run, so it
 // can be restarted or stopped); one in the factory makes the actor fail on
 // every turn, as it keeps the middleware it was spawned with.
