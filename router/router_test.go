@@ -3,6 +3,7 @@ package router_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -74,6 +75,34 @@ func TestRandomPoolUsesEveryRoutee(t *testing.T) {
 	for k, n := range seen {
 		assert.Greater(t, n, 50, "routee %s", k) // expected 100 each
 	}
+}
+
+// RandomSeeded picks the same positions in the routee list run after run:
+// two fresh deterministic systems route a sequence of messages alike, and
+// every routee is used. Random could not be made to (it has no seed).
+func TestRandomSeededIsRepeatable(t *testing.T) {
+	picks := func() []int {
+		ms := testkit.NewManualSystem(t)
+		p := testkit.NewManualProbe(t, ms)
+		r, err := router.SpawnPool(ms.Root(), echoProps(nil), 4, router.RandomSeeded(42))
+		require.NoError(t, err)
+		pool := routees(t, p, r)
+		var out []int
+		for range 40 {
+			p.Send(r, &whoAmI{})
+			got := testkit.ExpectMsg[*actor.PID](p, time.Second)
+			out = append(out, slices.IndexFunc(pool, got.Equal))
+		}
+		return out
+	}
+	first, second := picks(), picks()
+	require.Equal(t, first, second)
+	seen := map[int]bool{}
+	for _, i := range first {
+		require.GreaterOrEqual(t, i, 0)
+		seen[i] = true
+	}
+	assert.Len(t, seen, 4)
 }
 
 func TestBroadcastGroupReachesEveryRoutee(t *testing.T) {

@@ -2,6 +2,7 @@ package router
 
 import (
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -11,7 +12,7 @@ import (
 )
 
 // Strategy decides which routees get a message. Use the constructors:
-// RoundRobin, Random, Broadcast, ConsistentHash and
+// RoundRobin, Random, RandomSeeded, Broadcast, ConsistentHash and
 // ScatterGatherFirstCompleted. A Strategy is a description: each router
 // makes its own state from it (a round-robin counter), so one Strategy may
 // serve many routers.
@@ -78,6 +79,36 @@ func (randomRouting) route(r *router, set *routeeSet, msg any, sender *actor.PID
 		return
 	}
 	r.deliver(set.pids[rand.IntN(len(set.pids))], msg, sender)
+}
+
+// RandomSeeded routes each message to a routee picked by a generator
+// seeded with seed, one per router: routers made from it pick the same
+// sequence of positions in their routee lists, so a test on a deterministic
+// system (testkit.NewManualSystem) routes alike run after run. The
+// generator is shared by the router's senders under a mutex; Random takes
+// no lock.
+func RandomSeeded(seed uint64) Strategy { return seededStrategy{seed: seed} }
+
+type seededStrategy struct{ seed uint64 }
+
+func (s seededStrategy) newRouting() routing {
+	return &seededRouting{rnd: rand.New(rand.NewPCG(s.seed, s.seed^0x9e3779b97f4a7c15))}
+}
+
+type seededRouting struct {
+	mu  sync.Mutex
+	rnd *rand.Rand
+}
+
+func (s *seededRouting) route(r *router, set *routeeSet, msg any, sender *actor.PID) {
+	if len(set.pids) == 0 {
+		r.refuse(msg, sender, reasonNoRoutees)
+		return
+	}
+	s.mu.Lock()
+	i := s.rnd.IntN(len(set.pids))
+	s.mu.Unlock()
+	r.deliver(set.pids[i], msg, sender)
 }
 
 // Broadcast routes every message to every routee.
