@@ -18,6 +18,8 @@ type Manual struct {
 	timers     TimerSet
 	trace      func(r Runnable, res InvokeResult)
 	resumeF    func(Runnable)
+	busyLimit  int       // SetBusyLimit; 0: none
+	onBusy     func(int) // SetBusyLimit
 }
 
 // ManualConfig configures a Manual executor.
@@ -92,8 +94,25 @@ func (m *Manual) RunUntilIdle() int {
 	n := 0
 	for m.RunOnce() {
 		n++
+		if m.busyLimit > 0 && n >= m.busyLimit {
+			// Never idle: an actor that keeps itself busy (a message to
+			// itself on every turn) would keep this loop, and the test
+			// driving it, running for ever.
+			if m.onBusy != nil {
+				m.onBusy(n)
+			}
+			return n
+		}
 	}
 	return n
+}
+
+// SetBusyLimit bounds one RunUntilIdle (and each run of Advance) to limit
+// invocations: past it the run stops and onBusy is called with the count,
+// so a system that never becomes idle fails its test instead of hanging
+// it. limit ≤ 0 removes the bound. Call it before driving the executor.
+func (m *Manual) SetBusyLimit(limit int, onBusy func(n int)) {
+	m.busyLimit, m.onBusy = max(limit, 0), onBusy
 }
 
 // Advance runs what is ready, then moves the virtual clock forward by d one

@@ -226,3 +226,25 @@ func TestCompositeIgnoresNil(t *testing.T) {
 	})
 	assert.Equal(t, []string{"before:a", "after:a:Completed"}, log)
 }
+
+// SetBusyLimit: a runnable that is never done (it yields on every run)
+// stops RunUntilIdle at the limit, which calls onBusy once per run; without
+// the bound the run would go on for as long as the runnable yields.
+func TestManualBusyLimit(t *testing.T) {
+	m := scheduler.NewManual(scheduler.ManualConfig{})
+	defer m.Shutdown()
+	var calls []int
+	m.SetBusyLimit(10, func(n int) { calls = append(calls, n) })
+	script := make([]scheduler.InvokeResult, 100)
+	for i := range script {
+		script[i] = scheduler.Yielded()
+	}
+	r := &fakeRunnable{script: script}
+	m.Schedule(r)
+	require.Equal(t, 10, m.RunUntilIdle())
+	require.Equal(t, []int{10}, calls)
+	require.Equal(t, 10, m.RunUntilIdle(), "the next run is bounded too")
+	m.SetBusyLimit(0, nil)
+	require.Equal(t, 81, m.RunUntilIdle(), "no bound: the rest of the script and its completion")
+	require.Equal(t, []int{10, 10}, calls)
+}

@@ -52,6 +52,11 @@ type traceLog struct {
 	entries []TraceEntry
 }
 
+// ManualBusyLimit is the most invocations one run of a ManualSystem
+// (RunUntilIdle, each deadline of Advance, a probe's wait) makes before it
+// reports the system as never idle (an Errorf on the test) and returns.
+const ManualBusyLimit = 1 << 18
+
 // NewManualSystem starts a deterministic system for one test; options as
 // for NewSystem (SystemConfig.Throughput is handed to the executor; the
 // Dispatcher and Clock fields are the testkit's, and DeterministicIDs is
@@ -84,6 +89,15 @@ func NewManualSystem(t testing.TB, opts ...Option) *ManualSystem {
 			tl.entries = append(tl.entries, e)
 			tl.mu.Unlock()
 		},
+	})
+	// A system that never becomes idle (an actor that messages itself on
+	// every turn) fails the test once instead of hanging it, with the
+	// trace growing by an entry per invocation meanwhile.
+	var busyOnce sync.Once
+	exec.SetBusyLimit(ManualBusyLimit, func(n int) {
+		busyOnce.Do(func() {
+			t.Errorf("testkit: the manual system is still busy after %d invocations in one run: an actor keeps itself busy (a message to itself on every turn?); see Trace", n)
+		})
 	})
 	// Registered before NewSystem's cleanup, so it runs after it: the
 	// shutdown may still need the executor's resume timers.

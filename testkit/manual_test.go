@@ -225,3 +225,28 @@ func TestNewSystemReportsLeaks(t *testing.T) {
 	clean.finish()
 	assert.Empty(t, clean.Errors())
 }
+
+// A manual system that never becomes idle (an actor that messages itself on
+// every turn) fails its test once, and RunUntilIdle returns, instead of
+// hanging the test for ever.
+func TestManualSystemNeverIdleFails(t *testing.T) {
+	rec := newRecorder(t)
+	ms := testkit.NewManualSystem(rec, func(c *actor.SystemConfig) { c.Throughput = 1 })
+	stop := false
+	pid := ms.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(string); ok && !stop {
+			c.Send(c.Self(), "again")
+		}
+	}))
+	ms.Root().Send(pid, "again")
+	n := ms.RunUntilIdle()
+	require.Equal(t, testkit.ManualBusyLimit, n)
+	ms.RunUntilIdle() // still busy: reported once
+	rec.mu.Lock()
+	errs := append([]string(nil), rec.errors...)
+	rec.mu.Unlock()
+	require.Len(t, errs, 1)
+	require.Contains(t, errs[0], "still busy")
+	stop = true
+	ms.RunUntilIdle()
+}
