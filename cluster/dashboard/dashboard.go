@@ -4,8 +4,11 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"net"
 	"net/http"
+	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +39,15 @@ type Config struct {
 	// RateWindow is the shortest window over which request rates and
 	// latency percentiles are computed (1 s when ≤ 0).
 	RateWindow time.Duration
+	// AllowedHosts are the host names (without port, compared without
+	// regard to case) the dashboard answers requests for besides
+	// "localhost", names ending in ".localhost" and IP literals, which it
+	// always answers; a request whose Host header names another host is
+	// refused with 403 Forbidden, so a web page elsewhere cannot read the
+	// dashboard through a DNS name it points at 127.0.0.1 (DNS rebinding).
+	// List the names the dashboard is reached by when it is served under
+	// one; "*" allows any host.
+	AllowedHosts []string
 }
 
 // Dashboard is an http.Handler serving the page at its root and the cluster
@@ -114,8 +126,19 @@ func (d *Dashboard) Close() {
 	}
 }
 
-// ServeHTTP serves the page at "/" and the state at "/api/state".
+// ServeHTTP serves the page at "/" and the state at "/api/state", to GET and
+// HEAD requests (other methods: 405) for an allowed host (others: 403; see
+// Config.AllowedHosts).
 func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if !d.hostAllowed(r.Host) {
+		http.Error(w, "host not allowed", http.StatusForbidden)
+		return
+	}
 	switch r.URL.Path {
 	case "", "/", "/index.html":
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -128,6 +151,29 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// hostAllowed reports whether a request's Host header names a host the
+// dashboard answers for.
+func (d *Dashboard) hostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	// An IP literal, bracketed when it is IPv6 without a port.
+	if _, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")); err == nil {
+		return true
+	}
+	for _, a := range d.cfg.AllowedHosts {
+		if a == "*" || strings.EqualFold(strings.TrimSuffix(a, "."), host) {
+			return true
+		}
+	}
+	return false
 }
 
 // State is what the page shows; ServeHTTP returns it as JSON.

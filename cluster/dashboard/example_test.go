@@ -49,8 +49,10 @@ func ExampleNew() {
 	mux := http.NewServeMux()
 	mux.Handle("/cluster/", http.StripPrefix("/cluster", d))
 
+	// What a browser on this machine asks for (the dashboard answers
+	// localhost and IP literals; see Config.AllowedHosts for DNS names).
 	rec := httptest.NewRecorder()
-	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/cluster/api/state", nil))
+	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://localhost:8080/cluster/api/state", nil))
 	var st dashboard.State
 	if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil {
 		fmt.Println(err)

@@ -86,7 +86,13 @@ func run(ctx context.Context, o options, w io.Writer) int {
 		m.gate = gate
 		members = append(members, m)
 	}
-	dash := dashboard.New(dashboard.Config{Title: "fraktor demo: accounts"})
+	dcfg := dashboard.Config{Title: "fraktor demo: accounts"}
+	if host, _, err := net.SplitHostPort(o.dashboard); err == nil && host != "" {
+		// --dashboard names the host the page is reached by; a DNS name
+		// must be allowed (IP literals and localhost always are).
+		dcfg.AllowedHosts = []string{host}
+	}
+	dash := dashboard.New(dcfg)
 	for _, m := range members {
 		dash.Attach(m.c, m.reader)
 	}
