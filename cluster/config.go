@@ -54,6 +54,10 @@ func NewKind(name string, props *actor.Props, opts ...KindOption) Kind {
 // Name returns the kind's name.
 func (k Kind) Name() string { return k.name }
 
+// IdleTimeout returns the kind's own idle timeout (WithIdleTimeout): 0 when
+// it uses Config.IdleTimeout, negative when it never passivates.
+func (k Kind) IdleTimeout() time.Duration { return k.idle }
+
 // LeaseTiming is what a Provider tells the runtime of its lease timing, so
 // Config.Validate can check the single-activation relations. Providers that
 // know it implement LeaseTimer.

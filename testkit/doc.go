@@ -12,8 +12,10 @@
 // advances the virtual clock one timer deadline at a time, up to the
 // timeout; 0 means "do not move the clock".
 //
-// For grains: NewGrain runs one grain without a cluster in the
-// deterministic mode; NewCluster starts an in-process cluster with fault
+// For grains: NewGrain runs one grain identity without a cluster in the
+// deterministic mode, as the cluster would (a message after a stop starts
+// a new activation, idle activations passivate on the virtual clock, a
+// failed start is the caller's *cluster.ActivationFailedError); NewCluster starts an in-process cluster with fault
 // injection (Kill, Stop, Restart, AddNode, Partition, PartitionRegistry,
 // Pause) and an Observer that checks single activation; FencedStore is a
 // store that refuses writes with stale fencing tokens.

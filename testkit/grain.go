@@ -1,47 +1,68 @@
 package testkit
 
 import (
-	"sync/atomic"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
 )
 
-// Grain is one activation of a grain kind run without a cluster, for a
-// unit test: on a deterministic system (NewManualSystem), with a probe as
-// the caller of every message. Inside the grain cluster.IdentityOf answers
+// Grain is a grain kind's activations run without a cluster, for a unit
+// test: on a deterministic system (NewManualSystem), with a probe as the
+// caller of every message. Inside the grain cluster.IdentityOf answers
 // Identity and cluster.FencingTokenOf answers Token; cluster.Passivate
-// stops the activation. Use it from the test goroutine.
+// stops the activation.
+//
+// As in the cluster, the identity always exists: a message sent after its
+// activation stopped (passivated, idle, stopped itself, failed to start)
+// starts a new one first, with the next fencing token; an activation that
+// received no message for the kind's idle timeout (cluster.WithIdleTimeout,
+// else the cluster default, one hour) is passivated when the virtual clock
+// gets there (g.Sys.Advance). Use it from the test goroutine.
 type Grain struct {
 	// Sys is the deterministic system the grain runs on.
 	Sys *ManualSystem
 	// Probe is the caller: Send's messages come from it and replies
 	// arrive in it (ExpectMsg(g.Probe, 0)).
 	Probe *Probe
-	// PID is the current activation.
+	// PID is the current activation (or the last one, once it stopped).
 	PID *actor.PID
 	// Identity is the grain's identity.
 	Identity cluster.Identity
 	// Token is the current activation's fencing token: Epoch 1, Seq 1 for
-	// the first, Seq one greater for each Reactivate.
+	// the first, Seq one greater for each activation after it.
 	Token cluster.FencingToken
 
-	t       testing.TB
-	kind    cluster.Kind
-	started atomic.Bool // the current activation's Started handler returned
+	t    testing.TB
+	kind cluster.Kind
+	idle time.Duration // ≤ 0: never passivated for idleness
+
+	// What the current activation has done; written on the actor's turn
+	// and by the idle timer, read by the test goroutine.
+	mu       sync.Mutex
+	started  bool      // its Started handler returned
+	stopped  bool      // it handled Stopped (or was never spawned)
+	startErr error     // why its Started failed, nil if it did not
+	last     time.Time // virtual time of its last message
+	armed    bool      // an idle check is pending for it
 }
 
 // NewGrain activates one grain of kind under id on a new deterministic
 // system and runs it until its Started handler has returned. As in the
 // cluster, a panic in that handler fails the activation: the grain is
-// stopped, not restarted (g.Probe.Watch(g.PID) then answers Terminated);
-// a later failure is supervised by the system's GuardianStrategy
-// (actor.DefaultStrategy unless an option sets one). Cleanup shuts the
-// system down and checks for leaked goroutines (as NewManualSystem).
+// stopped, not restarted (g.Probe.Watch(g.PID) then answers Terminated,
+// and ActivationError says why); a later failure is supervised by the
+// system's GuardianStrategy (actor.DefaultStrategy unless an option sets
+// one). Cleanup shuts the system down and checks for leaked goroutines (as
+// NewManualSystem).
 func NewGrain(t testing.TB, kind cluster.Kind, id cluster.Identity, opts ...Option) *Grain {
 	t.Helper()
-	g := &Grain{Identity: id, t: t, kind: kind, Token: cluster.FencingToken{Epoch: 1}}
+	g := &Grain{Identity: id, t: t, kind: kind, Token: cluster.FencingToken{Epoch: 1}, idle: kind.IdleTimeout()}
+	if g.idle == 0 {
+		g.idle = cluster.DefaultConfig().IdleTimeout
+	}
 	sup := &grainGuardian{g: g}
 	all := append(append([]Option(nil), opts...), func(c *actor.SystemConfig) {
 		sup.next = c.GuardianStrategy
@@ -69,20 +90,40 @@ type grainGuardian struct {
 }
 
 func (s *grainGuardian) HandleFailure(sup actor.Supervisor, f actor.Failure) {
-	if g := s.g; g.PID != nil && f.Child.Equal(g.PID) && !g.started.Load() {
+	if g := s.g; g.current(f.Child) && !g.hasStarted() {
+		g.mu.Lock()
+		g.startErr = &cluster.ActivationFailedError{Key: g.Identity, Err: f.Err}
+		g.mu.Unlock()
 		sup.StopChildren(f.Child)
 		return
 	}
 	s.next.HandleFailure(sup, f)
 }
 
+// current reports whether pid is the current activation.
+func (g *Grain) current(pid *actor.PID) bool { return g.PID != nil && pid.Equal(g.PID) }
+
+func (g *Grain) hasStarted() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.started
+}
+
+// activate starts the identity's next activation and runs the system until
+// idle.
 func (g *Grain) activate() {
 	g.t.Helper()
 	g.Token.Seq++
-	g.started.Store(false)
-	props := g.kind.StandaloneProps(g.Identity, g.Token).With(actor.WithReceiveMiddleware(g.markStarted))
+	g.mu.Lock()
+	g.started, g.stopped, g.startErr, g.armed = false, false, nil, false
+	g.last = g.Sys.Now()
+	g.mu.Unlock()
+	props := g.kind.StandaloneProps(g.Identity, g.Token).With(actor.WithReceiveMiddleware(g.track))
 	pid, err := g.Sys.Root().SpawnNamed(props, g.Identity.String())
 	if err != nil {
+		g.mu.Lock()
+		g.stopped = true
+		g.mu.Unlock()
 		g.t.Fatalf("testkit: NewGrain %s: %v", g.Identity, err)
 		return
 	}
@@ -90,28 +131,124 @@ func (g *Grain) activate() {
 	g.Sys.RunUntilIdle()
 }
 
-// markStarted records that the activation's Started handler returned.
-func (g *Grain) markStarted(next actor.ReceiveFunc) actor.ReceiveFunc {
+// ensureActive starts a new activation when the current one has stopped,
+// as a message to the identity does in the cluster. It reports whether an
+// activation is running; when not, ActivationError says why.
+func (g *Grain) ensureActive() bool {
+	g.t.Helper()
+	g.mu.Lock()
+	stopped := g.stopped
+	g.mu.Unlock()
+	if stopped {
+		g.activate()
+	}
+	return g.ActivationError() == nil
+}
+
+// ActivationError returns nil when the current activation's Started
+// handler returned, and the *cluster.ActivationFailedError a caller in the
+// cluster would get (errors.Is cluster.ErrActivationFailed) when it
+// failed.
+func (g *Grain) ActivationError() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.startErr
+}
+
+// track is the activation's receive middleware: it records that Started
+// returned, every message (the idle clock restarts), and Stopped.
+func (g *Grain) track(next actor.ReceiveFunc) actor.ReceiveFunc {
 	return func(c actor.Context) {
+		pid := c.Self()
+		switch c.Message().(type) {
+		case *actor.Stopped:
+			// Marked even when the handler panics: the activation is gone.
+			defer g.ended(pid)
+		case *actor.Stopping:
+		default:
+			g.touch(pid)
+		}
 		next(c)
 		if _, ok := c.Message().(*actor.Started); ok {
-			g.started.Store(true)
+			g.begun(pid)
 		}
 	}
 }
 
+func (g *Grain) touch(pid *actor.PID) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.current(pid) {
+		g.last = g.Sys.Now()
+	}
+}
+
+func (g *Grain) ended(pid *actor.PID) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.current(pid) {
+		g.stopped = true
+	}
+}
+
+// begun records that pid's Started handler returned (again, after a
+// restart) and starts its idle clock once.
+func (g *Grain) begun(pid *actor.PID) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.current(pid) {
+		return
+	}
+	g.started = true
+	if g.idle > 0 && !g.armed {
+		g.armed = true
+		g.Sys.Clock.AfterFunc(g.idle, func() { g.idleCheck(pid) })
+	}
+}
+
+// idleCheck passivates pid when it received no message for the idle
+// timeout, and looks again when that is due otherwise; as the cluster's
+// placement actor does, it lets the messages already queued run first.
+func (g *Grain) idleCheck(pid *actor.PID) {
+	g.mu.Lock()
+	if !g.current(pid) || g.stopped {
+		g.mu.Unlock()
+		return
+	}
+	if left := g.idle - g.Sys.Now().Sub(g.last); left > 0 {
+		g.Sys.Clock.AfterFunc(left, func() { g.idleCheck(pid) })
+		g.mu.Unlock()
+		return
+	}
+	g.mu.Unlock()
+	g.Sys.Root().Poison(pid)
+}
+
 // Send sends msg to the grain with the probe as sender and runs the
-// system until idle; the reply, if any, is in Probe.
+// system until idle; the reply, if any, is in Probe. When the activation
+// has stopped, a new one is started first; when that one fails its Started
+// handler, msg is not delivered (as in the cluster, where the caller gets
+// the ActivationError).
 func (g *Grain) Send(msg any) {
+	g.t.Helper()
+	if !g.ensureActive() {
+		return
+	}
 	g.Probe.Send(g.PID, msg)
 	g.Sys.RunUntilIdle()
 }
 
-// RequestGrain sends msg to g and returns the grain's reply of type T (failing the
-// test if there is none or it has another type).
+// RequestGrain sends msg to g and returns the grain's reply of type T
+// (failing the test if there is none, it has another type, or the
+// activation failed to start).
 func RequestGrain[T any](g *Grain, msg any) T {
 	g.t.Helper()
 	g.Send(msg)
+	if err := g.ActivationError(); err != nil {
+		var zero T
+		g.t.Fatalf("testkit: RequestGrain %s: %v", g.Identity, err)
+		return zero
+	}
 	return ExpectMsg[T](g.Probe, 0)
 }
 
@@ -122,6 +259,13 @@ func RequestGrain[T any](g *Grain, msg any) T {
 // there.
 func (g *Grain) Reactivate() {
 	g.t.Helper()
+	g.mu.Lock()
+	stopped := g.stopped
+	g.mu.Unlock()
+	if stopped {
+		g.activate()
+		return
+	}
 	// A future waits for the stop, not g.Probe: the probe may hold replies
 	// the test has not taken yet, and they stay there for it.
 	f := g.Sys.Root().PoisonFuture(g.PID)
@@ -138,9 +282,14 @@ func (g *Grain) Reactivate() {
 // CallGrain sends req to g, a typed grain (a kind generated by
 // protoc-gen-fraktor-grain), and returns its reply as T, or the grain
 // method's error as *cluster.GrainError (a panic in the method is
-// cluster.CodeInternal); it fails the test when no reply came.
+// cluster.CodeInternal), or the *cluster.ActivationFailedError when the
+// activation failed to start; it fails the test when no reply came.
 func CallGrain[T any](g *Grain, req any) (T, error) {
 	g.t.Helper()
 	g.Send(req)
+	if err := g.ActivationError(); err != nil {
+		var zero T
+		return zero, err
+	}
 	return cluster.GrainReply[T](ExpectMsg[any](g.Probe, 0))
 }
