@@ -78,8 +78,9 @@ func (s *System) deadLetter(pid *PID, msg any, sender *PID, reason error) {
 			}
 		} else if sender.Address != LocalAddress && sender.Address != s.Address() {
 			// A sender on another node: its node tells the sender if it is a
-			// waiting future, so that the request fails at once there too.
-			s.send(nil, sender, &DeadLetterResponse{Target: pid}, nil)
+			// waiting future, so that the request fails at once there too
+			// (with the reason, where the wire can carry it).
+			s.send(nil, sender, &DeadLetterResponse{Target: pid, Reason: reason}, nil)
 		}
 	}
 	if s.events.Len() > 0 {

@@ -182,7 +182,11 @@ func (f *Future) complete(v any, err error) {
 		return
 	}
 	if dl, ok := v.(*DeadLetterResponse); ok {
-		v, err = nil, fmt.Errorf("%w: %s", ErrDeadLetter, dl.Target)
+		if dl.Reason != nil {
+			v, err = nil, fmt.Errorf("%w: %s: %w", ErrDeadLetter, dl.Target, dl.Reason)
+		} else {
+			v, err = nil, fmt.Errorf("%w: %s", ErrDeadLetter, dl.Target)
+		}
 	}
 	f.result, f.err = v, err
 	f.mu.Lock()

@@ -48,8 +48,14 @@ type Terminated struct {
 	Why TerminatedReason
 }
 
-// DeadLetterResponse is sent to a future whose request went to a dead letter.
-type DeadLetterResponse struct{ Target *PID }
+// DeadLetterResponse is sent to a future whose request went to a dead
+// letter. Reason is nil when Target does not exist, else why the message
+// was not delivered (the future's error wraps it): from another node, that
+// it could not decode the message (remote.ErrUnknownType, ...).
+type DeadLetterResponse struct {
+	Target *PID
+	Reason error
+}
 
 // Shared instances: lifecycle messages carry no data, so delivering them
 // allocates nothing.

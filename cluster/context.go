@@ -202,7 +202,9 @@ func (c *Cluster) backoff(ctx context.Context, n int, cause error) bool {
 // is hosted nowhere, the identity is invalid, this member is leaving, the
 // grain itself failed to start, or remote cannot encode the message or the
 // activation request (an unregistered type, a codec that panicked or failed, an
-// envelope larger than a frame: every attempt would fail alike). An
+// envelope larger than a frame: every attempt would fail alike), or the
+// owner's node could not decode the message (its dead letter answer says
+// so: a type it has not registered, a codec that panicked, bad bytes). An
 // activation that failed for a transient reason (a custom lookup wraps
 // every activator error in *ActivationFailedError) is retried.
 func isFatal(err error) bool {
@@ -210,7 +212,8 @@ func isFatal(err error) bool {
 	return errors.Is(err, ErrNoSuchKind) || errors.Is(err, ErrInvalidIdentity) ||
 		errors.As(err, &gs) || errors.Is(err, errLocalShutdown) ||
 		errors.Is(err, remote.ErrUnknownType) || errors.Is(err, remote.ErrCodecPanic) ||
-		errors.Is(err, remote.ErrSerialize) || errors.Is(err, remote.ErrFrameTooLarge)
+		errors.Is(err, remote.ErrSerialize) || errors.Is(err, remote.ErrFrameTooLarge) ||
+		errors.Is(err, remote.ErrMalformed)
 }
 
 // grainStartError: the owner spawned the grain and its producer or Started

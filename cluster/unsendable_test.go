@@ -26,18 +26,32 @@ type FailCodec struct{}
 
 func (*FailCodec) MarshalJSON() ([]byte, error) { return nil, errors.New("test: cannot encode") }
 
+// OnlyClient is a JSON message the client registers and the owner does
+// not, as a newer client's request to an older grain.
+type OnlyClient struct{ N int }
+
+// DecodePanic is a JSON message whose decoder panics (on the owner).
+type DecodePanic struct{}
+
+func (*DecodePanic) UnmarshalJSON([]byte) error { panic("test: decoder bug") }
+
 // A request that remote cannot encode (an unregistered type, a codec that
 // panics or fails, an envelope larger than a frame: a huge identity; an identity
 // that is not UTF-8, refused as invalid before) fails the same way on every
 // attempt: it is returned at once with remote's error, as
 // ErrNoSuchKind is, instead of being retried until the attempts or the
-// deadline run out and reported as ErrTimeout.
+// deadline run out and reported as ErrTimeout. So does one the owner
+// cannot decode (a type it has not registered, a decoder that panics).
 func TestClusterUnsendableRequestNotRetried(t *testing.T) {
 	reg := newRegistry(t)
 	client, owner := startMember(t, reg), startMember(t, reg, counterKind()) // every grain on owner
 	awaitMembers(t, 2, client, owner)
 	require.NoError(t, remote.RegisterJSON[*PanicCodec](remote.Get(client.sys).Serializers(), "test.PanicCodec"))
 	require.NoError(t, remote.RegisterJSON[*FailCodec](remote.Get(client.sys).Serializers(), "test.FailCodec"))
+	require.NoError(t, remote.RegisterJSON[*OnlyClient](remote.Get(client.sys).Serializers(), "test.OnlyClient"))
+	for _, m := range []node{client, owner} {
+		require.NoError(t, remote.RegisterJSON[*DecodePanic](remote.Get(m.sys).Serializers(), "test.DecodePanic"))
+	}
 	_, err := cluster.Request[*Total](ctxWait(t), client.c, cluster.NewIdentity("counter", "1"), &Get{})
 	require.NoError(t, err)
 	for _, tc := range []struct {
@@ -52,6 +66,10 @@ func TestClusterUnsendableRequestNotRetried(t *testing.T) {
 		{"codec fails", cluster.NewIdentity("counter", "1"), &FailCodec{}, remote.ErrSerialize},
 		{"identity larger than a frame", cluster.NewIdentity("counter", strings.Repeat("x", 5<<20)), &Get{}, remote.ErrFrameTooLarge},
 		{"identity not UTF-8", cluster.NewIdentity("counter", "a\xffb"), &Get{}, cluster.ErrInvalidIdentity},
+		// What the owner cannot decode fails alike: its node answers with
+		// the reason.
+		{"type unknown at the owner", cluster.NewIdentity("counter", "1"), &OnlyClient{N: 1}, remote.ErrUnknownType},
+		{"codec panics at the owner", cluster.NewIdentity("counter", "1"), &DecodePanic{}, remote.ErrCodecPanic},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Far more time than the retries take, which the request must

@@ -220,7 +220,27 @@ func TestSystemMessagesRoundTrip(t *testing.T) {
 			assert.ErrorIs(t, err, ErrMalformed, "truncated %T", m)
 		}
 	}
-	_, err := DecodeSystemMessage([]byte{99})
+	// A dead letter's reason follows its target only when it is not 0, so
+	// a node that predates reasons reads the common answer.
+	plain, err := AppendSystemMessage(nil, &DeadLetterResponse{Target: b})
+	require.NoError(t, err)
+	for r := DeadLetterUnknownType; r <= DeadLetterMalformed+1; r++ {
+		withReason, err := AppendSystemMessage(nil, &DeadLetterResponse{Target: b, Reason: r})
+		require.NoError(t, err)
+		assert.Equal(t, append(plain, byte(r)), withReason)
+		got, err := DecodeSystemMessage(withReason)
+		require.NoError(t, err)
+		assert.Equal(t, &DeadLetterResponse{Target: b, Reason: r}, got)
+		_, err = DecodeSystemMessage(append(withReason, 1))
+		assert.ErrorIs(t, err, ErrMalformed)
+	}
+	assert.ErrorIs(t, DeadLetterUnknownType.Err(), ErrUnknownType)
+	assert.ErrorIs(t, DeadLetterCodecPanic.Err(), ErrCodecPanic)
+	assert.ErrorIs(t, DeadLetterMalformed.Err(), ErrMalformed)
+	assert.NoError(t, (DeadLetterMalformed + 1).Err(), "a reason unknown here reads as no reason")
+	assert.NoError(t, DeadLetterNoTarget.Err())
+
+	_, err = DecodeSystemMessage([]byte{99})
 	assert.ErrorIs(t, err, ErrUnknownType)
 	_, err = DecodeSystemMessage(nil)
 	assert.ErrorIs(t, err, ErrMalformed)

@@ -151,7 +151,8 @@ func TestStaleTerminationSparesNewRequests(t *testing.T) {
 // TestUnregisteredType: a message type the sender has not registered is a
 // dead letter at the sender with ErrUnknownType; one the receiver has not
 // registered is a dead letter at the receiver (logged, with an
-// EventUnknownType event) and the sender's request fails at once. The
+// EventUnknownType event) and the sender's request fails at once, with
+// ErrUnknownType as its reason. The
 // connection stays up: later messages get through.
 func TestUnregisteredType(t *testing.T) {
 	cfgA := testConfig(t)
@@ -176,6 +177,8 @@ func TestUnregisteredType(t *testing.T) {
 	t.Run("unknown at the receiver", func(t *testing.T) {
 		_, err := actor.Request[*EchoReply](ctxWait(t), sysA.Root(), echo, &OnlyA{X: 2})
 		require.ErrorIs(t, err, actor.ErrDeadLetter)
+		require.ErrorIs(t, err, remote.ErrUnknownType, "the receiver's reason reached the sender")
+		assert.Contains(t, err.Error(), "could not decode")
 		e := waitFor(t, dlB, "dead letter at b", deadLetterWith(remote.ErrUnknownType))
 		assert.Equal(t, "echo", e.PID.ID)
 		assert.Contains(t, e.Reason.Error(), "test.OnlyA")

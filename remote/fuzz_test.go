@@ -292,6 +292,7 @@ func FuzzSystemMessage(f *testing.F) {
 		&StopRequest{},
 		&PoisonPillRequest{},
 		&DeadLetterResponse{Target: PIDRef{"b", "2"}},
+		&DeadLetterResponse{Target: PIDRef{"b", "2"}, Reason: DeadLetterUnknownType},
 	} {
 		b, err := AppendSystemMessage(nil, m)
 		require.NoError(f, err)

@@ -125,7 +125,11 @@ func (r *Remote) deliverControl(p actor.Process, env Envelope, target *actor.PID
 	case *DeadLetterResponse:
 		// Only a waiting future is told; an actor is not (as locally).
 		if _, ok := p.(*actor.Future); ok {
-			p.SendUser(target, &actor.DeadLetterResponse{Target: r.pid(m.Target)}, nil)
+			dl := &actor.DeadLetterResponse{Target: r.pid(m.Target)}
+			if err := m.Reason.Err(); err != nil {
+				dl.Reason = fmt.Errorf("%w: %s could not decode the message", err, m.Target.Address)
+			}
+			p.SendUser(target, dl, nil)
 		}
 	}
 }

@@ -24,13 +24,13 @@ func (p *remoteProcess) SendUser(pid *actor.PID, msg any, sender *actor.PID) {
 	case *actor.PoisonPill:
 		msg = &PoisonPillRequest{}
 	case *actor.DeadLetterResponse:
-		msg = &DeadLetterResponse{Target: p.r.ref(m.Target)}
+		msg = &DeadLetterResponse{Target: p.r.ref(m.Target), Reason: deadLetterReason(m.Reason)}
 	case *actor.MessageEnvelope:
 		switch inner := m.Message.(type) {
 		case *actor.PoisonPill:
 			msg = &actor.MessageEnvelope{Header: m.Header, Message: &PoisonPillRequest{}}
 		case *actor.DeadLetterResponse:
-			msg = &DeadLetterResponse{Target: p.r.ref(inner.Target)}
+			msg = &DeadLetterResponse{Target: p.r.ref(inner.Target), Reason: deadLetterReason(inner.Reason)}
 		}
 	}
 	p.r.send(pid, msg, sender)

@@ -1,6 +1,9 @@
 package remote
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // SystemMessage marks the runtime's own remote protocol messages. They are
 // serialized by a compact built-in encoding (serializer SerializerSystem),
@@ -63,8 +66,67 @@ type PoisonPillRequest struct{}
 
 // DeadLetterResponse tells the envelope's target (the sender of a message
 // that could not be delivered, typically a future waiting for an answer)
-// that Target does not exist, so the request fails at once.
-type DeadLetterResponse struct{ Target PIDRef }
+// that Target does not exist, or (Reason) that the node could not decode
+// the message, so the request fails at once.
+type DeadLetterResponse struct {
+	Target PIDRef
+	// Reason is DeadLetterNoTarget, or why the message's payload could
+	// not be decoded at Target's node. On the wire it follows Target only
+	// when it is not zero: a node that predates it reads the common
+	// answer as before (and refuses the rare other one as malformed).
+	Reason DeadLetterReason
+}
+
+// DeadLetterReason says why a message sent to another node was not
+// delivered there; stable on the wire.
+type DeadLetterReason uint8
+
+// Dead letter reasons. A receiver that does not know a reason reads it as
+// DeadLetterNoTarget.
+const (
+	// DeadLetterNoTarget: the target process does not exist (never did,
+	// or stopped).
+	DeadLetterNoTarget DeadLetterReason = iota
+	// DeadLetterUnknownType: the message's type is not registered in the
+	// Serializers of the target's node (ErrUnknownType).
+	DeadLetterUnknownType
+	// DeadLetterCodecPanic: the type's codec panicked on the payload
+	// there (ErrCodecPanic).
+	DeadLetterCodecPanic
+	// DeadLetterMalformed: the payload's bytes did not decode there
+	// (ErrMalformed).
+	DeadLetterMalformed
+)
+
+// deadLetterReason is the wire reason of a dead letter whose local reason
+// is err: a payload that could not be decoded, else DeadLetterNoTarget.
+func deadLetterReason(err error) DeadLetterReason {
+	switch {
+	case err == nil:
+		return DeadLetterNoTarget
+	case errors.Is(err, ErrUnknownType):
+		return DeadLetterUnknownType
+	case errors.Is(err, ErrCodecPanic):
+		return DeadLetterCodecPanic
+	case errors.Is(err, ErrMalformed):
+		return DeadLetterMalformed
+	}
+	return DeadLetterNoTarget
+}
+
+// Err returns the sentinel error of a reason that a payload could not be
+// decoded, and nil for DeadLetterNoTarget and reasons unknown here.
+func (r DeadLetterReason) Err() error {
+	switch r {
+	case DeadLetterUnknownType:
+		return ErrUnknownType
+	case DeadLetterCodecPanic:
+		return ErrCodecPanic
+	case DeadLetterMalformed:
+		return ErrMalformed
+	}
+	return nil
+}
 
 func (*WatchRequest) remoteSystemMessage()       {}
 func (*UnwatchRequest) remoteSystemMessage()     {}
@@ -147,7 +209,11 @@ func AppendSystemMessage(dst []byte, m SystemMessage) ([]byte, error) {
 		}
 	case *DeadLetterResponse:
 		if m != nil {
-			return appendPIDRef(append(dst, sysDeadLetterResponse), m.Target), nil
+			dst = appendPIDRef(append(dst, sysDeadLetterResponse), m.Target)
+			if m.Reason != DeadLetterNoTarget {
+				dst = append(dst, byte(m.Reason))
+			}
+			return dst, nil
 		}
 	}
 	return dst, fmt.Errorf("%w: system message %T", ErrUnknownType, m)
@@ -189,7 +255,13 @@ func DecodeSystemMessage(b []byte) (SystemMessage, error) {
 	case sysPoisonPill:
 		m = &PoisonPillRequest{}
 	case sysDeadLetterResponse:
-		m = &DeadLetterResponse{Target: c.pidRef()}
+		dl := &DeadLetterResponse{Target: c.pidRef()}
+		if c.err == nil && c.off < len(c.b) {
+			if dl.Reason = DeadLetterReason(c.byte1()); dl.Reason == DeadLetterNoTarget {
+				c.fail("dead letter reason 0 is written as no byte")
+			}
+		}
+		m = dl
 	default:
 		return nil, fmt.Errorf("%w: system message tag %d", ErrUnknownType, b[0])
 	}
