@@ -2,12 +2,18 @@ package actor
 
 import (
 	"strconv"
+	"strings"
 	"unsafe"
 )
 
 // futureIDPrefix starts every future's ID; the rest is a sequence number in
 // base 36.
 const futureIDPrefix = "future$"
+
+// IsFutureID reports whether id has the form of a future's ID (the sender
+// of RequestFuture's and Request's message), on any node. Remote uses it to
+// tell only futures, not actors, of a reply that can never reach them.
+func IsFutureID(id string) bool { return strings.HasPrefix(id, futureIDPrefix) }
 
 // futureID holds a future's ID inside the Future itself. A request makes a
 // future, and its ID was the one allocation of a request besides the future

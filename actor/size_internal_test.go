@@ -91,6 +91,12 @@ func TestFutureIDInline(t *testing.T) {
 	if got := b.format(1<<64 - 1); got != "future$"+strconv.FormatUint(1<<64-1, 36) {
 		t.Fatalf("long ID %q", got)
 	}
+	if !IsFutureID(f.PID().ID) || !IsFutureID(sys.Root().StopFuture(f.PID()).PID().ID) {
+		t.Fatal("IsFutureID does not know a future's ID")
+	}
+	if pid := sys.Root().Spawn(PropsFromFunc(func(Context) {})); IsFutureID(pid.ID) {
+		t.Fatalf("IsFutureID(%q), an actor's", pid.ID)
+	}
 }
 
 // StopFuture on a local actor is one system message carried in the

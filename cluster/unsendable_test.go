@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
 	"github.com/fraktor-go/fraktor/remote"
 )
@@ -86,4 +88,29 @@ func TestClusterUnsendableRequestNotRetried(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A grain whose reply its member cannot encode (here a type the owner has
+// not registered) ran the request once: the caller fails at once with the
+// owner's reason instead of timing out each attempt and retrying, which
+// would run the grain's handler again on every attempt.
+func TestClusterUnsendableReplyNotRetried(t *testing.T) {
+	reg := newRegistry(t)
+	var handled atomic.Int32
+	kind := cluster.NewKind("replier", actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(*Get); ok {
+			handled.Add(1)
+			c.Respond(&OnlyClient{N: 1})
+		}
+	}))
+	client, owner := startMember(t, reg), startMember(t, reg, kind) // every grain on owner
+	awaitMembers(t, 2, client, owner)
+	require.NoError(t, remote.RegisterJSON[*OnlyClient](remote.Get(client.sys).Serializers(), "test.OnlyClient"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := cluster.Request[*OnlyClient](ctx, client.c, cluster.NewIdentity("replier", "1"), &Get{})
+	if !errors.Is(err, remote.ErrUnknownType) || !errors.Is(err, actor.ErrDeadLetter) || errors.Is(err, cluster.ErrTimeout) {
+		t.Fatalf("err %.300v, want the owner's ErrUnknownType, not retried", err)
+	}
+	require.EqualValues(t, 1, handled.Load(), "the grain handled the request once")
 }

@@ -178,7 +178,7 @@ func TestUnregisteredType(t *testing.T) {
 		_, err := actor.Request[*EchoReply](ctxWait(t), sysA.Root(), echo, &OnlyA{X: 2})
 		require.ErrorIs(t, err, actor.ErrDeadLetter)
 		require.ErrorIs(t, err, remote.ErrUnknownType, "the receiver's reason reached the sender")
-		assert.Contains(t, err.Error(), "could not decode")
+		assert.Contains(t, err.Error(), "reported by "+echo.Address)
 		e := waitFor(t, dlB, "dead letter at b", deadLetterWith(remote.ErrUnknownType))
 		assert.Equal(t, "echo", e.PID.ID)
 		assert.Contains(t, e.Reason.Error(), "test.OnlyA")

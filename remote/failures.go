@@ -33,6 +33,20 @@ func (r *Remote) undelivered(u Undelivered) {
 		return
 	}
 	msg := env.Message
+	if code := deadLetterReason(u.Err); code != DeadLetterNoTarget && actor.IsFutureID(env.Target.ID) {
+		if _, sys := msg.(SystemMessage); !sys {
+			from := env.Sender
+			if from.IsZero() {
+				from = PIDRef{Address: r.Address()}
+			}
+			// The message, a reply to a future on the other node, can never
+			// be encoded (its type is not registered here, its codec failed,
+			// it does not fit in a frame): the future is told why now
+			// instead of waiting out its deadline, and a cluster caller
+			// does not retry (and run the grain's handler again).
+			r.sendEnv(Envelope{Target: env.Target, Message: &DeadLetterResponse{Target: from, Reason: code}})
+		}
+	}
 	switch m := msg.(type) {
 	case *WatchRequest:
 		r.watchUndelivered(m)

@@ -127,7 +127,7 @@ func (r *Remote) deliverControl(p actor.Process, env Envelope, target *actor.PID
 		if _, ok := p.(*actor.Future); ok {
 			dl := &actor.DeadLetterResponse{Target: r.pid(m.Target)}
 			if err := m.Reason.Err(); err != nil {
-				dl.Reason = fmt.Errorf("%w: %s could not decode the message", err, m.Target.Address)
+				dl.Reason = fmt.Errorf("%w (reported by %s)", err, m.Target.Address)
 			}
 			p.SendUser(target, dl, nil)
 		}

@@ -64,15 +64,17 @@ type StopRequest struct{}
 // before it (the wire form of *actor.PoisonPill, a user message).
 type PoisonPillRequest struct{}
 
-// DeadLetterResponse tells the envelope's target (the sender of a message
-// that could not be delivered, typically a future waiting for an answer)
-// that Target does not exist, or (Reason) that the node could not decode
-// the message, so the request fails at once.
+// DeadLetterResponse tells the envelope's target, typically a future
+// waiting for an answer, that a message did not make it, so the request
+// fails at once: the target's own message to Target, because Target does
+// not exist or (Reason) its node could not decode the message; or a
+// message from Target to it (a reply) that Target's node could not encode
+// (Reason).
 type DeadLetterResponse struct {
 	Target PIDRef
-	// Reason is DeadLetterNoTarget, or why the message's payload could
-	// not be decoded at Target's node. On the wire it follows Target only
-	// when it is not zero: a node that predates it reads the common
+	// Reason is DeadLetterNoTarget, or why the message could not be
+	// decoded or encoded on Target's node. On the wire it follows Target
+	// only when it is not zero: a node that predates it reads the common
 	// answer as before (and refuses the rare other one as malformed).
 	Reason DeadLetterReason
 }
@@ -96,6 +98,13 @@ const (
 	// DeadLetterMalformed: the payload's bytes did not decode there
 	// (ErrMalformed).
 	DeadLetterMalformed
+	// DeadLetterSerialize: a message to the envelope's target (a reply)
+	// could not be encoded on Target's node: its serializer returned an
+	// error (ErrSerialize).
+	DeadLetterSerialize
+	// DeadLetterFrameTooLarge: a message to the envelope's target did not
+	// fit in a frame on Target's node (ErrFrameTooLarge).
+	DeadLetterFrameTooLarge
 )
 
 // deadLetterReason is the wire reason of a dead letter whose local reason
@@ -110,6 +119,10 @@ func deadLetterReason(err error) DeadLetterReason {
 		return DeadLetterCodecPanic
 	case errors.Is(err, ErrMalformed):
 		return DeadLetterMalformed
+	case errors.Is(err, ErrSerialize):
+		return DeadLetterSerialize
+	case errors.Is(err, ErrFrameTooLarge):
+		return DeadLetterFrameTooLarge
 	}
 	return DeadLetterNoTarget
 }
@@ -124,6 +137,10 @@ func (r DeadLetterReason) Err() error {
 		return ErrCodecPanic
 	case DeadLetterMalformed:
 		return ErrMalformed
+	case DeadLetterSerialize:
+		return ErrSerialize
+	case DeadLetterFrameTooLarge:
+		return ErrFrameTooLarge
 	}
 	return nil
 }
