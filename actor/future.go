@@ -47,8 +47,14 @@ func (s *System) startFuture(f *Future, target *PID, timeout time.Duration) *Fut
 	// wire) and may complete at once on another goroutine: every field
 	// complete reads is written before add.
 	f.reg = s.registerFutures.Load()
-	if f.reg && !s.registry.add(id, f) {
-		f.reg = false // not published: no other goroutine sees f
+	for f.reg && !s.registry.add(id, f) {
+		// An actor has this ID: names are the user's, and a peer that saw
+		// a future's ID as a request's sender may name the next one in a
+		// remote spawn. The future takes the next number instead, so that
+		// answers from the wire, looked up by ID, reach it and not the
+		// actor (TestFutureIDNeverTakenFromAnActor).
+		id = f.idbuf.format(s.futureSeq.Add(1))
+		f.pidv.ID = id
 	}
 	if s.stopped.Load() {
 		f.complete(nil, ErrSystemStopped)

@@ -1,0 +1,48 @@
+package actor_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/testkit"
+)
+
+// A future never shares its ID with an actor: an actor given the name the
+// next future would get (a user's name, or one a peer names in a remote
+// spawn after seeing a future's ID as the sender of a request) does not
+// receive that future's answer from the wire, and the future does not wait
+// out its timeout. Before, the future was left unregistered and the answer,
+// looked up by ID, went to the actor.
+func TestFutureIDNeverTakenFromAnActor(t *testing.T) {
+	grab := &hostGrab{}
+	sys := testkit.NewSystem(t, func(c *actor.SystemConfig) { c.Extensions = append(c.Extensions, grab) })
+	grab.host.SetRemoteHandler(func(*actor.PID) actor.Process { return nil }) // futures become reachable by ID
+	// Answers as if from the wire: to a PID rebuilt from the sender's ID.
+	echo := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if s, ok := c.Message().(string); ok {
+			c.Send(actor.NewPID(c.Sender().Address, c.Sender().ID), "re: "+s)
+		}
+	}))
+	first := sys.Root().RequestFuture(echo, "one", time.Minute)
+	res, err := first.Result()
+	require.NoError(t, err)
+	require.Equal(t, "re: one", res)
+
+	seq, err := strconv.ParseUint(strings.TrimPrefix(first.PID().ID, "future$"), 36, 64)
+	require.NoError(t, err)
+	next := "future$" + strconv.FormatUint(seq+1, 36)
+	_, err = sys.Root().SpawnNamed(actor.PropsFromFunc(func(actor.Context) {}), next)
+	require.NoError(t, err)
+
+	second := sys.Root().RequestFuture(echo, "two", time.Minute)
+	require.NotEqual(t, next, second.PID().ID, "the future took another ID")
+	require.True(t, actor.IsFutureID(second.PID().ID))
+	res, err = second.Result()
+	require.NoError(t, err)
+	require.Equal(t, "re: two", res, "the answer reached the future, not the actor")
+}
