@@ -23,7 +23,8 @@ var errNotReady = errors.New("cluster: no view yet")
 // not retried), ErrShuttingDown (this member is leaving),
 // *ActivationFailedError, ErrInvalidIdentity, *actor.TypeMismatchError, and
 // remote's ErrUnknownType, ErrCodecPanic, ErrSerialize and ErrFrameTooLarge when msg or
-// the activation request cannot be encoded (not retried).
+// the activation request cannot be encoded, and ErrMalformed when the
+// grain's PID is longer than remote allows (not retried).
 // Messages from one caller to one identity arrive in the order sent while
 // the activation lives.
 func Request[T any](ctx context.Context, c *Cluster, id Identity, msg any) (T, error) {
@@ -202,7 +203,10 @@ func (c *Cluster) backoff(ctx context.Context, n int, cause error) bool {
 // is hosted nowhere, the identity is invalid, this member is leaving, the
 // grain itself failed to start, or remote cannot encode the message or the
 // activation request (an unregistered type, a codec that panicked or failed, an
-// envelope larger than a frame: every attempt would fail alike). An
+// envelope larger than a frame, a field longer than remote allows, as the
+// PID of a grain whose identity is longer than about 4 KB: every attempt
+// would fail alike; remote refuses them when sending, so ErrMalformed here
+// is never about the bytes of a peer). An
 // activation that failed for a transient reason (a custom lookup wraps
 // every activator error in *ActivationFailedError) is retried.
 func isFatal(err error) bool {
@@ -210,7 +214,8 @@ func isFatal(err error) bool {
 	return errors.Is(err, ErrNoSuchKind) || errors.Is(err, ErrInvalidIdentity) ||
 		errors.As(err, &gs) || errors.Is(err, errLocalShutdown) ||
 		errors.Is(err, remote.ErrUnknownType) || errors.Is(err, remote.ErrCodecPanic) ||
-		errors.Is(err, remote.ErrSerialize) || errors.Is(err, remote.ErrFrameTooLarge)
+		errors.Is(err, remote.ErrSerialize) || errors.Is(err, remote.ErrFrameTooLarge) ||
+		errors.Is(err, remote.ErrMalformed)
 }
 
 // grainStartError: the owner spawned the grain and its producer or Started
