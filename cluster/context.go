@@ -23,7 +23,8 @@ var errNotReady = errors.New("cluster: no view yet")
 // not retried), ErrShuttingDown (this member is leaving),
 // *ActivationFailedError, ErrInvalidIdentity, *actor.TypeMismatchError, and
 // remote's ErrUnknownType, ErrCodecPanic, ErrSerialize and ErrFrameTooLarge when msg or
-// the activation request cannot be encoded (not retried).
+// the activation request cannot be encoded, and ErrMalformed when the
+// grain's PID is longer than remote allows (not retried).
 // Messages from one caller to one identity arrive in the order sent while
 // the activation lives.
 func Request[T any](ctx context.Context, c *Cluster, id Identity, msg any) (T, error) {
@@ -202,9 +203,11 @@ func (c *Cluster) backoff(ctx context.Context, n int, cause error) bool {
 // is hosted nowhere, the identity is invalid, this member is leaving, the
 // grain itself failed to start, or remote cannot encode the message or the
 // activation request (an unregistered type, a codec that panicked or failed, an
-// envelope larger than a frame: every attempt would fail alike), or the
-// owner's node could not decode the message (its dead letter answer says
-// so: a type it has not registered, a codec that panicked, bad bytes). An
+// envelope larger than a frame, a field longer than remote allows, as the
+// PID of a grain whose identity is longer than about 4 KB: every attempt
+// would fail alike), or the owner's node could not decode the message or
+// encode the grain's reply (its dead letter answer says so: a type not
+// registered there, a codec that panicked or failed, bad bytes). An
 // activation that failed for a transient reason (a custom lookup wraps
 // every activator error in *ActivationFailedError) is retried.
 func isFatal(err error) bool {

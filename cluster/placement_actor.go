@@ -108,6 +108,7 @@ func (p *placementActor) Receive(ctx actor.Context) {
 		id := Identity{Kind: m.Kind, ID: m.Id}
 		p.c.flights.terminated(id, m.PidAddress, m.PidId)
 		p.c.dropCachedNoWait(id, m.PidId)
+		p.core.observed(FencingToken{Epoch: m.TokenEpoch, Seq: m.TokenSeq})
 		p.c.sys.EventStream().Publish(&ActivationTerminated{
 			Identity: id, Member: m.MemberKey, PID: actor.NewPID(m.PidAddress, m.PidId),
 			Token: FencingToken{Epoch: m.TokenEpoch, Seq: m.TokenSeq}, At: now,
@@ -121,7 +122,9 @@ func (p *placementActor) Receive(ctx actor.Context) {
 		}
 	case *blockMsg:
 		if m.unblock {
-			p.core.unblock(m.member.Key())
+			for _, a := range p.core.unblock(m.member.Key(), now) {
+				p.handOver(ctx, a, now)
+			}
 			return
 		}
 		// Seed 002's order: leases revoked, PidCache invalidated, event.
@@ -249,10 +252,9 @@ func (p *placementActor) sendAck(ctx actor.Context) {
 	ack := &clusterpb.ViewAck{MemberKey: p.core.selfKey, Epoch: p.core.view.Epoch, TopologyHash: p.core.view.Hash,
 		Vouches: p.core.vouches(p.c.now())}
 	for _, m := range p.core.view.Members {
-		if m.Key() == p.core.selfKey {
-			continue
+		if p.core.acksTo(m.Key()) {
+			ctx.Send(actor.NewPID(m.Address, placementName), ack)
 		}
-		ctx.Send(actor.NewPID(m.Address, placementName), ack)
 	}
 }
 

@@ -315,14 +315,34 @@ func (c *placementCore) block(key string, now time.Time) []*activation {
 	return c.moveAway(now)
 }
 
-// unblock makes the member key eligible again.
-func (c *placementCore) unblock(key string) {
+// unblock makes the member key eligible again and returns the local
+// activations that move to it. They move without a new view epoch, so they
+// are handed over as for a block: the view is acknowledged (and the member,
+// blocked until now, hears of it) only once they have terminated, and the
+// unblocked member's barrier waits for that acknowledgement. Removing a
+// member from the ring moves only the identities it owned, so putting it
+// back moves identities only to it: no other member's barrier is needed.
+func (c *placementCore) unblock(key string, now time.Time) []*activation {
 	if _, ok := c.blocked[key]; !ok {
-		return
+		return nil
 	}
 	delete(c.blocked, key)
-	if c.hasView {
-		c.rebuild()
+	if !c.hasView {
+		return nil
+	}
+	c.rebuild()
+	return c.moveAway(now)
+}
+
+// observed records the fencing token of an activation of another member
+// (its ActivationTerminated broadcast): a lease granted here later in the
+// same epoch gets a greater sequence number. Within one epoch an identity
+// moves between members only by an unblock, whose handover the broadcast
+// precedes (it is sent before the view acknowledgement that lets this
+// member grant); across epochs the epoch orders the tokens already.
+func (c *placementCore) observed(tok FencingToken) {
+	if c.hasView && tok.Epoch >= c.view.Epoch && tok.Seq > c.seq {
+		c.seq = tok.Seq
 	}
 }
 
@@ -483,6 +503,21 @@ func (c *placementCore) barrierHolds(id Identity, now time.Time) bool {
 // terminated.
 func (c *placementCore) canAck() bool {
 	return c.hasView && !c.fenced && c.handover == 0
+}
+
+// acksTo reports whether the view acknowledgement goes to the member with
+// key: every other member of the view but those blocked here. Remote
+// refuses a blocked member's traffic, but an unblock lets it through before
+// the placement actor has handled the unblock (its blockMsg is queued): the
+// member would take an acknowledgement of a view in which, on this member,
+// it owns nothing, and activate what this member still runs and has not
+// handed over yet (unblock).
+func (c *placementCore) acksTo(key string) bool {
+	if key == c.selfKey {
+		return false
+	}
+	_, blocked := c.blocked[key]
+	return !blocked
 }
 
 // vouches reports whether this member's acknowledgement also vouches for

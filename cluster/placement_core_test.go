@@ -716,3 +716,49 @@ func TestPlacementCoreVouchingWaitsOutDepartures(t *testing.T) {
 	mustInstall(t, d, t2, left, mA)
 	assert.True(t, d.vouches(left))
 }
+
+// An unblock moves identities to the unblocked member within the view's
+// epoch: the core hands over the local activations it moves (the view is
+// not acknowledged before they terminate), sends no acknowledgement to a
+// member while it is blocked here, and a lease it grants after another
+// member's activation of the same epoch ended gets a greater token.
+func TestPlacementCoreUnblockHandsOver(t *testing.T) {
+	mD2 := mD
+	mD2.Incarnation = 2
+	t1 := NewTopology(1, []Member{mB, mC, mD})
+	t2 := NewTopology(2, []Member{mB, mC})
+	t3 := NewTopology(3, []Member{mB, mC, mD2})
+	c := newTestCore(mB)
+	joinView(t, c, t1, coreT0)
+	mustInstall(t, c, t2, coreT0, mD) // d left with a released marker
+	c.ack(mC.Key(), 2, coreT0)
+	x := findID(t, "user", func(id Identity) bool { return ownerKey(t2, id) == mB.Key() && ownerKey(t3, id) == mD2.Key() })
+	a := grant(t, c, x, coreT0)
+
+	// d rejoined as a new incarnation, blocked here (the actor marks it
+	// from remote's block list before it installs the view).
+	c.blocked[mD2.Key()] = struct{}{}
+	ch := mustInstall(t, c, t3, coreT0)
+	assert.Empty(t, ch.moved, "d2 is blocked: x stays here")
+	assert.False(t, c.acksTo(mD2.Key()), "no acknowledgement to a blocked member")
+	assert.True(t, c.acksTo(mC.Key()))
+	assert.False(t, c.acksTo(mB.Key()), "none to itself")
+	require.True(t, c.canAck())
+
+	moved := c.unblock(mD2.Key(), coreT0)
+	require.Equal(t, []*activation{a}, moved, "x moves to d2")
+	assert.Equal(t, actStopping, a.state)
+	assert.True(t, c.acksTo(mD2.Key()))
+	assert.False(t, c.canAck(), "x still runs: no acknowledgement yet")
+	require.Same(t, a, c.terminated(a.pid))
+	assert.True(t, c.canAck())
+	assert.Empty(t, c.unblock(mD2.Key(), coreT0), "unblocking twice moves nothing")
+
+	// d2's activation of an identity it got that way ended with token
+	// 3.100: what this core grants in epoch 3 from then on is greater; a
+	// token of an earlier epoch changes nothing.
+	c.observed(FencingToken{Epoch: 2, Seq: 500})
+	c.observed(FencingToken{Epoch: 3, Seq: 100})
+	y := grant(t, c, ownedBy(t, "user", mB, t3), coreT0)
+	assert.Equal(t, FencingToken{Epoch: 3, Seq: 101}, y.token)
+}

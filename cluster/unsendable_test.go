@@ -38,7 +38,8 @@ type DecodePanic struct{}
 func (*DecodePanic) UnmarshalJSON([]byte) error { panic("test: decoder bug") }
 
 // A request that remote cannot encode (an unregistered type, a codec that
-// panics or fails, an envelope larger than a frame: a huge identity; an identity
+// panics or fails, an envelope larger than a frame: a huge identity, a field
+// longer than remote allows: a grain PID of a long identity; an identity
 // that is not UTF-8, refused as invalid before) fails the same way on every
 // attempt: it is returned at once with remote's error, as
 // ErrNoSuchKind is, instead of being retried until the attempts or the
@@ -67,6 +68,10 @@ func TestClusterUnsendableRequestNotRetried(t *testing.T) {
 		{"codec panics", cluster.NewIdentity("counter", "1"), &PanicCodec{}, remote.ErrCodecPanic},
 		{"codec fails", cluster.NewIdentity("counter", "1"), &FailCodec{}, remote.ErrSerialize},
 		{"identity larger than a frame", cluster.NewIdentity("counter", strings.Repeat("x", 5<<20)), &Get{}, remote.ErrFrameTooLarge},
+		// The activation request fits, and the owner activates the grain,
+		// but remote refuses the grain's PID: longer than a process ID
+		// may be (4096 bytes).
+		{"grain PID longer than remote allows", cluster.NewIdentity("counter", strings.Repeat("x", 5000)), &Get{}, remote.ErrMalformed},
 		{"identity not UTF-8", cluster.NewIdentity("counter", "a\xffb"), &Get{}, cluster.ErrInvalidIdentity},
 		// What the owner cannot decode fails alike: its node answers with
 		// the reason.
