@@ -136,13 +136,17 @@ func (g *Grain) activate() {
 // activation is running; when not, ActivationError says why.
 func (g *Grain) ensureActive() bool {
 	g.t.Helper()
-	g.mu.Lock()
-	stopped := g.stopped
-	g.mu.Unlock()
-	if stopped {
+	if g.isStopped() {
 		g.activate()
 	}
 	return g.ActivationError() == nil
+}
+
+// isStopped reports whether the current activation has ended.
+func (g *Grain) isStopped() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.stopped
 }
 
 // ActivationError returns nil when the current activation's Started
@@ -259,10 +263,7 @@ func RequestGrain[T any](g *Grain, msg any) T {
 // there.
 func (g *Grain) Reactivate() {
 	g.t.Helper()
-	g.mu.Lock()
-	stopped := g.stopped
-	g.mu.Unlock()
-	if stopped {
+	if g.isStopped() {
 		g.activate()
 		return
 	}
