@@ -36,7 +36,9 @@ func (r *Remote) undelivered(u Undelivered) {
 	if code := deadLetterReason(u.Err); code != DeadLetterNoTarget && actor.IsFutureID(env.Target.ID) {
 		if _, sys := msg.(SystemMessage); !sys {
 			from := env.Sender
-			if from.IsZero() {
+			if from.IsZero() || code == DeadLetterMalformed {
+				// Malformed when sending: a field too long for the wire,
+				// which may be the sender's ID.
 				from = PIDRef{Address: r.Address()}
 			}
 			// The message, a reply to a future on the other node, can never

@@ -22,7 +22,8 @@ func (*FailingReply) MarshalJSON() ([]byte, error) {
 }
 
 // A reply that its node can never encode (a type not registered there, a
-// codec that fails, larger than a frame) does not leave the requester's
+// codec that fails, larger than a frame, from an actor whose ID is too
+// long for the wire) does not leave the requester's
 // future waiting out its deadline: the replier's node tells the future
 // why, and the request fails at once with actor.ErrDeadLetter wrapping the
 // sentinel.
@@ -36,6 +37,13 @@ func TestReplyThatCannotBeEncodedFailsTheRequest(t *testing.T) {
 	}
 	sysA, _ := startSystem(t, "a", cfgA)
 	sysB, rb := startSystem(t, "b", cfgB)
+	// An actor whose ID is too long for the wire: its replies cannot leave.
+	long, err := sysB.Root().SpawnNamed(actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(*Echo); ok {
+			c.Respond(&EchoReply{Text: "from far too long a name"})
+		}
+	}), strings.Repeat("n", 5000))
+	require.NoError(t, err)
 	pid, err := sysB.Root().SpawnNamed(actor.PropsFromFunc(func(c actor.Context) {
 		switch m := c.Message().(type) {
 		case *Echo:
@@ -44,6 +52,8 @@ func TestReplyThatCannotBeEncodedFailsTheRequest(t *testing.T) {
 				c.Respond(&OnlyA{X: 1})
 			case "failing":
 				c.Respond(&FailingReply{})
+			case "long sender":
+				c.Forward(long)
 			case "huge":
 				c.Respond(&EchoReply{Text: strings.Repeat("x", 2*remote.MinFrameSize)})
 			default:
@@ -64,6 +74,7 @@ func TestReplyThatCannotBeEncodedFailsTheRequest(t *testing.T) {
 		{"unregistered", remote.ErrUnknownType},
 		{"failing", remote.ErrSerialize},
 		{"huge", remote.ErrFrameTooLarge},
+		{"long sender", remote.ErrMalformed},
 	} {
 		t.Run(tc.text, func(t *testing.T) {
 			// Far longer than the answer may take.
