@@ -82,3 +82,57 @@ func TestClusterShutdownEndsForwards(t *testing.T) {
 	default:
 	}
 }
+
+// A Send that reaches a member for one of its grains while the member
+// leaves (here: five sent by member a on the PID of b's grain, queued
+// while b's Shutdown stops it) is relayed to the member that owns the
+// identity once b is gone, instead of becoming a dead letter; there it is
+// routed as a Send, and arrives, in order, on the identity's next
+// activation. Before, all five were dead letters on b.
+func TestClusterSendsToLeavingMemberRelayed(t *testing.T) {
+	k, a, b := forwardPair(t)
+	ctx := ctxWait(t)
+	id := identitiesOn(t, ctx, a, b, 1, 64)[0]
+	old := k.self(id)
+	require.Equal(t, b.sys.Address(), old.Address)
+	deadA, deadB := noDeadLetters(t, a), deadAdds(t, b)
+	leaving := make(chan struct{}, 1)
+	sub := actor.Subscribe(b.sys.EventStream(), func(e *cluster.ClusterStatusChanged) {
+		if e.To == cluster.StatusLeaving {
+			leaving <- struct{}{}
+		}
+	})
+	defer b.sys.EventStream().Unsubscribe(sub)
+
+	stop := &stopNow{blocked: make(chan struct{}), release: make(chan struct{})}
+	a.sys.Root().Send(old, stop)
+	<-stop.blocked
+	shut := make(chan error, 1)
+	go func() { shut <- b.c.Shutdown(ctx) }()
+	select {
+	case <-leaving:
+	case <-time.After(wait):
+		t.Fatal("Shutdown never began")
+	}
+	for i := 1; i <= 5; i++ {
+		a.sys.Root().Send(old, &Add{N: i})
+	}
+	close(stop.release)
+	for i := 1; i <= 5; i++ {
+		select {
+		case e := <-deadB:
+			t.Fatalf("dead letter on the leaving member: %+v", e.Message)
+		case r := <-k.adds:
+			// Usually on a; on b when a's activation request reached b's
+			// placement actor before b's Shutdown did (the status changes
+			// first), which b then stops with the rest.
+			assert.Equal(t, i, r.n, "in the order sent")
+			assert.Equal(t, "1", r.forwards)
+		case e := <-deadA:
+			t.Fatalf("dead letter %T %+v for %s", e.Message, e.Message, e.PID)
+		case <-time.After(wait):
+			t.Fatalf("Add %d never arrived", i)
+		}
+	}
+	require.NoError(t, <-shut)
+}

@@ -135,6 +135,8 @@ func (p *placementActor) Receive(ctx actor.Context) {
 		for _, a := range moved {
 			p.handOver(ctx, a, now)
 		}
+	default:
+		p.c.relayed(ctx)
 	case *clusterpb.BlockNotice:
 		// Block runs onBlockEvent on this goroutine: when the member is in
 		// the caller-side view, that marks it blocked and queues a
