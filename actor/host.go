@@ -52,9 +52,8 @@ type Host interface {
 	// more messages: an actor that has stopped (or is stopping for good),
 	// a future that has completed, or a custom process (as Lookup handed
 	// it out) whose ID no longer names it (UnregisterProcess); other
-	// processes report false. A
-	// cache of processes looked up by ID uses it to notice that an ID it
-	// resolved is gone and to look the ID up again.
+	// processes report false. A cache of processes looked up by ID uses it
+	// to notice that an ID it resolved is gone and to look the ID up again.
 	ProcessStopped(p Process) bool
 	// DeadLetter records msg, meant for pid, as undeliverable, exactly like
 	// the runtime does for its own dead letters: counted
