@@ -50,9 +50,10 @@ type Host interface {
 	Lookup(id string) (Process, bool)
 	// ProcessStopped reports whether p is a local process that takes no
 	// more messages: an actor that has stopped (or is stopping for good),
-	// or a future that has completed; other processes report false. A
-	// cache of processes looked up by ID uses it to notice that an ID it
-	// resolved is gone and to look the ID up again.
+	// a future that has completed, or a custom process (as Lookup handed
+	// it out) whose ID no longer names it (UnregisterProcess); other
+	// processes report false. A cache of processes looked up by ID uses it
+	// to notice that an ID it resolved is gone and to look the ID up again.
 	ProcessStopped(p Process) bool
 	// DeadLetter records msg, meant for pid, as undeliverable, exactly like
 	// the runtime does for its own dead letters: counted
@@ -168,7 +169,7 @@ func (h host) Lookup(id string) (Process, bool) {
 	case *cell, *Future:
 		return p, true
 	}
-	return &guardedProcess{s: h.s, p: p}, true
+	return &guardedProcess{s: h.s, p: p, id: id}, true
 }
 
 // guardedProcess is a custom process (RegisterProcess) as Host.Lookup hands
@@ -176,9 +177,14 @@ func (h host) Lookup(id string) (Process, bool) {
 // on its connection's reader, so a panic in the process's SendUser or
 // SendSystem is made a dead letter here, as the runtime's own sends do
 // (sendToProcess), instead of ending the process from the reader.
+//
+// id is the ID it was looked up by: ProcessStopped reports it stopped once
+// that ID no longer names p (UnregisterProcess, perhaps another process
+// registered under the ID since).
 type guardedProcess struct {
-	s *System
-	p Process
+	s  *System
+	p  Process
+	id string
 }
 
 func (g *guardedProcess) SendUser(pid *PID, msg any, sender *PID) {
@@ -197,6 +203,13 @@ func (h host) ProcessStopped(p Process) bool {
 		return p.mb.Closed()
 	case *Future:
 		return p.state.Load() != 0
+	case *guardedProcess:
+		// A cache of looked-up processes (the remote extension's inbound
+		// targets) would otherwise keep an unregistered custom process for
+		// good, and never reach what is registered under its ID since
+		// (TestReregisteredCustomProcessFromTheWire in remote).
+		cur, ok := h.s.registry.get(p.id)
+		return !ok || cur != p.p
 	}
 	return false
 }

@@ -100,7 +100,14 @@ func (r *Remote) deliverControl(p actor.Process, env Envelope, target *actor.PID
 		if watcher == nil {
 			return
 		}
-		r.watches.addInbound(watchKey{watcher: r.normalize(m.Watcher), watchee: r.ref(target)}, watchEntry{watcher: watcher, watchee: target})
+		if !r.isLocal(m.Watcher.Address) {
+			// Bookkeeping for a watcher on another node only: its entry
+			// leaves when the Terminated goes out through the remote
+			// process or the node is gone. A watcher a peer names on this
+			// node gets its Terminated locally, so its entry would stay for
+			// the node's life (TestWatchRequestNamingALocalWatcherLeavesNoEntry).
+			r.watches.addInbound(watchKey{watcher: r.normalize(m.Watcher), watchee: r.ref(target)}, watchEntry{watcher: watcher, watchee: target})
+		}
 		p.SendSystem(target, &actor.Watch{Watcher: watcher})
 	case *UnwatchRequest:
 		watcher := r.pid(m.Watcher)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 
@@ -132,7 +133,18 @@ type spawnTable struct {
 	pending map[uint64]*pendingSpawn
 }
 
-func (t *spawnTable) init() { t.pending = map[uint64]*pendingSpawn{} }
+// init starts the request IDs at a random 45-bit base. A node restarted at
+// the same address would otherwise number its spawn requests as its earlier
+// incarnation did, and a peer's answer to one of those, queued there while
+// this node was down, would complete the new incarnation's request of the
+// same number with another request's actor
+// (TestSpawnAnswerToEarlierIncarnationRefused). The actor system's futures
+// start at a random base for the same reason; two incarnations' IDs meet
+// only when their bases fall within the count of spawns either made.
+func (t *spawnTable) init() {
+	t.pending = map[uint64]*pendingSpawn{}
+	t.seq = rand.Uint64() >> 19
+}
 
 func (t *spawnTable) add(addr string) (uint64, <-chan spawnResult, error) {
 	t.mu.Lock()
