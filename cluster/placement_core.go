@@ -341,10 +341,17 @@ func (c *placementCore) unblock(key string, now time.Time) []*activation {
 // precedes (it is sent before the view acknowledgement that lets this
 // member grant); across epochs the epoch orders the tokens already.
 func (c *placementCore) observed(tok FencingToken) {
-	if c.hasView && tok.Epoch >= c.view.Epoch && tok.Seq > c.seq {
+	if c.hasView && tok.Epoch >= c.view.Epoch && tok.Seq > c.seq && tok.Seq <= maxObservedSeq {
 		c.seq = tok.Seq
 	}
 }
+
+// maxObservedSeq bounds the sequence observed taken from another member's
+// broadcast: no member grants 2^62 activations in an epoch, and a larger
+// one (a peer's bug, or a hostile peer) would make this core's next
+// tokens wrap around to below every earlier one, which fencing storage
+// then refuses (TestPlacementCoreObservedSeqBounded).
+const maxObservedSeq = 1 << 62
 
 // pushHistory records the ring of a view the barrier must account for. Past
 // maxBarrierHistory rings, the ring's members join unknown instead: every

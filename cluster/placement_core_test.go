@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -761,4 +762,17 @@ func TestPlacementCoreUnblockHandsOver(t *testing.T) {
 	c.observed(FencingToken{Epoch: 3, Seq: 100})
 	y := grant(t, c, ownedBy(t, "user", mB, t3), coreT0)
 	assert.Equal(t, FencingToken{Epoch: 3, Seq: 101}, y.token)
+}
+
+// A sequence in another member's broadcast so large that the next token
+// would wrap around is not taken: tokens this core grants keep growing.
+func TestPlacementCoreObservedSeqBounded(t *testing.T) {
+	t1 := NewTopology(1, []Member{mB, mC})
+	c := newTestCore(mB)
+	joinView(t, c, t1, coreT0)
+	c.observed(FencingToken{Epoch: 1, Seq: 7})
+	c.observed(FencingToken{Epoch: 1, Seq: math.MaxUint64})
+	c.observed(FencingToken{Epoch: 1, Seq: maxObservedSeq + 1})
+	x := grant(t, c, ownedBy(t, "user", mB, t1), coreT0)
+	assert.Equal(t, FencingToken{Epoch: 1, Seq: 8}, x.token)
 }
