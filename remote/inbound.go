@@ -29,6 +29,14 @@ func (r *Remote) deliver(from Peer, env Envelope) {
 		r.targetNotFound(env, actor.NewPID(env.Target.Address, env.Target.ID))
 		return
 	}
+	if n, ok := env.Message.(*TerminatedNotice); ok && n.Who.Address != from.Address {
+		// Only the watched process's own node says it ended (this node
+		// says so itself when that node is gone): a peer's notice about a
+		// process elsewhere would make a watcher here act on a false end
+		// (TestTerminatedNoticeAboutAnotherNodeRefused).
+		r.log.Debug("remote: Terminated about another node's process refused", "peer", from.String(), "who", n.Who.String())
+		return
+	}
 	switch env.Message.(type) {
 	case *WatchRequest, *UnwatchRequest, *TerminatedNotice, *StopRequest, *PoisonPillRequest, *DeadLetterResponse:
 		// A fresh PID: these may keep it (watch tables, Terminated).

@@ -1,0 +1,55 @@
+package remote_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/remote"
+	"github.com/fraktor-go/fraktor/testkit"
+)
+
+// A peer cannot tell a watcher here that a process on a third node ended:
+// only that process's own node says so. Here a watches x on c, and a bare
+// peer sends a's watcher a TerminatedNotice about x; the watcher's first
+// Terminated is the real one, when x stops. Before, the forged notice
+// reached the watcher.
+func TestTerminatedNoticeAboutAnotherNodeRefused(t *testing.T) {
+	sysA, ra := startSystem(t, "a", testConfig(t))
+	sysC, _ := startSystem(t, "c", testConfig(t))
+	x := echoOn(t, sysC, "x", "c")
+	probe := newProbeWatching(t, sysA, remotePID(x))
+	echoA := echoOn(t, sysA, "echo", "a")
+
+	replies := make(chan *EchoReply, 1)
+	cfgPeer := remote.NodeTestConfig()
+	cfgPeer.Serializers = newSerializers(t, false)
+	peer, err := remote.NewNode(cfgPeer, remote.Hooks{
+		Deliver: func(_ remote.Peer, env remote.Envelope) {
+			if m, ok := env.Message.(*EchoReply); ok {
+				replies <- m
+			}
+		},
+	})
+	require.NoError(t, err)
+	require.NoError(t, peer.Start(context.Background()))
+	t.Cleanup(func() { _ = peer.Close(ctxWait(t)) })
+
+	addr := ra.Address()
+	forged := &remote.TerminatedNotice{Who: remote.PIDRef{Address: x.Address, ID: x.ID}, Why: remote.TerminatedNotFound}
+	require.NoError(t, peer.Send(addr, remote.Envelope{Target: remote.PIDRef{Address: addr, ID: probe.PID().ID}, Message: forged}))
+	// The notice was handled once a's echo answered a message sent after it.
+	require.NoError(t, peer.Send(addr, remote.Envelope{Target: remote.PIDRef{Address: addr, ID: echoA.ID},
+		Sender: remote.PIDRef{Address: peer.Address(), ID: "s"}, Message: &Echo{Text: "sync"}}))
+	select {
+	case <-replies:
+	case <-ctxWait(t).Done():
+		t.Fatal("timed out waiting for the echo")
+	}
+
+	require.NoError(t, sysC.Root().StopFuture(x).Wait())
+	term := testkit.ExpectMsg[*actor.Terminated](probe, wait)
+	require.Equal(t, actor.TerminatedStopped, term.Why, "the first Terminated is x's own")
+}
