@@ -257,6 +257,16 @@ func TestHelloAndRejectCodec(t *testing.T) {
 	assert.Equal(t, h, got)
 	_, err = decodeHello(hello{Version: 1, SystemName: "s", Address: "a"}.appendTo())
 	assert.ErrorIs(t, err, ErrMalformed, "missing node id")
+	// The maximum frame size follows the address, when said, in range.
+	h.MaxFrame = MinFrameSize
+	got, err = decodeHello(h.append(nil))
+	require.NoError(t, err)
+	assert.Equal(t, h, got)
+	for _, bad := range []uint64{MinFrameSize - 1, MaxFrameSize + 1} {
+		h.MaxFrame = bad
+		_, err = decodeHello(h.append(nil))
+		assert.ErrorIs(t, err, ErrMalformed, "maximum frame %d", bad)
+	}
 
 	r := decodeReject(appendReject(nil, RejectCluster, strings.Repeat("x", 2*maxReasonLen)))
 	assert.Equal(t, RejectCluster, r.Code)

@@ -90,6 +90,15 @@ func (c *conn) isClosed() bool {
 
 func (c *conn) peerRef() Peer { return Peer{Address: c.peer.Address, NodeID: c.peer.NodeID} }
 
+// maxFrame is the largest frame body to send on c: own, this node's
+// MaxFrameSize, or the peer's when it said a smaller one in its hello.
+func (c *conn) maxFrame(own int) int {
+	if m := c.peer.MaxFrame; m != 0 && m < uint64(own) {
+		return int(m)
+	}
+	return own
+}
+
 func remoteAddrOf(raw net.Conn) string {
 	if a := raw.RemoteAddr(); a != nil {
 		return a.String()

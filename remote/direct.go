@@ -198,7 +198,7 @@ func (ep *endpoint) tryDirect(it *outItem) (bool, error) {
 	if in == w.lastIn.Load() {
 		return false, nil
 	}
-	env, maxLen, err := ep.encode(it)
+	env, maxLen, err := ep.encode(it, c.maxFrame(ep.n.cfg.MaxFrameSize))
 	if err != nil {
 		return false, nil // the writer goroutine reports it, as for any envelope
 	}

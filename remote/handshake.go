@@ -13,6 +13,12 @@ type hello struct {
 	SystemName string // must be equal on both sides
 	NodeID     string // unique per process incarnation
 	Address    string // the advertised address PIDs of this node carry
+	// MaxFrame is the side's Config.MaxFrameSize: the other side sends it
+	// no larger frame, so that an envelope it cannot take is refused
+	// where it is sent (ErrFrameTooLarge) instead of closing the
+	// connection at the reader. 0: not said (a node that predates it);
+	// on the wire it follows Address.
+	MaxFrame uint64
 }
 
 const (
@@ -24,14 +30,18 @@ const (
 	// the largest hello or welcome (a version and three strings at their
 	// limits, each with a two-byte length), which is also above the
 	// largest reject (a code and a 512-byte reason) and the empty ack.
-	maxHandshakeFrame = binary.MaxVarintLen64 + (2 + maxSystemNameLen) + (2 + maxNodeIDLen) + (2 + maxAddressLen)
+	maxHandshakeFrame = binary.MaxVarintLen64 + (2 + maxSystemNameLen) + (2 + maxNodeIDLen) + (2 + maxAddressLen) + binary.MaxVarintLen64
 )
 
 func (h *hello) append(dst []byte) []byte {
 	dst = appendUvarint(dst, h.Version)
 	dst = appendString(dst, h.SystemName)
 	dst = appendString(dst, h.NodeID)
-	return appendString(dst, h.Address)
+	dst = appendString(dst, h.Address)
+	if h.MaxFrame != 0 {
+		dst = appendUvarint(dst, h.MaxFrame)
+	}
+	return dst
 }
 
 func decodeHello(body []byte) (hello, error) {
@@ -40,6 +50,11 @@ func decodeHello(body []byte) (hello, error) {
 	h.SystemName = c.str("system name", maxSystemNameLen)
 	h.NodeID = c.str("node id", maxNodeIDLen)
 	h.Address = c.str("address", maxAddressLen)
+	if c.err == nil && c.off < len(c.b) {
+		if h.MaxFrame = c.uvarint(); c.err == nil && (h.MaxFrame < MinFrameSize || h.MaxFrame > MaxFrameSize) {
+			c.fail("maximum frame size out of range")
+		}
+	}
 	if err := c.finish("hello"); err != nil {
 		return hello{}, err
 	}

@@ -458,7 +458,7 @@ func (n *Node) closeRaw(raw net.Conn, abort bool) {
 // admit.
 func (n *Node) localHandshake(raw net.Conn, admit func(hello) error) *handshake {
 	return &handshake{
-		local:   hello{Version: ProtocolVersion, SystemName: n.cfg.SystemName, NodeID: n.id, Address: n.addr},
+		local:   hello{Version: ProtocolVersion, SystemName: n.cfg.SystemName, NodeID: n.id, Address: n.addr, MaxFrame: uint64(n.cfg.MaxFrameSize)},
 		blocked: func(id, addr string) bool { return n.bl.IsBlocked(id, addr) },
 		verify:  n.identityCheck(raw),
 		admit:   admit,

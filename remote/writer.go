@@ -203,14 +203,15 @@ func (ep *endpoint) writeBatch(c *conn, first *outItem) (*outItem, error) {
 		return first, err // first stays for the next connection
 	}
 	enc := w.e
-	limit := min(frameHeaderSize+n.cfg.MaxFrameSize, batchTarget)
+	maxFrame := c.maxFrame(n.cfg.MaxFrameSize)
+	limit := min(frameHeaderSize+maxFrame, batchTarget)
 	frame := appendFrameHeader(ep.frame[:0], kindEnvelopes, 0)
 	batch := ep.batch[:0]
 	refused := 0
 	var size int64 // of the items released below
 	cur, has := *first, true
 	for has {
-		w, maxLen, err := ep.encode(&cur)
+		w, maxLen, err := ep.encode(&cur, maxFrame)
 		if err != nil {
 			if errors.Is(err, ErrCodecPanic) {
 				n.log.Warn("remote: serializer panicked, envelope dropped", "peer", c.peerRef().String(), "type", cur.typeName(), "err", err)
@@ -257,8 +258,9 @@ func (ep *endpoint) writeBatch(c *conn, first *outItem) (*outItem, error) {
 // encode serializes the message of it into the endpoint's payload buffer and
 // returns its wire form, valid until the next encode, with its
 // maxEncodedLen (computed once: the frame-size check here and the caller's
-// batch limit both need it).
-func (ep *endpoint) encode(it *outItem) (wireEnvelope, int, error) {
+// batch limit both need it). An envelope larger than maxFrame (the
+// connection's, conn.maxFrame) is ErrFrameTooLarge.
+func (ep *endpoint) encode(it *outItem, maxFrame int) (wireEnvelope, int, error) {
 	if cap(ep.payload) > batchTarget {
 		ep.payload = nil // the last one was huge
 	}
@@ -274,8 +276,8 @@ func (ep *endpoint) encode(it *outItem) (wireEnvelope, int, error) {
 		return w, 0, err
 	}
 	l := w.maxEncodedLen()
-	if l > n.cfg.MaxFrameSize {
-		return w, l, fmt.Errorf("%w: envelope of up to %d bytes, maximum frame %d", ErrFrameTooLarge, l, n.cfg.MaxFrameSize)
+	if l > maxFrame {
+		return w, l, fmt.Errorf("%w: envelope of up to %d bytes, maximum frame %d (the smaller of this node's and the peer's)", ErrFrameTooLarge, l, maxFrame)
 	}
 	return w, l, nil
 }
