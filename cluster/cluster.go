@@ -74,7 +74,13 @@ type Cluster struct {
 	// viewMu orders the stores of view: installView (a new view, on the
 	// membership goroutine) and onBlockEvent (the current view's ring
 	// rebuilt, on the goroutine that changed the block list), so a ring
-	// rebuilt for the block list is never stored over a newer view.
+	// rebuilt for the block list is never stored over a newer view. It
+	// also covers installView's look at remote's block list and
+	// onBlockEvent's look at the view: a block lands either before the
+	// look (the new view leaves the member out) or after the store (the
+	// event finds the member in it); before, an event that came between
+	// them looked at the older view without the member, and the new view
+	// kept a just-blocked member in owner selection until the next one.
 	viewMu     sync.Mutex
 	membership atomic.Pointer[membershipBox]
 	status     atomic.Int32
@@ -570,6 +576,7 @@ func (c *Cluster) installView(t Topology, _ []Member) {
 		}
 		c.publishLookupEvents()
 	})
+	c.viewMu.Lock()
 	if keys := c.remoteBlocked(t); len(keys) > 0 {
 		c.blockMu.Lock()
 		for _, k := range keys {
@@ -577,7 +584,6 @@ func (c *Cluster) installView(t Topology, _ []Member) {
 		}
 		c.blockMu.Unlock()
 	}
-	c.viewMu.Lock()
 	c.view.Store(&viewSnap{topo: t, ring: c.buildRing(t)})
 	c.viewMu.Unlock()
 	if prev != nil && prev.topo.Hash == t.Hash {
@@ -606,8 +612,10 @@ func (c *Cluster) buildRing(t Topology) Ring {
 // other members are told, so each blocks it too. An unblocked member is
 // eligible again.
 func (c *Cluster) onBlockEvent(ev remote.BlockEvent) {
+	c.viewMu.Lock()
 	v := c.view.Load()
 	if v == nil {
+		c.viewMu.Unlock()
 		return
 	}
 	var hit []Member
@@ -620,6 +628,7 @@ func (c *Cluster) onBlockEvent(ev remote.BlockEvent) {
 		}
 	}
 	if len(hit) == 0 {
+		c.viewMu.Unlock()
 		return
 	}
 	c.blockMu.Lock()
@@ -631,9 +640,7 @@ func (c *Cluster) onBlockEvent(ev remote.BlockEvent) {
 		}
 	}
 	c.blockMu.Unlock()
-	c.viewMu.Lock()
-	cur := c.view.Load() // v, or a view installed since
-	c.view.Store(&viewSnap{topo: cur.topo, ring: c.buildRing(cur.topo)})
+	c.view.Store(&viewSnap{topo: v.topo, ring: c.buildRing(v.topo)})
 	c.viewMu.Unlock()
 	if !ev.Blocked {
 		for _, m := range hit {
