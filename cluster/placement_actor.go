@@ -194,6 +194,7 @@ func (p *placementActor) armTick(ctx actor.Context) {
 
 func (p *placementActor) install(ctx actor.Context, t Topology, released []Member, now time.Time) {
 	p.setLease()
+	first := !p.core.hasView
 	if !p.core.hasView || (t.Epoch >= p.core.view.Epoch && t.Hash != p.core.view.Hash) {
 		// installView rebuilds the ring (a view it neither refuses as
 		// stale nor only moves the epoch of): build it without the
@@ -209,6 +210,9 @@ func (p *placementActor) install(ctx actor.Context, t Topology, released []Membe
 		p.c.log.Warn("cluster: view refused", "err", err)
 		return
 	}
+	if first {
+		p.evictBlocked(t)
+	}
 	if !ch.changed {
 		p.sendAck(ctx)
 		return
@@ -219,6 +223,25 @@ func (p *placementActor) install(ctx actor.Context, t Topology, released []Membe
 	p.sendAck(ctx)
 	if !p.core.fenced && !p.leaving && p.core.leaseOK(now) {
 		p.c.setStatus(StatusReady)
+	}
+}
+
+// evictBlocked evicts the members of this incarnation's first view that
+// are blocked here (a blocked member's new incarnation, registered again at
+// the address remote refuses). Views before the first are unknown, so the
+// barrier counts every member of it as a possible earlier owner (rule 3);
+// a blocked one is never heard, and only its departure clears it. Evicted,
+// it fences and is gone from the view, and the barrier clears W later;
+// left registered, this member would activate nothing of its kinds for as
+// long as it stays (TestClusterMemberRejoiningBesideBlockedMemberActivates).
+// Only a first view evicts, so a blocked member rejoins once per member
+// that joins, not in a loop.
+func (p *placementActor) evictBlocked(t Topology) {
+	for _, m := range t.Members {
+		if _, blocked := p.core.blocked[m.Key()]; blocked && m.Key() != p.core.selfKey {
+			p.c.log.Info("cluster: evicting a blocked member of the first view", "member", m.Key())
+			p.c.evict(m)
+		}
 	}
 }
 
