@@ -37,34 +37,16 @@ func TestClusterBlockedMemberRejoinedStaysOutOfOwnerSelection(t *testing.T) {
 	onB := identitiesOn(t, ctx, a, b, 5, 300)
 	require.NotEmpty(t, onB)
 	oldKey := b.c.Self().Key()
-	// b's new incarnation in the views of a and c.
-	rejoined := func(nd node) chan struct{} {
-		ch := make(chan struct{}, 1)
-		actor.Subscribe(nd.sys.EventStream(), func(ev *cluster.TopologyChanged) {
-			for _, m := range ev.Joined {
-				if m.Address == b.sys.Address() && m.Key() != oldKey {
-					select {
-					case ch <- struct{}{}:
-					default:
-					}
-				}
-			}
-		})
-		return ch
-	}
-	// b's own view too: b adopts its new membership after registering it,
-	// so a and c may see the new incarnation before b.c.Self() does; b
-	// installs views of the new membership only once it adopted it.
-	onA, onC, onSelf := rejoined(a), rejoined(c), rejoined(b)
+	// b's new incarnation in the views of a and c, and in b's own view
+	// too: b adopts its new membership after registering it, so a and c
+	// may see the new incarnation before b.c.Self() does; b installs
+	// views of the new membership only once it adopted it.
+	onA, onC, onSelf := joinedAgain(t, a, b, oldKey), joinedAgain(t, c, b, oldKey), joinedAgain(t, b, b, oldKey)
 
 	remote.Get(a.sys).BlockList().Block(b.sys.Address())
 
 	for _, ch := range []chan struct{}{onA, onC, onSelf} {
-		select {
-		case <-ch:
-		case <-time.After(wait):
-			t.Fatal("the blocked member never rejoined")
-		}
+		awaitSignal(t, ch, "the blocked member never rejoined")
 	}
 	require.NotEqual(t, oldKey, b.c.Self().Key())
 	for _, id := range onB {
@@ -151,43 +133,49 @@ func TestClusterMemberRejoiningBesideBlockedMemberActivates(t *testing.T) {
 	awaitMembers(t, 3, a, b, c)
 	logMemberEventsOnFailure(t, map[string]node{"a": a, "b": b, "c": c})
 	ctx := ctxWait(t)
-	// joinedAgain signals when nd's view gets a new incarnation of who.
-	joinedAgain := func(nd, who node, oldKey string) chan struct{} {
-		ch := make(chan struct{}, 1)
-		sub := actor.Subscribe(nd.sys.EventStream(), func(ev *cluster.TopologyChanged) {
-			for _, m := range ev.Joined {
-				if m.Address == who.sys.Address() && m.Key() != oldKey {
-					select {
-					case ch <- struct{}{}:
-					default:
-					}
-				}
-			}
-		})
-		t.Cleanup(func() { nd.sys.EventStream().Unsubscribe(sub) })
-		return ch
-	}
-	await := func(ch chan struct{}, what string) {
-		t.Helper()
-		select {
-		case <-ch:
-		case <-time.After(wait):
-			t.Fatal(what)
-		}
-	}
-	bOnC := joinedAgain(c, b, b.c.Self().Key())
+	bOnC := joinedAgain(t, c, b, b.c.Self().Key())
 	remote.Get(a.sys).BlockList().Block(b.sys.Address())
-	await(bOnC, "b never rejoined")
+	awaitSignal(t, bOnC, "b never rejoined")
 
 	oldA := a.c.Self()
-	aOnC := joinedAgain(c, a, oldA.Key())
+	aOnC := joinedAgain(t, c, a, oldA.Key())
 	require.NoError(t, reg.Evict(ctx, oldA))
-	await(aOnC, "a never rejoined")
+	awaitSignal(t, aOnC, "a never rejoined")
 	onA := identitiesOn(t, ctx, c, a, 3, 300)
 	require.Len(t, onA, 3)
 	for _, id := range onA {
 		who, err := cluster.Request[*Identity](ctx, a.c, id, &WhoAmI{})
 		require.NoError(t, err, "request for %s on a", id)
 		require.Equal(t, a.sys.Address(), who.Member)
+	}
+}
+
+// joinedAgain signals when nd's view gets an incarnation of who other than
+// oldKey.
+func joinedAgain(t *testing.T, nd, who node, oldKey string) chan struct{} {
+	t.Helper()
+	ch := make(chan struct{}, 1)
+	sub := actor.Subscribe(nd.sys.EventStream(), func(ev *cluster.TopologyChanged) {
+		for _, m := range ev.Joined {
+			if m.Address == who.sys.Address() && m.Key() != oldKey {
+				select {
+				case ch <- struct{}{}:
+				default:
+				}
+			}
+		}
+	})
+	t.Cleanup(func() { nd.sys.EventStream().Unsubscribe(sub) })
+	return ch
+}
+
+// awaitSignal waits for ch, failing the test with what when it does not
+// come.
+func awaitSignal(t *testing.T, ch chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(wait):
+		t.Fatal(what)
 	}
 }

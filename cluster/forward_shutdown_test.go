@@ -26,13 +26,7 @@ func TestClusterNoForwardWhileLeaving(t *testing.T) {
 	_, err := cluster.Request[*Identity](ctx, nd.c, id, &WhoAmI{})
 	require.NoError(t, err)
 	dead := deadAdds(t, nd)
-	leaving := make(chan struct{}, 1)
-	sub := actor.Subscribe(nd.sys.EventStream(), func(e *cluster.ClusterStatusChanged) {
-		if e.To == cluster.StatusLeaving {
-			leaving <- struct{}{}
-		}
-	})
-	defer nd.sys.EventStream().Unsubscribe(sub)
+	leaving := leavingSignal(t, nd)
 
 	stop := &stopNow{blocked: make(chan struct{}), release: make(chan struct{})}
 	nd.c.Send(id, stop)
@@ -40,11 +34,7 @@ func TestClusterNoForwardWhileLeaving(t *testing.T) {
 	nd.c.Send(id, &Add{N: 1})
 	shut := make(chan error, 1)
 	go func() { shut <- nd.c.Shutdown(ctx) }()
-	select {
-	case <-leaving:
-	case <-time.After(wait):
-		t.Fatal("Shutdown never began")
-	}
+	awaitSignal(t, leaving, "Shutdown never began")
 	close(stop.release)
 	select {
 	case e := <-dead:
@@ -96,24 +86,14 @@ func TestClusterSendsToLeavingMemberRelayed(t *testing.T) {
 	old := k.self(id)
 	require.Equal(t, b.sys.Address(), old.Address)
 	deadA, deadB := noDeadLetters(t, a), deadAdds(t, b)
-	leaving := make(chan struct{}, 1)
-	sub := actor.Subscribe(b.sys.EventStream(), func(e *cluster.ClusterStatusChanged) {
-		if e.To == cluster.StatusLeaving {
-			leaving <- struct{}{}
-		}
-	})
-	defer b.sys.EventStream().Unsubscribe(sub)
+	leaving := leavingSignal(t, b)
 
 	stop := &stopNow{blocked: make(chan struct{}), release: make(chan struct{})}
 	a.sys.Root().Send(old, stop)
 	<-stop.blocked
 	shut := make(chan error, 1)
 	go func() { shut <- b.c.Shutdown(ctx) }()
-	select {
-	case <-leaving:
-	case <-time.After(wait):
-		t.Fatal("Shutdown never began")
-	}
+	awaitSignal(t, leaving, "Shutdown never began")
 	for i := 1; i <= 5; i++ {
 		a.sys.Root().Send(old, &Add{N: i})
 	}
@@ -135,4 +115,20 @@ func TestClusterSendsToLeavingMemberRelayed(t *testing.T) {
 		}
 	}
 	require.NoError(t, <-shut)
+}
+
+// leavingSignal signals when nd's status turns Leaving.
+func leavingSignal(t *testing.T, nd node) chan struct{} {
+	t.Helper()
+	ch := make(chan struct{}, 1)
+	sub := actor.Subscribe(nd.sys.EventStream(), func(e *cluster.ClusterStatusChanged) {
+		if e.To == cluster.StatusLeaving {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	})
+	t.Cleanup(func() { nd.sys.EventStream().Unsubscribe(sub) })
+	return ch
 }

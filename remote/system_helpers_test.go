@@ -173,3 +173,24 @@ func newProbeWatching(t *testing.T, sys *actor.System, echo *actor.PID) *testkit
 	watchInPlace(t, sys, echo)
 	return p
 }
+
+// barePeer starts a bare Node (no actor system) that a test drives by
+// hand, as a hostile peer would; the EchoReplies it receives arrive on
+// replies.
+func barePeer(t testing.TB) (*remote.Node, chan *EchoReply) {
+	t.Helper()
+	replies := make(chan *EchoReply, 1)
+	cfg := remote.NodeTestConfig()
+	cfg.Serializers = newSerializers(t, false)
+	peer, err := remote.NewNode(cfg, remote.Hooks{
+		Deliver: func(_ remote.Peer, env remote.Envelope) {
+			if m, ok := env.Message.(*EchoReply); ok {
+				replies <- m
+			}
+		},
+	})
+	require.NoError(t, err)
+	require.NoError(t, peer.Start(context.Background()))
+	t.Cleanup(func() { _ = peer.Close(ctxWait(t)) })
+	return peer, replies
+}

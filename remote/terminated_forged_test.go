@@ -1,7 +1,6 @@
 package remote_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,19 +22,7 @@ func TestTerminatedNoticeAboutAnotherNodeRefused(t *testing.T) {
 	probe := newProbeWatching(t, sysA, remotePID(x))
 	echoA := echoOn(t, sysA, "echo", "a")
 
-	replies := make(chan *EchoReply, 1)
-	cfgPeer := remote.NodeTestConfig()
-	cfgPeer.Serializers = newSerializers(t, false)
-	peer, err := remote.NewNode(cfgPeer, remote.Hooks{
-		Deliver: func(_ remote.Peer, env remote.Envelope) {
-			if m, ok := env.Message.(*EchoReply); ok {
-				replies <- m
-			}
-		},
-	})
-	require.NoError(t, err)
-	require.NoError(t, peer.Start(context.Background()))
-	t.Cleanup(func() { _ = peer.Close(ctxWait(t)) })
+	peer, replies := barePeer(t)
 
 	addr := ra.Address()
 	forged := &remote.TerminatedNotice{Who: remote.PIDRef{Address: x.Address, ID: x.ID}, Why: remote.TerminatedNotFound}

@@ -1,7 +1,6 @@
 package remote_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -25,19 +24,7 @@ func TestWatchRequestNamingALocalWatcherLeavesNoEntry(t *testing.T) {
 	sys, r := startSystem(t, "b", testConfig(t))
 	x := echoOn(t, sys, "x", "b")
 
-	replies := make(chan *EchoReply, 1)
-	cfgPeer := remote.NodeTestConfig()
-	cfgPeer.Serializers = newSerializers(t, false)
-	peer, err := remote.NewNode(cfgPeer, remote.Hooks{
-		Deliver: func(_ remote.Peer, env remote.Envelope) {
-			if m, ok := env.Message.(*EchoReply); ok {
-				replies <- m
-			}
-		},
-	})
-	require.NoError(t, err)
-	require.NoError(t, peer.Start(context.Background()))
-	t.Cleanup(func() { _ = peer.Close(ctxWait(t)) })
+	peer, replies := barePeer(t)
 
 	addr := r.Address()
 	target := remote.PIDRef{Address: addr, ID: "x"}
