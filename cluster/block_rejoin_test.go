@@ -20,11 +20,7 @@ import (
 // the members that block it: otherwise every identity it owns is routed to
 // an address remote refuses, and requests for them fail until they time out.
 func TestClusterBlockedMemberRejoinedStaysOutOfOwnerSelection(t *testing.T) {
-	reg := fastRegistry(t)
-	a := startMemberWith(t, reg, fastTiming, counterKind())
-	b := startMemberWith(t, reg, fastTiming, counterKind())
-	c := startMemberWith(t, reg, fastTiming, counterKind())
-	awaitMembers(t, 3, a, b, c)
+	_, a, b, c := fastTrio(t)
 	// It failed once in 20 runs of the package under load (load average
 	// 9.5): a request met "activation busy" for all its 10 attempts. A
 	// member that rejoined (fenced) while the blocked member's new
@@ -126,11 +122,7 @@ func memberKeys(ms []cluster.Member) []string {
 // every request for its identities ended ErrTimeout after "activation
 // busy" on every attempt.
 func TestClusterMemberRejoiningBesideBlockedMemberActivates(t *testing.T) {
-	reg := fastRegistry(t)
-	a := startMemberWith(t, reg, fastTiming, counterKind())
-	b := startMemberWith(t, reg, fastTiming, counterKind())
-	c := startMemberWith(t, reg, fastTiming, counterKind())
-	awaitMembers(t, 3, a, b, c)
+	reg, a, b, c := fastTrio(t)
 	logMemberEventsOnFailure(t, map[string]node{"a": a, "b": b, "c": c})
 	ctx := ctxWait(t)
 	bOnC := joinedAgain(t, c, b, b.c.Self().Key())
@@ -178,4 +170,16 @@ func awaitSignal(t *testing.T, ch chan struct{}, what string) {
 	case <-time.After(wait):
 		t.Fatal(what)
 	}
+}
+
+// fastTrio starts three members with fast lease timing on one registry,
+// each hosting counterKind.
+func fastTrio(t *testing.T) (*cluster.MemoryRegistry, node, node, node) {
+	t.Helper()
+	reg := fastRegistry(t)
+	a := startMemberWith(t, reg, fastTiming, counterKind())
+	b := startMemberWith(t, reg, fastTiming, counterKind())
+	c := startMemberWith(t, reg, fastTiming, counterKind())
+	awaitMembers(t, 3, a, b, c)
+	return reg, a, b, c
 }
