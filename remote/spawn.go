@@ -57,8 +57,21 @@ func (r *Remote) SpawnNamed(ctx context.Context, address, name, kind string) (*a
 		}
 		return res.pid, nil
 	case <-ctx.Done():
+		if res, ok := r.spawns.abandon(id); ok && res.err == nil {
+			// The answer came as ctx ended: the actor is there, and the
+			// caller gets it rather than a timeout and an orphan.
+			return res.pid, nil
+		}
 		return nil, fmt.Errorf("remote: spawn of %q on %s: %w: %w", kind, address, actor.ErrTimeout, ctx.Err())
 	}
+}
+
+// stopOrphan stops an actor a peer spawned for a request whose caller had
+// given up (its ctx ended, or the peer restarted and the request went to
+// the new incarnation): nobody knows its PID, so it would live on unused.
+func (r *Remote) stopOrphan(pid PIDRef) {
+	r.log.Debug("remote: stopping an actor spawned for a request that was given up", "pid", pid.String())
+	r.sendEnv(Envelope{Target: pid, Message: &StopRequest{}})
 }
 
 // spawnKind spawns a top-level actor of a local kind.
@@ -171,24 +184,52 @@ func (p *pendingSpawn) resolve(res spawnResult) {
 	}
 }
 
-// complete delivers a peer's answer. Answers to unknown request IDs (that
-// come after the caller gave up) or from another node than the one asked
-// are dropped.
+// complete delivers a peer's answer. Answers from another node than the
+// one asked are dropped. An answer to an unknown request ID (it came after
+// the caller gave up) that names an actor the answering peer spawned has
+// that actor stopped (stopOrphan); the PID must be at the peer's own
+// address, so that a peer cannot have a process elsewhere stopped.
 func (t *spawnTable) complete(r *Remote, from Peer, m *SpawnResponse) {
-	t.mu.Lock()
-	p := t.pending[m.RequestID]
-	t.mu.Unlock()
-	if p == nil || p.addr != from.Address {
-		r.log.Debug("remote: spawn response without a request", "request", m.RequestID, "peer", from.String())
-		return
-	}
+	var res spawnResult
 	switch {
 	case m.Err != "":
-		p.resolve(spawnResult{err: spawnError(m.Err)})
+		res.err = spawnError(m.Err)
 	case m.PID.IsZero():
-		p.resolve(spawnResult{err: fmt.Errorf("%w: the peer answered without a PID", ErrSpawnFailed)})
+		res.err = fmt.Errorf("%w: the peer answered without a PID", ErrSpawnFailed)
 	default:
-		p.resolve(spawnResult{pid: r.pid(m.PID)})
+		res.pid = r.pid(m.PID)
+	}
+	t.mu.Lock()
+	p := t.pending[m.RequestID]
+	if p != nil && p.addr == from.Address {
+		p.resolve(res) // under mu: abandon either finds it or comes first
+		t.mu.Unlock()
+		return
+	}
+	t.mu.Unlock()
+	r.log.Debug("remote: spawn response without a request", "request", m.RequestID, "peer", from.String())
+	if p == nil && res.err == nil && m.PID.Address == from.Address {
+		r.stopOrphan(m.PID)
+	}
+}
+
+// abandon forgets request id, whose caller gives up, and returns its
+// answer if one came meanwhile. Under mu, as complete resolves: an answer
+// is either taken here or finds no request there (and its actor is
+// stopped).
+func (t *spawnTable) abandon(id uint64) (spawnResult, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.pending[id]
+	delete(t.pending, id)
+	if p == nil {
+		return spawnResult{}, false
+	}
+	select {
+	case res := <-p.ch:
+		return res, true
+	default:
+		return spawnResult{}, false
 	}
 }
 
