@@ -85,6 +85,11 @@ type Cluster struct {
 	membership atomic.Pointer[membershipBox]
 	status     atomic.Int32
 	lookupMu   sync.Mutex
+	// lookupCtx is the context of the resolution in a custom lookup's Get
+	// (set and cleared under lookupMu): the lookup's Activator, whose
+	// signature (L1) has no context, asks the owner within it, so the
+	// deadline of the request that needed the activation bounds it.
+	lookupCtx atomic.Pointer[context.Context]
 
 	placement *actor.PID
 	pa        *placementActor

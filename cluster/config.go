@@ -153,7 +153,9 @@ type Config struct {
 	// IdentityLookup, when set, makes the member's identity lookup instead
 	// of the PartitionIdentityLookup (seed 000's with_identity_lookup). It
 	// is given the runtime's Activator, which asks an owner's placement
-	// actor to activate an identity (blocking, at most ActivationTimeout).
+	// actor to activate an identity (blocking, at most ActivationTimeout,
+	// and within Get's call no longer than the deadline of the request
+	// that missed the cache).
 	// The runtime serializes its calls (the IdentityLookup contract), calls
 	// Get on a PidCache miss (the lookup's own cache, when it has a
 	// Cache() *PidCache method), RemovePID when a PID proved stale, and

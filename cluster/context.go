@@ -269,10 +269,20 @@ func (c *Cluster) activateRemote(ctx context.Context, id Identity) (*actor.PID, 
 }
 
 // activator is the Activator given to a custom IdentityLookup: it asks
-// req.Owner's placement actor, within ActivationTimeout.
+// req.Owner's placement actor, within ActivationTimeout, the context of
+// the resolution whose Get called it (a request's deadline; see
+// lookupCtx) and the cluster's life (Shutdown ends it). Called outside a
+// Get, the resolution's context is the cluster's own.
 func (c *Cluster) activator(req ActivationRequest) (*actor.PID, error) {
-	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.ActivationTimeout)
+	parent := c.ctx
+	if p := c.lookupCtx.Load(); p != nil {
+		parent = *p
+	}
+	ctx, cancel := context.WithTimeout(parent, c.cfg.ActivationTimeout)
 	defer cancel()
+	if parent != c.ctx {
+		defer context.AfterFunc(c.ctx, cancel)()
+	}
 	pid, _, err := c.askOwner(ctx, req.Identity, req.Owner, req.Epoch, req.TopologyHash)
 	return pid, err
 }
