@@ -135,7 +135,8 @@ func (c *Cluster) activateOnce(ctx context.Context, id Identity) (pid *actor.PID
 			pid, owner, err = nil, "", &ActivationFailedError{Key: id, Err: fmt.Errorf("identity lookup panicked: %v", r)}
 		}
 	}()
-	c.lookupCtx.Store(&ctx)
+	lctx := ctx // escapes only on this path, not the placement actor's
+	c.lookupCtx.Store(&lctx)
 	defer c.lookupCtx.Store(nil)
 	pid, err = c.lookup.Get(id, c.now())
 	c.publishLookupEvents()
