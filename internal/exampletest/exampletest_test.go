@@ -1,0 +1,39 @@
+package exampletest_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/internal/exampletest"
+)
+
+// exitEnv makes the child program exit with an error (as log.Fatal does).
+const exitEnv = "EXAMPLETEST_FAIL"
+
+func TestMain(m *testing.M) {
+	exampletest.Main(m, func() {
+		fmt.Println("the program ran")
+		if os.Getenv(exitEnv) == "1" {
+			fmt.Fprintln(os.Stderr, "and failed")
+			os.Exit(3)
+		}
+	})
+}
+
+func TestRunReturnsTheProgramsOutput(t *testing.T) {
+	out, err := exampletest.Run(time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, "the program ran\n", out)
+}
+
+func TestRunReportsAFailedProgram(t *testing.T) {
+	t.Setenv(exitEnv, "1")
+	out, err := exampletest.Run(time.Minute)
+	require.ErrorContains(t, err, "exit status 3")
+	require.ErrorContains(t, err, "and failed")
+	require.Contains(t, out, "the program ran")
+}
