@@ -291,6 +291,48 @@ func (c *Cluster) Members() []Member {
 	return nil
 }
 
+// WaitForMembers blocks until this member is ready (StatusReady: its
+// placement actor installed a view under a valid lease) with a view of at
+// least n members, itself included, and returns nil; or until ctx ends
+// (ctx's error), or the member is leaving or stopped (ErrShuttingDown).
+// Requests work before that (they retry while members join), but a grain
+// activated while the members did not yet see each other moves, losing
+// its in-memory state, once they do: a program or test that starts its
+// members together waits for them first. It takes n as it is: a member
+// that joins and one that leaves can keep the count below n for good.
+func (c *Cluster) WaitForMembers(ctx context.Context, n int) error {
+	changed := make(chan struct{}, 1)
+	poke := func(any) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	sub := c.sys.EventStream().SubscribeWithPredicate(poke, func(e any) bool {
+		switch e.(type) {
+		case *TopologyChanged, *ClusterStatusChanged:
+			return true
+		}
+		return false
+	})
+	defer c.sys.EventStream().Unsubscribe(sub)
+	for {
+		switch c.Status() {
+		case StatusReady:
+			if v := c.view.Load(); v != nil && len(v.topo.Members) >= n {
+				return nil
+			}
+		case StatusLeaving, StatusStopped:
+			return fmt.Errorf("%w: waiting for %d members", ErrShuttingDown, n)
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: waiting for %d members (status %s, %d members): %w", n, c.Status(), len(c.Members()), ctx.Err())
+		}
+	}
+}
+
 // Topology returns the current view and whether there is one: a copy,
 // which the caller may change.
 func (c *Cluster) Topology() (Topology, bool) {

@@ -71,9 +71,15 @@ func main() {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// Wait until each member sees both: a greeter activated before that
+	// would move to its owner, with a fresh count, once they do.
+	for _, c := range []*cluster.Cluster{a, b} {
+		if err := c.WaitForMembers(ctx, 2); err != nil {
+			log.Fatal(err)
+		}
+	}
 	for _, id := range []string{"alice", "bob", "carol", "dave"} {
 		for _, c := range []*cluster.Cluster{a, b} {
-			// Request retries while the members are still joining.
 			r, err := cluster.Request[*Reply](ctx, c, cluster.NewIdentity("greeter", id), &Hello{From: c.Self().Address})
 			if err != nil {
 				log.Fatal(err)
