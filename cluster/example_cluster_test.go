@@ -56,35 +56,11 @@ func startBankMember(ctx context.Context, reg cluster.Provider, kinds ...cluster
 		return nil, nil, err
 	}
 	c := cluster.Get(sys)
-	if err := awaitReady(ctx, sys, c); err != nil {
+	if err := c.WaitForMembers(ctx, 1); err != nil { // ready, seeing itself
 		_ = sys.Shutdown(ctx)
 		return nil, nil, err
 	}
 	return sys, c, nil
-}
-
-// awaitReady waits for the cluster's StatusReady: it subscribes to
-// ClusterStatusChanged first, then reads Status, so no change is missed.
-func awaitReady(ctx context.Context, sys *actor.System, c *cluster.Cluster) error {
-	ready := make(chan struct{}, 1)
-	sub := actor.Subscribe(sys.EventStream(), func(ev *cluster.ClusterStatusChanged) {
-		if ev.To == cluster.StatusReady {
-			select {
-			case ready <- struct{}{}:
-			default:
-			}
-		}
-	})
-	defer sys.EventStream().Unsubscribe(sub)
-	if c.Status() == cluster.StatusReady {
-		return nil
-	}
-	select {
-	case <-ready:
-		return nil
-	case <-ctx.Done():
-		return errors.New("cluster not ready: " + c.Status().String())
-	}
 }
 
 // A one-member cluster: remote on a loopback port, the in-memory registry
