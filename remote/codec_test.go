@@ -251,10 +251,21 @@ func TestSystemMessagesRoundTrip(t *testing.T) {
 }
 
 func TestHelloAndRejectCodec(t *testing.T) {
-	h := hello{Version: ProtocolVersion, SystemName: "s", NodeID: "id", Address: "a:1"}
+	h := hello{Version: ProtocolVersion, SystemName: "s", NodeID: "id", Address: "a:1", MaxFrame: defaultMaxFrameSize}
 	got, err := decodeHello(h.append(nil))
 	require.NoError(t, err)
 	assert.Equal(t, h, got)
+	// The default frame size is not written (as a node before the field
+	// wrote its hello) and reads back as the default, also when written.
+	old := hello{Version: ProtocolVersion, SystemName: "s", NodeID: "id", Address: "a:1"}
+	assert.Equal(t, old.append(nil), h.append(nil))
+	got, err = decodeHello(appendUvarint(old.append(nil), defaultMaxFrameSize))
+	require.NoError(t, err)
+	assert.Equal(t, h, got)
+	for _, bad := range [][]byte{{0}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}} {
+		_, err = decodeHello(append(old.append(nil), bad...))
+		assert.ErrorIs(t, err, ErrMalformed, "maximum frame % x", bad)
+	}
 	_, err = decodeHello(hello{Version: 1, SystemName: "s", Address: "a"}.appendTo())
 	assert.ErrorIs(t, err, ErrMalformed, "missing node id")
 	// The maximum frame size follows the address, when said, in range.

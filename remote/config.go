@@ -16,6 +16,10 @@ import (
 const (
 	MinFrameSize = 4 << 10
 	MaxFrameSize = 1 << 30
+
+	// defaultMaxFrameSize is DefaultConfig's MaxFrameSize, and what a
+	// hello without the field says (see hello.MaxFrame).
+	defaultMaxFrameSize = 4 << 20
 )
 
 // Config configures a Node (and, through the actor runtime, the remote
@@ -108,7 +112,7 @@ func DefaultConfig() Config {
 	return Config{
 		ListenAddress:        "127.0.0.1:0",
 		SystemName:           "fraktor",
-		MaxFrameSize:         4 << 20,
+		MaxFrameSize:         defaultMaxFrameSize,
 		DialTimeout:          5 * time.Second,
 		HandshakeTimeout:     5 * time.Second,
 		WriteTimeout:         10 * time.Second,

@@ -16,8 +16,14 @@ type hello struct {
 	// MaxFrame is the side's Config.MaxFrameSize: the other side sends it
 	// no larger frame, so that an envelope it cannot take is refused
 	// where it is sent (ErrFrameTooLarge) instead of closing the
-	// connection at the reader. 0: not said (a node that predates it);
-	// on the wire it follows Address.
+	// connection at the reader. On the wire it follows Address, and only
+	// when it is not defaultMaxFrameSize: a node that predates the field
+	// refuses any byte after Address, so a node at the default must say
+	// its hello as such a node did, or the two never connect during a
+	// rolling upgrade. Absent, it reads as defaultMaxFrameSize (a node at
+	// the default; for an older node, the limit it most likely has)
+	// (TestHelloAtDefaultFrameSizeReadByOlderNodes,
+	// TestPeerHelloWithoutFrameSizeMeansDefault). 0 appends as absent.
 	MaxFrame uint64
 }
 
@@ -38,7 +44,7 @@ func (h *hello) append(dst []byte) []byte {
 	dst = appendString(dst, h.SystemName)
 	dst = appendString(dst, h.NodeID)
 	dst = appendString(dst, h.Address)
-	if h.MaxFrame != 0 {
+	if h.MaxFrame != 0 && h.MaxFrame != defaultMaxFrameSize {
 		dst = appendUvarint(dst, h.MaxFrame)
 	}
 	return dst
@@ -50,6 +56,7 @@ func decodeHello(body []byte) (hello, error) {
 	h.SystemName = c.str("system name", maxSystemNameLen)
 	h.NodeID = c.str("node id", maxNodeIDLen)
 	h.Address = c.str("address", maxAddressLen)
+	h.MaxFrame = defaultMaxFrameSize
 	if c.err == nil && c.off < len(c.b) {
 		if h.MaxFrame = c.uvarint(); c.err == nil && (h.MaxFrame < MinFrameSize || h.MaxFrame > MaxFrameSize) {
 			c.fail("maximum frame size out of range")
