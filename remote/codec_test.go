@@ -268,6 +268,18 @@ func TestHelloAndRejectCodec(t *testing.T) {
 	}
 	_, err = decodeHello(hello{Version: 1, SystemName: "s", Address: "a"}.appendTo())
 	assert.ErrorIs(t, err, ErrMalformed, "missing node id")
+	// The address is a host:port: PIDs carry it, and a peer saying
+	// actor.LocalAddress ("local"), or nothing like an address, would name
+	// this node's own processes in its messages (a TerminatedNotice about
+	// a PID spelled "local/x" passed the check that it names the peer's).
+	for _, bad := range []string{actor.LocalAddress, "a", "a:", ":1", "[::1]"} {
+		_, err = decodeHello(hello{Version: 1, SystemName: "s", NodeID: "id", Address: bad}.appendTo())
+		assert.ErrorIs(t, err, ErrMalformed, "address %q", bad)
+	}
+	for _, good := range []string{"[::1]:4000", "node-1.example:4000"} {
+		_, err = decodeHello(hello{Version: 1, SystemName: "s", NodeID: "id", Address: good}.appendTo())
+		assert.NoError(t, err, "address %q", good)
+	}
 	// The maximum frame size follows the address, when said, in range.
 	h.MaxFrame = MinFrameSize
 	got, err = decodeHello(h.append(nil))

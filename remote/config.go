@@ -138,8 +138,11 @@ func (c Config) Validate() error {
 		bad("ListenAddress %q: %v", c.ListenAddress, err)
 	}
 	if c.AdvertisedAddress != "" {
-		if _, _, err := net.SplitHostPort(c.AdvertisedAddress); err != nil {
+		// Peers refuse a hello whose address lacks either part.
+		if host, port, err := net.SplitHostPort(c.AdvertisedAddress); err != nil {
 			bad("AdvertisedAddress %q: %v", c.AdvertisedAddress, err)
+		} else if host == "" || port == "" {
+			bad("AdvertisedAddress %q: a host and a port are needed", c.AdvertisedAddress)
 		}
 		if len(c.AdvertisedAddress) > maxAddressLen {
 			bad("AdvertisedAddress longer than %d bytes", maxAddressLen)

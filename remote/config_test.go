@@ -22,6 +22,8 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"listen address", func(c *Config) { c.ListenAddress = "nohostport" }},
 		{"advertised address", func(c *Config) { c.AdvertisedAddress = "::bad" }},
+		{"advertised address without host", func(c *Config) { c.AdvertisedAddress = ":4000" }},
+		{"advertised address without port", func(c *Config) { c.AdvertisedAddress = "node-1:" }},
 		{"empty system name", func(c *Config) { c.SystemName = "" }},
 		{"long node id", func(c *Config) { c.NodeID = string(make([]byte, 300)) }},
 		{"tls one side", func(c *Config) { c.ClientTLS = &tls.Config{} }},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 )
 
 // hello is what each side says about itself before any envelope flows.
@@ -67,6 +68,13 @@ func decodeHello(body []byte) (hello, error) {
 	}
 	if h.NodeID == "" || h.Address == "" {
 		return hello{}, fmt.Errorf("%w: hello without node id or address", ErrMalformed)
+	}
+	// The address is what the peer's PIDs carry: a host:port, as
+	// Config.Validate requires of its own. Anything else, such as
+	// actor.LocalAddress, would let the peer's messages name this node's
+	// own processes as its.
+	if host, port, err := net.SplitHostPort(h.Address); err != nil || host == "" || port == "" {
+		return hello{}, fmt.Errorf("%w: hello address %q is not host:port", ErrMalformed, h.Address)
 	}
 	return h, nil
 }
