@@ -16,3 +16,23 @@ func (ca *testCA) MTLSConfig(t *testing.T, name string) Config { return mtlsConf
 
 // NodeTestConfig is DefaultConfig with the short backoffs of the tests.
 func NodeTestConfig() Config { return testConfig() }
+
+// SpawnerID is the ID of the process that takes spawn requests and answers.
+const SpawnerID = spawnerID
+
+// AwaitSpawnForTest registers a spawn request to address as SpawnNamed
+// does, without sending it or reading its answer: the test plays a caller
+// that has not woken up yet.
+func (r *Remote) AwaitSpawnForTest(address string) uint64 {
+	id, _, err := r.spawns.add(address)
+	if err != nil {
+		panic(err)
+	}
+	return id
+}
+
+// FailSpawnsToForTest fails the spawns waiting on address, as the end of
+// its endpoint does.
+func (r *Remote) FailSpawnsToForTest(address string, err error) int {
+	return r.spawns.failAddress(address, err)
+}

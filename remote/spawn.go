@@ -233,11 +233,17 @@ func (t *spawnTable) abandon(id uint64) (spawnResult, bool) {
 	}
 }
 
+// fail fails spawn id with err. Like failAddress and failAll, it forgets
+// the request as it fails it: an answer that still comes (the peer spawned
+// the actor) then finds no request and has its actor stopped (complete),
+// instead of finding one it can no longer complete and being dropped
+// before the caller woke and forgot it
+// (TestRemoteSpawnAnswerAfterFailureStopsTheActor).
 func (t *spawnTable) fail(id uint64, err error) {
 	t.mu.Lock()
-	p := t.pending[id]
-	t.mu.Unlock()
-	if p != nil {
+	defer t.mu.Unlock()
+	if p := t.pending[id]; p != nil {
+		delete(t.pending, id)
 		p.resolve(spawnResult{err: err})
 	}
 }
@@ -247,8 +253,9 @@ func (t *spawnTable) failAddress(addr string, err error) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := 0
-	for _, p := range t.pending {
+	for id, p := range t.pending {
 		if p.addr == addr {
+			delete(t.pending, id)
 			p.resolve(spawnResult{err: err})
 			n++
 		}
@@ -261,7 +268,8 @@ func (t *spawnTable) failAll(err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closed = err
-	for _, p := range t.pending {
+	for id, p := range t.pending {
+		delete(t.pending, id)
 		p.resolve(spawnResult{err: err})
 	}
 }
