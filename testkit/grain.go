@@ -113,8 +113,8 @@ func (g *Grain) hasStarted() bool {
 // idle.
 func (g *Grain) activate() {
 	g.t.Helper()
-	g.Token.Seq++
 	g.mu.Lock()
+	g.Token.Seq++ // under mu: an idle check reads it
 	g.started, g.stopped, g.startErr, g.armed = false, false, nil, false
 	g.last = g.Sys.Now()
 	g.mu.Unlock()
@@ -206,21 +206,27 @@ func (g *Grain) begun(pid *actor.PID) {
 	g.started = true
 	if g.idle > 0 && !g.armed {
 		g.armed = true
-		g.Sys.Clock.AfterFunc(g.idle, func() { g.idleCheck(pid) })
+		seq := g.Token.Seq
+		g.Sys.Clock.AfterFunc(g.idle, func() { g.idleCheck(pid, seq) })
 	}
 }
 
-// idleCheck passivates pid when it received no message for the idle
-// timeout, and looks again when that is due otherwise; as the cluster's
-// placement actor does, it lets the messages already queued run first.
-func (g *Grain) idleCheck(pid *actor.PID) {
+// idleCheck passivates pid, the activation with token seq seq, when it
+// received no message for the idle timeout, and looks again when that is
+// due otherwise; as the cluster's placement actor does, it lets the
+// messages already queued run first. Every activation has the same PID (it
+// is named after the identity), so the check of an activation that
+// stopped knows it by its token: otherwise it would go on beside the next
+// activation's and poison that one a second time, a dead letter the
+// cluster never makes.
+func (g *Grain) idleCheck(pid *actor.PID, seq uint64) {
 	g.mu.Lock()
-	if !g.current(pid) || g.stopped {
+	if !g.current(pid) || g.Token.Seq != seq || g.stopped {
 		g.mu.Unlock()
 		return
 	}
 	if left := g.idle - g.Sys.Now().Sub(g.last); left > 0 {
-		g.Sys.Clock.AfterFunc(left, func() { g.idleCheck(pid) })
+		g.Sys.Clock.AfterFunc(left, func() { g.idleCheck(pid, seq) })
 		g.mu.Unlock()
 		return
 	}

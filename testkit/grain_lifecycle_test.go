@@ -119,3 +119,19 @@ func TestGrainActivationFailureReported(t *testing.T) {
 	require.NoError(t, g.ActivationError())
 	require.Equal(t, uint64(3), g.Token.Seq)
 }
+
+// An activation that passivated before its idle check came leaves no check
+// running beside the next activation's (every activation has the same
+// PID): the next one is passivated once, as in the cluster, not poisoned a
+// second time into a dead letter.
+func TestGrainIdleCheckOfStoppedActivationEnds(t *testing.T) {
+	var log []string
+	g := testkit.NewGrain(t, memCounter(&log, cluster.WithIdleTimeout(time.Minute)), cluster.NewIdentity("mem", "a"))
+	g.Sys.Advance(10 * time.Second)
+	g.Send(&getReq{}) // passivates itself; its idle check is due at 1m
+	g.Sys.Advance(10 * time.Second)
+	require.Equal(t, 1, testkit.RequestGrain[*total](g, &addReq{N: 1}).N) // activation 2, idle at 1m20s
+	g.Sys.Advance(2 * time.Minute)
+	require.Equal(t, []string{"started 1", "stopping 1", "started 2", "stopping 2"}, log)
+	require.Zero(t, g.Sys.DeadLetters(), "activation 2 was poisoned once")
+}
