@@ -50,6 +50,9 @@ const (
 	chaosIdentities = 2000
 	chaosCallers    = 3 // per member slot
 	chaosPerStep    = 2 // request completions between two fault steps
+	// chaosMinAckedShare: at least 1 request in this many must be
+	// acknowledged (the fixed seeds acknowledge 2 in 5 or more).
+	chaosMinAckedShare = 10
 )
 
 // Messages of the chaos counter.
@@ -295,6 +298,12 @@ func runChaos(t *testing.T, seed uint64, beyondP bool) {
 				logLostAdd(t, obs, store, op)
 			}
 		}
+	}
+	// The checks above look only at what was acknowledged: a run in which
+	// (nearly) every request failed passes them all, as a cluster that
+	// answered nothing would.
+	if stats.acked == 0 || stats.acked*chaosMinAckedShare < stats.requests {
+		t.Errorf("chaos: %d of %d requests acknowledged, fewer than 1 in %d: too few to check", stats.acked, stats.requests, chaosMinAckedShare)
 	}
 	for _, id := range store.Identities() {
 		st, _ := store.Load(id)
