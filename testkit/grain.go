@@ -1,6 +1,9 @@
 package testkit
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -59,6 +62,10 @@ type Grain struct {
 // NewManualSystem).
 func NewGrain(t testing.TB, kind cluster.Kind, id cluster.Identity, opts ...Option) *Grain {
 	t.Helper()
+	if err := checkGrain(kind, id); err != nil {
+		t.Fatalf("testkit: NewGrain: %v", err)
+		return nil
+	}
 	g := &Grain{Identity: id, t: t, kind: kind, Token: cluster.FencingToken{Epoch: 1}, idle: kind.IdleTimeout()}
 	if g.idle == 0 {
 		g.idle = cluster.DefaultConfig().IdleTimeout
@@ -78,6 +85,30 @@ func NewGrain(t testing.TB, kind cluster.Kind, id cluster.Identity, opts ...Opti
 	g.Sys, g.Probe = sys, NewManualProbe(t, sys)
 	g.activate()
 	return g
+}
+
+// checkGrain refuses what a cluster refuses: a kind its Config.Validate
+// refuses (no name, no props: StandaloneProps would panic on it), an
+// identity that is not valid, or one of another kind.
+func checkGrain(kind cluster.Kind, id cluster.Identity) error {
+	if err := (cluster.Config{Provider: noProvider{}, Kinds: []cluster.Kind{kind}}).Validate(); err != nil {
+		return err
+	}
+	if err := id.Validate(); err != nil {
+		return err
+	}
+	if id.Kind != kind.Name() {
+		return fmt.Errorf("%w: identity %s is not of kind %q", cluster.ErrInvalidIdentity, id, kind.Name())
+	}
+	return nil
+}
+
+// noProvider stands in for the Provider that cluster.Config.Validate
+// requires when checkGrain checks a kind; it is never joined.
+type noProvider struct{}
+
+func (noProvider) Join(context.Context, cluster.Member) (cluster.Membership, error) {
+	return nil, errors.New("testkit: no provider")
 }
 
 // grainGuardian supervises the top-level actors of a Grain's system as

@@ -135,3 +135,29 @@ func TestGrainIdleCheckOfStoppedActivationEnds(t *testing.T) {
 	require.Equal(t, []string{"started 1", "stopping 1", "started 2", "stopping 2"}, log)
 	require.Zero(t, g.Sys.DeadLetters(), "activation 2 was poisoned once")
 }
+
+// NewGrain fails the test, without a panic, on what a cluster refuses: a
+// kind without a name or props, an invalid identity, an identity of
+// another kind.
+func TestNewGrainRefusesBadInput(t *testing.T) {
+	var log []string
+	good := memCounter(&log)
+	for _, tc := range []struct {
+		name string
+		kind cluster.Kind
+		id   cluster.Identity
+		want error
+	}{
+		{"zero kind", cluster.Kind{}, cluster.NewIdentity("mem", "a"), cluster.ErrInvalidConfig},
+		{"nil props", cluster.NewKind("mem", nil), cluster.NewIdentity("mem", "a"), cluster.ErrInvalidConfig},
+		{"zero identity", good, cluster.Identity{}, cluster.ErrInvalidIdentity},
+		{"another kind", good, cluster.NewIdentity("other", "a"), cluster.ErrInvalidIdentity},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := newRecorder(t)
+			require.Nil(t, testkit.NewGrain(rec, tc.kind, tc.id))
+			require.Len(t, rec.Fatals(), 1)
+			require.Contains(t, rec.Fatals()[0], tc.want.Error())
+		})
+	}
+}
