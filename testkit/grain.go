@@ -123,12 +123,21 @@ type grainGuardian struct {
 func (s *grainGuardian) HandleFailure(sup actor.Supervisor, f actor.Failure) {
 	if g := s.g; g.current(f.Child) && !g.hasStarted() {
 		g.mu.Lock()
-		g.startErr = &cluster.ActivationFailedError{Key: g.Identity, Err: f.Err}
+		g.startErr = activationFailed(g.Identity, f.Err)
 		g.mu.Unlock()
 		sup.StopChildren(f.Child)
 		return
 	}
 	s.next.HandleFailure(sup, f)
+}
+
+// activationFailed is the error a caller in the cluster gets when the
+// activation of id failed with err: the owner answers with err's text (it
+// crosses the wire in the activation response), so the cause is that text
+// only, not err itself (no *actor.PanicError to errors.As): a test that
+// relied on more would pass here and fail in the cluster.
+func activationFailed(id cluster.Identity, err error) error {
+	return &cluster.ActivationFailedError{Key: id, Err: fmt.Errorf("%v: %s: %v", cluster.ErrActivationFailed, id, err)}
 }
 
 // current reports whether pid is the current activation.
