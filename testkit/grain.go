@@ -59,7 +59,8 @@ type Grain struct {
 // and ActivationError says why); a later failure is supervised by the
 // system's GuardianStrategy (actor.DefaultStrategy unless an option sets
 // one). Cleanup shuts the system down and checks for leaked goroutines (as
-// NewManualSystem).
+// NewManualSystem). A kind or identity that a cluster refuses (see
+// checkGrain) fails the test, and NewGrain returns nil.
 func NewGrain(t testing.TB, kind cluster.Kind, id cluster.Identity, opts ...Option) *Grain {
 	t.Helper()
 	if err := checkGrain(kind, id); err != nil {
