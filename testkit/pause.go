@@ -46,12 +46,16 @@ func (p *pauser) wrap(r scheduler.Runnable) scheduler.Runnable {
 	return pausable{Runnable: r, p: p}
 }
 
-// await returns when the member is not paused.
+// await returns when the member is not paused (again, when a new pause
+// began while the last one ended).
 func (p *pauser) await() {
-	p.mu.Lock()
-	ch := p.resumed
-	p.mu.Unlock()
-	if ch != nil {
+	for {
+		p.mu.Lock()
+		ch := p.resumed
+		p.mu.Unlock()
+		if ch == nil {
+			return
+		}
 		<-ch
 	}
 }
