@@ -1,6 +1,7 @@
 package router
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -378,6 +379,9 @@ func (r *router) close() {
 	for g := range r.gathers {
 		gathers = append(gathers, g)
 	}
+	// Failed in the order they came, not the map's: on a deterministic
+	// system the requesters then hear of it in the same order every run.
+	slices.SortFunc(gathers, func(a, b *gather) int { return cmp.Compare(a.seq, b.seq) })
 	self := r.self.Load()
 	r.mu.Unlock()
 	if self != nil {

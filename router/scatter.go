@@ -24,9 +24,9 @@ func (sg *scatterGather) route(r *router, set *routeeSet, msg any, sender *actor
 		r.broadcast(set, msg, nil) // nobody to answer
 		return
 	}
-	g := &gather{r: r, msg: msg, requester: sender}
+	g := &gather{r: r, msg: msg, requester: sender, seq: sg.seq.Add(1)}
 	g.pending.Store(int64(len(set.pids)))
-	pid, err := r.sys.RegisterProcess(r.self.Load().ID+"$sg"+strconv.FormatUint(sg.seq.Add(1), 36), g)
+	pid, err := r.sys.RegisterProcess(r.self.Load().ID+"$sg"+strconv.FormatUint(g.seq, 36), g)
 	if err != nil {
 		r.refuse(msg, sender, err)
 		return
@@ -75,6 +75,7 @@ type gather struct {
 	msg       any
 	requester *actor.PID
 	pid       *actor.PID
+	seq       uint64       // the router's count of requests when this one came
 	pending   atomic.Int64 // routees that may still answer
 	done      atomic.Bool
 

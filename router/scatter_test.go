@@ -114,3 +114,30 @@ func TestScatterGatherTimeoutMustBePositive(t *testing.T) {
 	_, err = router.SpawnPool(sys.Root(), nil, 1, router.RoundRobin())
 	assert.ErrorIs(t, err, router.ErrInvalidConfig)
 }
+
+// TestScatterGatherStopFailsWaitingRequestsInOrder: the requests a
+// stopping router fails are failed in the order they were routed, so a
+// deterministic system (testkit.NewManualSystem) runs alike run after run;
+// they were failed in the order of a map.
+func TestScatterGatherStopFailsWaitingRequestsInOrder(t *testing.T) {
+	for round := range 5 {
+		ms := testkit.NewManualSystem(t)
+		held := ms.Root().Spawn(answerer("held", true))
+		r, err := router.SpawnGroup(ms.Root(), router.ScatterGatherFirstCompleted(time.Hour), []*actor.PID{held})
+		require.NoError(t, err)
+		ep := testkit.NewEventProbe(t, ms.System, testkit.OfType[*actor.DeadLetterEvent]())
+		var want []*actor.PID
+		for range 12 {
+			p := testkit.NewManualProbe(t, ms)
+			p.Send(r, &query{})
+			want = append(want, p.PID())
+		}
+		ms.RunUntilIdle()
+		ms.Root().Stop(r)
+		for i, w := range want {
+			dl := testkit.ExpectEvent[*actor.DeadLetterEvent](ep, 0)
+			require.ErrorIs(t, dl.Reason, router.ErrStopped)
+			require.True(t, dl.Sender.Equal(w), "round %d: request %d failed out of order (%s, want %s)", round, i, dl.Sender, w)
+		}
+	}
+}

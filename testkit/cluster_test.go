@@ -3,6 +3,7 @@ package testkit_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
 	"github.com/fraktor-go/fraktor/remote"
+	"github.com/fraktor-go/fraktor/scheduler"
 	"github.com/fraktor-go/fraktor/testkit"
 )
 
@@ -171,4 +173,44 @@ func TestClusterNoSuchMemberFails(t *testing.T) {
 	require.Empty(t, rec.Fatals())
 	require.NotPanics(t, func() { tc.State(5) })
 	require.Equal(t, "testkit: no member 5 (have 1)", rec.lastFatal())
+}
+
+// TestPauseStopsABusyActor: while a member is paused no actor of it runs,
+// a busy one included: past the batch it was running when the pause came
+// (at most the throughput), an actor that always has another message waits
+// for the resume. Before, the worker pool ran it again on its own without
+// asking the member's dispatcher, so it never stopped.
+func TestPauseStopsABusyActor(t *testing.T) {
+	tc := testkit.NewCluster(t, testkit.Nodes(1))
+	const throughput = scheduler.DefaultThroughput
+	var runs atomic.Int64
+	ran := make(chan struct{}, 1)
+	type tick struct{}
+	pid := tc.System(0).Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(*tick); ok {
+			runs.Add(1)
+			select {
+			case ran <- struct{}{}:
+			default:
+			}
+			c.Send(c.Self(), &tick{}) // always another message
+		}
+	}))
+	tc.System(0).Root().Send(pid, &tick{})
+	<-ran
+	tc.Pause(0, time.Hour)
+	paused := runs.Load()
+	limit := paused + 2*throughput // the batch in flight, with room to spare
+	deadline := time.After(testkit.DefaultNoMsgWait)
+	for runs.Load() <= limit {
+		select {
+		case <-ran:
+		case <-deadline:
+			tc.Resume(0)
+			<-ran // it runs again once resumed
+			return
+		}
+	}
+	tc.Resume(0)
+	t.Fatalf("the actor ran %d times during the pause (at most %d allowed)", runs.Load()-paused, limit-paused)
 }

@@ -1,6 +1,9 @@
 package testkit
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -56,9 +59,14 @@ type Grain struct {
 // and ActivationError says why); a later failure is supervised by the
 // system's GuardianStrategy (actor.DefaultStrategy unless an option sets
 // one). Cleanup shuts the system down and checks for leaked goroutines (as
-// NewManualSystem).
+// NewManualSystem). A kind or identity that a cluster refuses (see
+// checkGrain) fails the test, and NewGrain returns nil.
 func NewGrain(t testing.TB, kind cluster.Kind, id cluster.Identity, opts ...Option) *Grain {
 	t.Helper()
+	if err := checkGrain(kind, id); err != nil {
+		t.Fatalf("testkit: NewGrain: %v", err)
+		return nil
+	}
 	g := &Grain{Identity: id, t: t, kind: kind, Token: cluster.FencingToken{Epoch: 1}, idle: kind.IdleTimeout()}
 	if g.idle == 0 {
 		g.idle = cluster.DefaultConfig().IdleTimeout
@@ -80,6 +88,30 @@ func NewGrain(t testing.TB, kind cluster.Kind, id cluster.Identity, opts ...Opti
 	return g
 }
 
+// checkGrain refuses what a cluster refuses: a kind its Config.Validate
+// refuses (no name, no props: StandaloneProps would panic on it), an
+// identity that is not valid, or one of another kind.
+func checkGrain(kind cluster.Kind, id cluster.Identity) error {
+	if err := (cluster.Config{Provider: noProvider{}, Kinds: []cluster.Kind{kind}}).Validate(); err != nil {
+		return err
+	}
+	if err := id.Validate(); err != nil {
+		return err
+	}
+	if id.Kind != kind.Name() {
+		return fmt.Errorf("%w: identity %s is not of kind %q", cluster.ErrInvalidIdentity, id, kind.Name())
+	}
+	return nil
+}
+
+// noProvider stands in for the Provider that cluster.Config.Validate
+// requires when checkGrain checks a kind; it is never joined.
+type noProvider struct{}
+
+func (noProvider) Join(context.Context, cluster.Member) (cluster.Membership, error) {
+	return nil, errors.New("testkit: no provider")
+}
+
 // grainGuardian supervises the top-level actors of a Grain's system as
 // the cluster supervises its grains: the activation fails, and is stopped
 // rather than restarted, when its Started handler panics before it first
@@ -92,12 +124,21 @@ type grainGuardian struct {
 func (s *grainGuardian) HandleFailure(sup actor.Supervisor, f actor.Failure) {
 	if g := s.g; g.current(f.Child) && !g.hasStarted() {
 		g.mu.Lock()
-		g.startErr = &cluster.ActivationFailedError{Key: g.Identity, Err: f.Err}
+		g.startErr = activationFailed(g.Identity, f.Err)
 		g.mu.Unlock()
 		sup.StopChildren(f.Child)
 		return
 	}
 	s.next.HandleFailure(sup, f)
+}
+
+// activationFailed is the error a caller in the cluster gets when the
+// activation of id failed with err: the owner answers with err's text (it
+// crosses the wire in the activation response), so the cause is that text
+// only, not err itself (no *actor.PanicError to errors.As): a test that
+// relied on more would pass here and fail in the cluster.
+func activationFailed(id cluster.Identity, err error) error {
+	return &cluster.ActivationFailedError{Key: id, Err: fmt.Errorf("%v: %s: %v", cluster.ErrActivationFailed, id, err)}
 }
 
 // current reports whether pid is the current activation.
@@ -113,8 +154,8 @@ func (g *Grain) hasStarted() bool {
 // idle.
 func (g *Grain) activate() {
 	g.t.Helper()
-	g.Token.Seq++
 	g.mu.Lock()
+	g.Token.Seq++ // under mu: an idle check reads it
 	g.started, g.stopped, g.startErr, g.armed = false, false, nil, false
 	g.last = g.Sys.Now()
 	g.mu.Unlock()
@@ -206,21 +247,27 @@ func (g *Grain) begun(pid *actor.PID) {
 	g.started = true
 	if g.idle > 0 && !g.armed {
 		g.armed = true
-		g.Sys.Clock.AfterFunc(g.idle, func() { g.idleCheck(pid) })
+		seq := g.Token.Seq
+		g.Sys.Clock.AfterFunc(g.idle, func() { g.idleCheck(pid, seq) })
 	}
 }
 
-// idleCheck passivates pid when it received no message for the idle
-// timeout, and looks again when that is due otherwise; as the cluster's
-// placement actor does, it lets the messages already queued run first.
-func (g *Grain) idleCheck(pid *actor.PID) {
+// idleCheck passivates pid, the activation with token seq seq, when it
+// received no message for the idle timeout, and looks again when that is
+// due otherwise; as the cluster's placement actor does, it lets the
+// messages already queued run first. Every activation has the same PID (it
+// is named after the identity), so the check of an activation that
+// stopped knows it by its token: otherwise it would go on beside the next
+// activation's and poison that one a second time, a dead letter the
+// cluster never makes.
+func (g *Grain) idleCheck(pid *actor.PID, seq uint64) {
 	g.mu.Lock()
-	if !g.current(pid) || g.stopped {
+	if !g.current(pid) || g.Token.Seq != seq || g.stopped {
 		g.mu.Unlock()
 		return
 	}
 	if left := g.idle - g.Sys.Now().Sub(g.last); left > 0 {
-		g.Sys.Clock.AfterFunc(left, func() { g.idleCheck(pid) })
+		g.Sys.Clock.AfterFunc(left, func() { g.idleCheck(pid, seq) })
 		g.mu.Unlock()
 		return
 	}

@@ -1,6 +1,7 @@
 package testkit_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -98,9 +99,11 @@ func TestGrainActivationFailureReported(t *testing.T) {
 	var afe *cluster.ActivationFailedError
 	require.ErrorAs(t, err, &afe)
 	require.Equal(t, g.Identity, afe.Key)
+	// As in the cluster, where the owner answers with the failure's text:
+	// the panic is in the message, not an *actor.PanicError to unwrap.
 	var pe *actor.PanicError
-	require.ErrorAs(t, err, &pe)
-	require.Equal(t, "cannot load its state", pe.Value)
+	require.False(t, errors.As(err, &pe), "the cluster's caller gets no *actor.PanicError")
+	require.Contains(t, err.Error(), "cannot load its state")
 
 	_, err = testkit.CallGrain[*whereIs](g, &whoReq{})
 	require.ErrorIs(t, err, cluster.ErrActivationFailed, "a second activation, failing too")
@@ -118,4 +121,46 @@ func TestGrainActivationFailureReported(t *testing.T) {
 	require.Equal(t, "here", got.Member)
 	require.NoError(t, g.ActivationError())
 	require.Equal(t, uint64(3), g.Token.Seq)
+}
+
+// An activation that passivated before its idle check came leaves no check
+// running beside the next activation's (every activation has the same
+// PID): the next one is passivated once, as in the cluster, not poisoned a
+// second time into a dead letter.
+func TestGrainIdleCheckOfStoppedActivationEnds(t *testing.T) {
+	var log []string
+	g := testkit.NewGrain(t, memCounter(&log, cluster.WithIdleTimeout(time.Minute)), cluster.NewIdentity("mem", "a"))
+	g.Sys.Advance(10 * time.Second)
+	g.Send(&getReq{}) // passivates itself; its idle check is due at 1m
+	g.Sys.Advance(10 * time.Second)
+	require.Equal(t, 1, testkit.RequestGrain[*total](g, &addReq{N: 1}).N) // activation 2, idle at 1m20s
+	g.Sys.Advance(2 * time.Minute)
+	require.Equal(t, []string{"started 1", "stopping 1", "started 2", "stopping 2"}, log)
+	require.Zero(t, g.Sys.DeadLetters(), "activation 2 was poisoned once")
+}
+
+// NewGrain fails the test, without a panic, on what a cluster refuses: a
+// kind without a name or props, an invalid identity, an identity of
+// another kind.
+func TestNewGrainRefusesBadInput(t *testing.T) {
+	var log []string
+	good := memCounter(&log)
+	for _, tc := range []struct {
+		name string
+		kind cluster.Kind
+		id   cluster.Identity
+		want error
+	}{
+		{"zero kind", cluster.Kind{}, cluster.NewIdentity("mem", "a"), cluster.ErrInvalidConfig},
+		{"nil props", cluster.NewKind("mem", nil), cluster.NewIdentity("mem", "a"), cluster.ErrInvalidConfig},
+		{"zero identity", good, cluster.Identity{}, cluster.ErrInvalidIdentity},
+		{"another kind", good, cluster.NewIdentity("other", "a"), cluster.ErrInvalidIdentity},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := newRecorder(t)
+			require.Nil(t, testkit.NewGrain(rec, tc.kind, tc.id))
+			require.Len(t, rec.Fatals(), 1)
+			require.Contains(t, rec.Fatals()[0], tc.want.Error())
+		})
+	}
 }

@@ -105,3 +105,30 @@ func TestGrainDrivesGeneratedGrain(t *testing.T) {
 		t.Fatalf("unknown request: %v", err)
 	}
 }
+
+// refusingAccount is a generated grain whose Activated fails.
+type refusingAccount struct{ unitAccount }
+
+func (a *refusingAccount) Activated(cluster.GrainContext) error { return errors.New("no state") }
+
+// TestGrainActivatedErrorReported: in the cluster a typed grain whose
+// Activated returns an error fails the activation and the caller gets
+// *cluster.ActivationFailedError (docs/typed-grains.md); the grain testkit
+// promises the same (Grain.ActivationError, CallGrain's error).
+func TestGrainActivatedErrorReported(t *testing.T) {
+	t.Skip("defect: cluster.failActivation does nothing for a standalone grain (Kind.StandaloneProps): " +
+		"the typed grain logs the error and stops itself, so ActivationError is nil and CallGrain fails " +
+		"the test with no reply instead of returning *cluster.ActivationFailedError; the fix belongs in cluster/grain.go")
+	kind := shopv1.AccountKind(func(cluster.Identity) shopv1.AccountGrain {
+		var n int
+		return &refusingAccount{unitAccount{activated: &n, deactivate: &n}}
+	})
+	g := testkit.NewGrain(t, kind, cluster.NewIdentity(shopv1.AccountKindName, "alice"))
+	if err := g.ActivationError(); !errors.Is(err, cluster.ErrActivationFailed) {
+		t.Fatalf("ActivationError: %v", err)
+	}
+	_, err := testkit.CallGrain[*shopv1.Balance](g, &emptypb.Empty{})
+	if !errors.Is(err, cluster.ErrActivationFailed) {
+		t.Fatalf("CallGrain: %v", err)
+	}
+}

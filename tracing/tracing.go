@@ -174,7 +174,11 @@ func (t *Tracing) receiveSpans(next actor.ReceiveFunc) actor.ReceiveFunc {
 		t.prop.Inject(ctx, out)
 		w.Context, w.h = c, out
 		defer func() {
-			w.Context, w.h = nil, nil
+			// The header only: Receive may have captured w for a
+			// ReenterAfter callback, which runs later on the actor's turn
+			// and must still reach the actor's Context (without a
+			// header, as the callback's Context has none).
+			w.h = nil
 			if r := recover(); r != nil {
 				span.SetStatus(codes.Error, fmt.Sprint(r))
 				span.End()

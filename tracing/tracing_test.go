@@ -3,6 +3,7 @@ package tracing_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/codes"
@@ -174,3 +175,32 @@ func (spanIDOnly) Extract(ctx context.Context, _ propagation.TextMapCarrier) con
 	return ctx
 }
 func (spanIDOnly) Fields() []string { return []string{"x-span"} }
+
+// A ReenterAfter callback made while handling a traced message may use the
+// Context it captured, as it may without WithReceiveSpans: the Context the
+// span middleware hands Receive stays usable after Receive returns (it was
+// emptied, and the callback's Send panicked).
+func TestReenterAfterCallbackUsesTheTracedContext(t *testing.T) {
+	tr, _, tracer := newTracing(t)
+	sys := testkit.NewManualSystem(t)
+	probe := testkit.NewManualProbe(t, sys)
+	echo := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(*ask); ok {
+			c.Respond(&reply{})
+		}
+	}))
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(*start); ok {
+			c.ReenterAfter(c.RequestFuture(echo, &ask{}, time.Minute), func(res any, err error) {
+				c.Send(probe.PID(), res)
+			})
+		}
+	}, tr.WithReceiveSpans()))
+	root, span := tracer.Start(context.Background(), "root")
+	defer span.End()
+	sys.Root().Send(pid, tr.Wrap(root, &start{}))
+	testkit.ExpectMsg[*reply](probe, 0)
+	for _, r := range sys.TraceOf(pid) {
+		require.NoError(t, r.Err, "the actor did not fail")
+	}
+}
