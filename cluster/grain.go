@@ -81,10 +81,16 @@ func (g *grainMiddleware) receive(ctx actor.Context) {
 
 // failActivation, called from a grain's Started handler, fails the
 // activation with err without a panic: the caller that activated it gets
-// *ActivationFailedError (V2.2) and the grain is stopped. It reports false
-// when ctx is not a clustered grain's (a standalone grain in a test).
+// *ActivationFailedError (V2.2) and the grain is stopped; a standalone
+// grain's (Kind.StandaloneProps) is stopped and reported to its onFailed.
+// It reports false when ctx is neither's, or not in its Started handler.
 func failActivation(ctx actor.Context, err error) bool {
-	g, ok := untyped(ctx).(*grainContext)
+	ctx = untyped(ctx)
+	if s, ok := ctx.(*standaloneGrain); ok && s.startErr != nil {
+		*s.startErr = err
+		return true
+	}
+	g, ok := ctx.(*grainContext)
 	if !ok || g.a == nil {
 		return false
 	}
@@ -117,16 +123,41 @@ type standaloneGrain struct {
 	actor.Context
 	id    Identity
 	token FencingToken
+	// startErr, during the Started handler only, is where failActivation
+	// records why the activation failed.
+	startErr *error
 }
 
 // StandaloneProps returns the kind's props for running one activation
 // outside a cluster, as a unit test does (testkit.NewGrain): the grain's
 // Context answers IdentityOf with id and FencingTokenOf with token, and
-// Passivate poisons the grain. The kind's own receive middleware stays
-// outermost; the grain's Receive gets the answering Context.
-func (k Kind) StandaloneProps(id Identity, token FencingToken) *actor.Props {
+// Passivate poisons the grain. An activation that fails without a panic (a
+// typed grain's Activated returning an error) is stopped; onFailed, when
+// given, is called on the grain's turn, before the stop, with the error a
+// caller in the cluster would get the text of (without it the error is
+// logged). The kind's own receive middleware stays outermost; the grain's
+// Receive gets the answering Context.
+func (k Kind) StandaloneProps(id Identity, token FencingToken, onFailed ...func(error)) *actor.Props {
 	return k.props.With(actor.WithReceiveMiddleware(func(next actor.ReceiveFunc) actor.ReceiveFunc {
-		return func(ctx actor.Context) { next(&standaloneGrain{Context: ctx, id: id, token: token}) }
+		return func(ctx actor.Context) {
+			if _, ok := ctx.Message().(*actor.Started); !ok {
+				next(&standaloneGrain{Context: ctx, id: id, token: token})
+				return
+			}
+			var failed error
+			next(&standaloneGrain{Context: ctx, id: id, token: token, startErr: &failed})
+			if failed == nil {
+				return
+			}
+			err := fmt.Errorf("%w: %s: %w", ErrActivationFailed, id, failed)
+			if len(onFailed) == 0 {
+				ctx.Logger().Error("cluster: grain activation failed", "err", err)
+			}
+			for _, f := range onFailed {
+				f(err)
+			}
+			ctx.Stop(ctx.Self())
+		}
 	}))
 }
 

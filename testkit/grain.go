@@ -88,6 +88,17 @@ func NewGrain(t testing.TB, kind cluster.Kind, id cluster.Identity, opts ...Opti
 	return g
 }
 
+// failedStart records err, from the current activation's Started handler
+// failing without a panic (a typed grain's Activated returning an error;
+// Kind.StandaloneProps calls it on the grain's turn), as the cluster's
+// caller gets it: the text only (see activationFailed), err having said
+// the identity already.
+func (g *Grain) failedStart(err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.startErr = &cluster.ActivationFailedError{Key: g.Identity, Err: errors.New(err.Error())}
+}
+
 // checkGrain refuses what a cluster refuses: a kind its Config.Validate
 // refuses (no name, no props: StandaloneProps would panic on it), an
 // identity that is not valid, or one of another kind.
@@ -159,7 +170,7 @@ func (g *Grain) activate() {
 	g.started, g.stopped, g.startErr, g.armed = false, false, nil, false
 	g.last = g.Sys.Now()
 	g.mu.Unlock()
-	props := g.kind.StandaloneProps(g.Identity, g.Token).With(actor.WithReceiveMiddleware(g.track))
+	props := g.kind.StandaloneProps(g.Identity, g.Token, g.failedStart).With(actor.WithReceiveMiddleware(g.track))
 	pid, err := g.Sys.Root().SpawnNamed(props, g.Identity.String())
 	if err != nil {
 		g.mu.Lock()
