@@ -22,6 +22,12 @@ var (
 	// ErrAllRouteesFailed: every routee of a scatter-gather request turned
 	// out to be gone (each answered with a dead letter).
 	ErrAllRouteesFailed = errors.New("router: every routee failed")
+	// ErrCycle: SpawnGroup was given a routee that is a router on the same
+	// system whose routees lead back to the new router (routing runs on
+	// the sender's goroutine, so such a cycle would recurse until the
+	// stack overflows). An AddRoutee that would close a cycle is ignored
+	// (and logged), as one naming the router itself is.
+	ErrCycle = errors.New("router: routees would form a cycle of routers")
 	// ErrInvalidConfig: SpawnPool or SpawnGroup was given arguments that
 	// cannot work (nil props, a negative size, a non-positive timeout).
 	ErrInvalidConfig = errors.New("router: invalid config")

@@ -23,12 +23,8 @@ func (m *manager) Receive(ctx actor.Context) {
 	case *actor.Started:
 		m.start(ctx)
 	case *AddRoutee:
-		// Never the router itself: routing to it would recurse on the
-		// sender's goroutine until the stack overflows.
-		if msg.PID != nil && !msg.PID.Equal(m.r.self.Load()) && indexOf(m.pids, msg.PID) < 0 {
-			m.pids = append(m.pids, msg.PID)
+		if msg.PID != nil && indexOf(m.pids, msg.PID) < 0 && m.add(msg.PID) {
 			ctx.Watch(msg.PID)
-			m.publish()
 		}
 		m.answer(ctx)
 	case *RemoveRoutee:
@@ -113,6 +109,23 @@ func (m *manager) remove(ctx actor.Context, pid *actor.PID) bool {
 }
 
 func (m *manager) publish() { m.r.publish(newRouteeSet(slices.Clone(m.pids))) }
+
+// add makes pid a routee and publishes the routees, unless routing to pid
+// leads back to this router (pid is the router itself, or a router on this
+// system whose routees lead here): routing to it would recurse on the
+// sender's goroutine until the stack overflows (see graph). The check and
+// the publishing happen under graph.mu.
+func (m *manager) add(pid *actor.PID) bool {
+	graph.mu.Lock()
+	defer graph.mu.Unlock()
+	if self := m.r.self.Load(); self != nil && (self.Equal(pid) || closesCycle(m.r.sys, self.ID, []*actor.PID{pid})) {
+		m.r.sys.Logger().Warn("router: AddRoutee ignored: routing to it would lead back to this router", "router", self, "routee", pid)
+		return false
+	}
+	m.pids = append(m.pids, pid)
+	m.publish()
+	return true
+}
 
 func (m *manager) answer(ctx actor.Context) {
 	if ctx.Sender() != nil {

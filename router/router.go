@@ -167,6 +167,14 @@ func spawn(sp Spawner, strategy Strategy, m *manager, group []*actor.PID, opts [
 		id = strings.TrimSuffix(mgr.ID, managerSuffix)
 	}
 	r.mgr = mgr
+	// graph.mu, then r.mu: the check, the registration and the graph's
+	// record happen at once (see graph).
+	graph.mu.Lock()
+	defer graph.mu.Unlock()
+	if closesCycle(sys, id, group) {
+		sp.Stop(mgr)
+		return nil, fmt.Errorf("router: spawning %q: %w", id, ErrCycle)
+	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -175,6 +183,7 @@ func spawn(sp Spawner, strategy Strategy, m *manager, group []*actor.PID, opts [
 	pid, err := sys.RegisterProcess(id, r)
 	if err == nil {
 		r.self.Store(pid)
+		r.register(id)
 	}
 	r.mu.Unlock()
 	if err != nil {
@@ -385,6 +394,7 @@ func (r *router) close() {
 	self := r.self.Load()
 	r.mu.Unlock()
 	if self != nil {
+		r.unregister(self.ID)
 		r.sys.UnregisterProcess(self)
 	}
 	for _, e := range held {
