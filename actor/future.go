@@ -19,7 +19,7 @@ type Future struct {
 	set    bool // result and err are written: PipeTo may read them
 	reg    bool
 	signal bool // done is a pooled signal, not closed (future_signal.go)
-	timed  bool // tm is armed or has fired (guarded by mu)
+	timed  bool // tm is armed (a timeout, or watchClose) or has fired (guarded by mu)
 	result any
 	err    error
 	tm     timerNode  // the timeout, on the system's timer queue
@@ -90,8 +90,31 @@ func (f *Future) Done() <-chan struct{} {
 		}
 	}
 	d := f.done
+	closed := f.watchClose()
 	f.mu.Unlock()
+	if closed {
+		f.complete(nil, ErrSystemStopped)
+	}
 	return d
+}
+
+// watchClose makes a pending future without a timeout, which someone is
+// about to wait for (Done, Result, Wait, ResultContext, Request) or pipe
+// (PipeTo), fail with ErrSystemStopped at Shutdown, as one with a timeout
+// does: its node hears of the timer queue's close (armClose), which comes
+// after every actor has stopped, when no answer can come any more. Before,
+// only a timeout's node was closed, and a waiter without one waited for
+// good (TestUntimedRequestFailsAtShutdown). A future answered before
+// anyone waits arms nothing. Called with f.mu held; true means the queue
+// is closed already, and the caller completes f with ErrSystemStopped once
+// it has let go of f.mu.
+func (f *Future) watchClose() (closed bool) {
+	if f.set || f.timed {
+		return false
+	}
+	f.tm.target = f
+	f.timed = f.sys.tq.armClose(&f.tm)
+	return !f.timed
 }
 
 // waitDone blocks until f has completed. A future's done channel is made
@@ -110,7 +133,11 @@ func (f *Future) waitDone() {
 		f.done = make(chan struct{})
 	}
 	d := f.done
+	closed := f.watchClose()
 	f.mu.Unlock()
+	if closed {
+		f.complete(nil, ErrSystemStopped)
+	}
 	<-d
 }
 
@@ -158,7 +185,12 @@ func (f *Future) ResultContext(ctx context.Context) (any, error) {
 
 // PipeTo sends the answer (or the error) to each pid when the future
 // completes, or at once if it has.
-func (f *Future) PipeTo(pids ...*PID) {
+func (f *Future) PipeTo(pids ...*PID) { f.pipeTo(true, pids) }
+
+// pipeTo is PipeTo; watch makes a pending future fail at Shutdown
+// (watchClose). The runtime's own pipes (ReenterAfter, a watch of the
+// future) pass false: their recipients are actors, which are gone by then.
+func (f *Future) pipeTo(watch bool, pids []*PID) {
 	f.releaseTurn()
 	f.mu.Lock()
 	// Not state: it turns non-zero before the result is written; set is
@@ -166,7 +198,11 @@ func (f *Future) PipeTo(pids ...*PID) {
 	// pids to complete.
 	if !f.set {
 		f.pipes = append(f.pipes, pids...)
+		closed := watch && f.watchClose()
 		f.mu.Unlock()
+		if closed {
+			f.complete(nil, ErrSystemStopped)
+		}
 		return
 	}
 	f.mu.Unlock()
@@ -250,7 +286,7 @@ func (f *Future) SendSystem(_ *PID, m SystemMessage) {
 		f.complete(nil, ErrFutureStopped)
 	case *Watch:
 		if m.Watcher != nil {
-			f.PipeTo(newWatchRelay(f.sys, &f.pidv, m.Watcher))
+			f.pipeTo(false, []*PID{newWatchRelay(f.sys, &f.pidv, m.Watcher)})
 		}
 	}
 }
@@ -318,7 +354,8 @@ type Requester interface {
 // Request sends msg to pid and waits for a reply of type T, for as long as
 // ctx allows (its deadline is the timeout). It returns ErrTimeout (wrapping
 // ctx's error) when ctx ends first, ErrDeadLetter when pid does not exist,
-// and *TypeMismatchError when the reply is not a T.
+// ErrSystemStopped when the system shuts down before the reply, and
+// *TypeMismatchError when the reply is not a T.
 //
 // From the root context, when the process's worker pools are idle and pid
 // is an idle actor of the shared pool, the actor's turn runs on the
