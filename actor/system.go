@@ -384,6 +384,12 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 		return &PID{Address: s.Address(), ID: id}, ErrSystemStopped
 	}
 	c := s.newCell(parent, props, id, w)
+	// Registered, c is reachable by ID (a PID rebuilt from the wire, a
+	// name) before its Started is posted: its mailbox holds user messages
+	// back until Started has run (handleSystem), so that Started stays the
+	// first message (TestStartedFirstForMessageByName). Nobody else sees
+	// the mailbox yet.
+	c.mb.Suspend()
 	if idb != nil {
 		c.pid.ID = c.idbuf.set(idb)
 		id = c.pid.ID
