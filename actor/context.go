@@ -317,7 +317,7 @@ func (c *cell) armTimeout(d time.Duration) {
 	c.ext().timeoutGen++
 	tick := &timeoutMsg{gen: c.ext().timeoutGen}
 	c.ext().cancelTimeout = c.sys.timers.After(c.sys.clock, d, func() {
-		_ = c.mb.PostUser(nil, envelope{msg: tick})
+		c.postTick(tick)
 	})
 }
 

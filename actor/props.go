@@ -202,7 +202,9 @@ func WithInvokeMiddleware(factory func() scheduler.Middleware) PropsOption {
 
 // WithBoundedMailbox gives the actor a mailbox of at most capacity user
 // messages with the given overflow policy. Dropped messages become dead
-// letters; with mailbox.Reject a request fails with ErrMailboxFull.
+// letters; with mailbox.Reject a request fails with ErrMailboxFull. The
+// actor's own ticks (its timers, its receive timeout, ReenterAfter
+// callbacks) are neither refused nor dropped.
 func WithBoundedMailbox(capacity int, policy mailbox.Overflow) PropsOption {
 	return propsOption(func(p *Props) {
 		p.opts().newQueue = func() mailbox.Queue[envelope] { return mailbox.NewBounded[envelope](capacity, policy) }

@@ -295,7 +295,13 @@ func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Wor
 	}
 	var onDrop func(envelope)
 	if q != nil {
-		onDrop = func(e envelope) { s.deadLetter(c.selfPID(), e.msg, e.sender, ErrMailboxFull) }
+		onDrop = func(e envelope) {
+			if isTick(e.msg) {
+				c.mb.PostSystem(nil, e) // see postTick
+				return
+			}
+			s.deadLetter(c.selfPID(), e.msg, e.sender, ErrMailboxFull)
+		}
 	}
 	c.mb.Init(q, onDrop)
 	c.pid.Address, c.pid.ID = s.Address(), id
