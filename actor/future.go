@@ -223,7 +223,10 @@ func (f *Future) complete(v any, err error) {
 	if !f.state.CompareAndSwap(0, 1) {
 		return
 	}
-	if dl, ok := v.(*DeadLetterResponse); ok {
+	// A nil one is an answer like any other: reading it would panic after
+	// the compare-and-swap, with the future never set and its waiters
+	// waiting for good (TestFutureNilDeadLetterResponse).
+	if dl, ok := v.(*DeadLetterResponse); ok && dl != nil {
 		if dl.Reason != nil {
 			v, err = nil, fmt.Errorf("%w: %s: %w", ErrDeadLetter, dl.Target, dl.Reason)
 		} else {
