@@ -569,7 +569,7 @@ func (s *System) shutdown(ctx context.Context) error {
 	if b != nil {
 		errs = append(errs, b.Shutdown(ctx))
 	}
-	s.events.close()
+	errs = append(errs, s.events.close(ctx))
 	s.metrics.close()
 	return errors.Join(errs...)
 }
