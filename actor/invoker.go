@@ -261,9 +261,6 @@ func (c *cell) receive(ctx Context) {
 func (c *cell) handleSystem(msg any) {
 	switch m := msg.(type) {
 	case *startMsg:
-		if c.state == stateAlive {
-			c.mb.Resume() // suspended since the spawn (System.spawn)
-		}
 		c.deliver(startedMsg)
 	case *Stop:
 		c.beginStop()

@@ -391,11 +391,13 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 	}
 	c := s.newCell(parent, props, id, w)
 	// Registered, c is reachable by ID (a PID rebuilt from the wire, a
-	// name) before its Started is posted: its mailbox holds user messages
-	// back until Started has run (handleSystem), so that Started stays the
-	// first message (TestStartedFirstForMessageByName). Nobody else sees
-	// the mailbox yet.
-	c.mb.Suspend()
+	// name) before its parent lists it: Started is queued first, with the
+	// mailbox claimed, so that whatever finds c meanwhile (a message, a
+	// Stop) queues behind it and nothing runs c until it is handed to its
+	// dispatcher below; Started stays the first message
+	// (TestStartedFirstForMessageByName). Nobody else sees the mailbox yet,
+	// so the claim always succeeds.
+	c.mb.PostSystemClaim(envelope{msg: startSys})
 	if idb != nil {
 		c.pid.ID = c.idbuf.set(idb)
 		id = c.pid.ID
@@ -415,7 +417,8 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 		// and dead-lettering whatever found it meanwhile, and runs none of
 		// the user's code.
 		c.actor = ReceiveFunc(func(Context) {})
-		c.mb.PostSystem(w, envelope{msg: stopSys})
+		c.mb.PostSystem(w, envelope{msg: stopSys}) // queued behind Started: the mailbox is claimed
+		c.mb.Dispatcher().ScheduleFrom(w, c)
 		if s.stopped.Load() {
 			return c.selfPID(), ErrSystemStopped
 		}
@@ -424,7 +427,7 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 	if w == nil && parent == s.userGuardian {
 		s.spawnStart(c) // from the root context: the start may be deferred (future_deferred.go)
 	} else {
-		c.mb.PostSystem(w, envelope{msg: startSys})
+		c.mb.Dispatcher().ScheduleFrom(w, c)
 	}
 	return c.selfPID(), nil
 }
