@@ -34,7 +34,7 @@ func (c *cell) ReenterAfter(fut *Future, fn func(res any, err error)) {
 	k.pid.Address, k.pid.ID = c.sys.Address(), "continuation"
 	k.ref.p = k
 	k.pid.cacheRef(&k.ref)
-	fut.pipeTo(false, []*PID{&k.pid})
+	fut.PipeTo(&k.pid)
 }
 
 // SendUser implements Process: the future completed.

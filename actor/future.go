@@ -79,7 +79,10 @@ func (s *System) startFuture(f *Future, target *PID, timeout time.Duration) *Fut
 // PID is the future's address: the sender of its request.
 func (f *Future) PID() *PID { return &f.pidv }
 
-// Done is closed when the future completes.
+// Done is closed when the future completes. A future without a timeout
+// fails at Shutdown only once a waiter blocks in Result, Wait or
+// ResultContext (see watchClose), so a select on Done alone needs a way
+// out of its own (a context).
 func (f *Future) Done() <-chan struct{} {
 	f.releaseTurn()
 	f.mu.Lock()
@@ -90,24 +93,32 @@ func (f *Future) Done() <-chan struct{} {
 		}
 	}
 	d := f.done
+	f.mu.Unlock()
+	return d
+}
+
+// awaitClose is watchClose for a waiter that is about to block on f.
+func (f *Future) awaitClose() {
+	f.mu.Lock()
 	closed := f.watchClose()
 	f.mu.Unlock()
 	if closed {
 		f.complete(nil, ErrSystemStopped)
 	}
-	return d
 }
 
-// watchClose makes a pending future without a timeout, which someone is
-// about to wait for (Done, Result, Wait, ResultContext, Request) or pipe
-// (PipeTo), fail with ErrSystemStopped at Shutdown, as one with a timeout
-// does: its node hears of the timer queue's close (armClose), which comes
-// after every actor has stopped, when no answer can come any more. Before,
-// only a timeout's node was closed, and a waiter without one waited for
-// good (TestUntimedRequestFailsAtShutdown). A future answered before
-// anyone waits arms nothing. Called with f.mu held; true means the queue
-// is closed already, and the caller completes f with ErrSystemStopped once
-// it has let go of f.mu.
+// watchClose makes a pending future without a timeout, whose waiter is
+// about to block on it (Result, Wait, ResultContext, Request), fail with
+// ErrSystemStopped at Shutdown, as one with a timeout does: its node hears
+// of the timer queue's close (armClose), which comes after every actor has
+// stopped, when no answer can come any more. Before, only a timeout's node
+// was closed, and a waiter without one waited for good
+// (TestUntimedRequestFailsAtShutdown). A future answered before anyone
+// waits arms nothing; Done and PipeTo arm nothing either, as they do not
+// block, and the node keeps its future until it completes or the system
+// shuts down (an abandoned future would be kept that long). Called with
+// f.mu held; true means the queue is closed already, and the caller
+// completes f with ErrSystemStopped once it has let go of f.mu.
 func (f *Future) watchClose() (closed bool) {
 	if f.set || f.timed {
 		return false
@@ -173,6 +184,7 @@ func (f *Future) ResultContext(ctx context.Context) (any, error) {
 	if done := ctx.Done(); done == nil {
 		f.waitDone()
 	} else {
+		f.awaitClose()
 		select {
 		case <-f.Done():
 		case <-done:
@@ -185,12 +197,7 @@ func (f *Future) ResultContext(ctx context.Context) (any, error) {
 
 // PipeTo sends the answer (or the error) to each pid when the future
 // completes, or at once if it has.
-func (f *Future) PipeTo(pids ...*PID) { f.pipeTo(true, pids) }
-
-// pipeTo is PipeTo; watch makes a pending future fail at Shutdown
-// (watchClose). The runtime's own pipes (ReenterAfter, a watch of the
-// future) pass false: their recipients are actors, which are gone by then.
-func (f *Future) pipeTo(watch bool, pids []*PID) {
+func (f *Future) PipeTo(pids ...*PID) {
 	f.releaseTurn()
 	f.mu.Lock()
 	// Not state: it turns non-zero before the result is written; set is
@@ -198,11 +205,7 @@ func (f *Future) pipeTo(watch bool, pids []*PID) {
 	// pids to complete.
 	if !f.set {
 		f.pipes = append(f.pipes, pids...)
-		closed := watch && f.watchClose()
 		f.mu.Unlock()
-		if closed {
-			f.complete(nil, ErrSystemStopped)
-		}
 		return
 	}
 	f.mu.Unlock()
@@ -289,7 +292,7 @@ func (f *Future) SendSystem(_ *PID, m SystemMessage) {
 		f.complete(nil, ErrFutureStopped)
 	case *Watch:
 		if m.Watcher != nil {
-			f.pipeTo(false, []*PID{newWatchRelay(f.sys, &f.pidv, m.Watcher)})
+			f.PipeTo(newWatchRelay(f.sys, &f.pidv, m.Watcher))
 		}
 	}
 }

@@ -51,12 +51,7 @@ func (f *Future) signalDone(done chan struct{}) {
 // gives the signal channel back to the pool.
 func (f *Future) awaitSignal(ctx context.Context) (any, error) {
 	if f.state.Load() == 0 { // about to block: fail at Shutdown (watchClose)
-		f.mu.Lock()
-		closed := f.watchClose()
-		f.mu.Unlock()
-		if closed {
-			f.complete(nil, ErrSystemStopped)
-		}
+		f.awaitClose()
 	}
 	select {
 	case <-f.done:
