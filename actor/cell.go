@@ -155,6 +155,30 @@ func (c *cell) postUser(w *scheduler.Worker, msg any, sender *PID) {
 	}
 }
 
+// postTick posts one of the actor's own ticks (a timer's, the receive
+// timeout's, a ReenterAfter continuation) to its mailbox. A full bounded
+// mailbox refuses or drops user messages, not these: a tick it refuses
+// here, or drops (onDrop in newCell: DropNewest, or DropOldest pushing it
+// out), goes through the system queue instead, and handleSystem puts it
+// ahead of the mailbox (pending), where user messages run. Before, such a
+// tick was lost: the timer's message never came, the callback never ran,
+// and the receive timeout, which re-arms from its tick, stopped for good
+// (TestBoundedMailboxKeepsRuntimeTicks).
+func (c *cell) postTick(msg any) {
+	if err := c.mb.PostUser(nil, envelope{msg: msg}); err != nil {
+		c.mb.PostSystem(nil, envelope{msg: msg})
+	}
+}
+
+// isTick reports whether msg is one of an actor's own ticks (postTick).
+func isTick(msg any) bool {
+	switch msg.(type) {
+	case *Timer, *timeoutMsg, *continuation:
+		return true
+	}
+	return false
+}
+
 // SendSystem implements Process.
 func (c *cell) SendSystem(_ *PID, m SystemMessage) { c.mb.PostSystem(nil, envelope{msg: m}) }
 

@@ -186,17 +186,17 @@ func (c *cell) Forward(pid *PID) {
 }
 
 func (c *cell) Spawn(props *Props) *PID {
-	pid, _ := c.spawnChild(c.worker, props, "", "")
+	pid, _ := c.spawnChild(c.worker, props, "", "", nil)
 	return pid
 }
 
 func (c *cell) SpawnPrefix(props *Props, prefix string) *PID {
-	pid, _ := c.spawnChild(c.worker, props, "", prefix)
+	pid, _ := c.spawnChild(c.worker, props, "", prefix, nil)
 	return pid
 }
 
 func (c *cell) SpawnNamed(props *Props, name string) (*PID, error) {
-	return c.spawnChild(c.worker, props, name, "")
+	return c.spawnChild(c.worker, props, name, "", nil)
 }
 
 func (c *cell) Stop(pid *PID)   { c.sys.sendSystem(c.worker, pid, stopSys) }
@@ -317,7 +317,7 @@ func (c *cell) armTimeout(d time.Duration) {
 	c.ext().timeoutGen++
 	tick := &timeoutMsg{gen: c.ext().timeoutGen}
 	c.ext().cancelTimeout = c.sys.timers.After(c.sys.clock, d, func() {
-		_ = c.mb.PostUser(nil, envelope{msg: tick})
+		c.postTick(tick)
 	})
 }
 

@@ -39,7 +39,7 @@ func (c *cell) ReenterAfter(fut *Future, fn func(res any, err error)) {
 
 // SendUser implements Process: the future completed.
 func (k *continuation) SendUser(_ *PID, _ any, _ *PID) {
-	_ = k.owner.mb.PostUser(nil, envelope{msg: k})
+	k.owner.postTick(k)
 }
 
 // SendSystem implements Process; a continuation takes no system messages.

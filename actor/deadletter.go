@@ -105,10 +105,27 @@ func (s *System) redirected(pid *PID, msg any, sender *PID) bool {
 	}
 	for _, x := range *rs {
 		if name, ok := strings.CutPrefix(pid.ID, x.prefix); ok {
-			return x.r(pid, name, msg, sender)
+			return s.offerRedirect(x.r, pid, name, msg, sender)
 		}
 	}
 	return false
+}
+
+// offerRedirect calls r, an extension's code, on whatever goroutine found
+// the target missing: a sender's, a connection's reader, or a worker in
+// the middle of a stop (the drain of the stopped child's mailbox). A panic
+// in it is logged and the message is a dead letter, as if r had refused
+// it; before, it went up that goroutine, and a stop it broke off never
+// told the parent, whose own stop then waited for good
+// (TestRedirectPanicIsDeadLetter).
+func (s *System) offerRedirect(r Redirect, pid *PID, name string, msg any, sender *PID) (took bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			took = false
+			s.logger.Warn("redirect panicked; message is a dead letter", "pid", pid.String(), "panic", v)
+		}
+	}()
+	return r(pid, name, msg, sender)
 }
 
 // DeadLetters returns the number of dead letters so far.

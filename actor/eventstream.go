@@ -1,6 +1,8 @@
 package actor
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -140,8 +142,11 @@ func (es *EventStream) Publish(ev any) {
 // Len returns the number of subscriptions.
 func (es *EventStream) Len() int { return len(*es.subs.Load()) }
 
-// close ends every subscription and waits for their goroutines.
-func (es *EventStream) close() {
+// close ends every subscription and waits for their goroutines, or for
+// ctx: a subscriber's function may block, and Shutdown's context bounds
+// its wait for it as for everything else (TestShutdownBoundedByCtxWithBlockedSubscriber).
+// A goroutine left waiting then ends with the last subscriber's.
+func (es *EventStream) close(ctx context.Context) error {
 	es.mu.Lock()
 	es.closed = true
 	subs := *es.subs.Load()
@@ -150,7 +155,14 @@ func (es *EventStream) close() {
 	for _, s := range subs {
 		s.close()
 	}
-	es.wg.Wait()
+	done := make(chan struct{})
+	go func() { es.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("actor: event stream subscribers: %w", ctx.Err())
+	}
 }
 
 func (s *Subscription) offer(ev any) {

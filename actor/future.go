@@ -19,7 +19,7 @@ type Future struct {
 	set    bool // result and err are written: PipeTo may read them
 	reg    bool
 	signal bool // done is a pooled signal, not closed (future_signal.go)
-	timed  bool // tm is armed or has fired (guarded by mu)
+	timed  bool // tm is armed (a timeout, or watchClose) or has fired (guarded by mu)
 	result any
 	err    error
 	tm     timerNode  // the timeout, on the system's timer queue
@@ -79,7 +79,10 @@ func (s *System) startFuture(f *Future, target *PID, timeout time.Duration) *Fut
 // PID is the future's address: the sender of its request.
 func (f *Future) PID() *PID { return &f.pidv }
 
-// Done is closed when the future completes.
+// Done is closed when the future completes. A future without a timeout
+// fails at Shutdown only once a waiter blocks in Result, Wait or
+// ResultContext (see watchClose), so a select on Done alone needs a way
+// out of its own (a context).
 func (f *Future) Done() <-chan struct{} {
 	f.releaseTurn()
 	f.mu.Lock()
@@ -92,6 +95,37 @@ func (f *Future) Done() <-chan struct{} {
 	d := f.done
 	f.mu.Unlock()
 	return d
+}
+
+// awaitClose is watchClose for a waiter that is about to block on f.
+func (f *Future) awaitClose() {
+	f.mu.Lock()
+	closed := f.watchClose()
+	f.mu.Unlock()
+	if closed {
+		f.complete(nil, ErrSystemStopped)
+	}
+}
+
+// watchClose makes a pending future without a timeout, whose waiter is
+// about to block on it (Result, Wait, ResultContext, Request), fail with
+// ErrSystemStopped at Shutdown, as one with a timeout does: its node hears
+// of the timer queue's close (armClose), which comes after every actor has
+// stopped, when no answer can come any more. Before, only a timeout's node
+// was closed, and a waiter without one waited for good
+// (TestUntimedRequestFailsAtShutdown). A future answered before anyone
+// waits arms nothing; Done and PipeTo arm nothing either, as they do not
+// block, and the node keeps its future until it completes or the system
+// shuts down (an abandoned future would be kept that long). Called with
+// f.mu held; true means the queue is closed already, and the caller
+// completes f with ErrSystemStopped once it has let go of f.mu.
+func (f *Future) watchClose() (closed bool) {
+	if f.set || f.timed {
+		return false
+	}
+	f.tm.target = f
+	f.timed = f.sys.tq.armClose(&f.tm)
+	return !f.timed
 }
 
 // waitDone blocks until f has completed. A future's done channel is made
@@ -110,7 +144,11 @@ func (f *Future) waitDone() {
 		f.done = make(chan struct{})
 	}
 	d := f.done
+	closed := f.watchClose()
 	f.mu.Unlock()
+	if closed {
+		f.complete(nil, ErrSystemStopped)
+	}
 	<-d
 }
 
@@ -146,6 +184,7 @@ func (f *Future) ResultContext(ctx context.Context) (any, error) {
 	if done := ctx.Done(); done == nil {
 		f.waitDone()
 	} else {
+		f.awaitClose()
 		select {
 		case <-f.Done():
 		case <-done:
@@ -187,7 +226,10 @@ func (f *Future) complete(v any, err error) {
 	if !f.state.CompareAndSwap(0, 1) {
 		return
 	}
-	if dl, ok := v.(*DeadLetterResponse); ok {
+	// A nil one is an answer like any other: reading it would panic after
+	// the compare-and-swap, with the future never set and its waiters
+	// waiting for good (TestFutureNilDeadLetterResponse).
+	if dl, ok := v.(*DeadLetterResponse); ok && dl != nil {
 		if dl.Reason != nil {
 			v, err = nil, fmt.Errorf("%w: %s: %w", ErrDeadLetter, dl.Target, dl.Reason)
 		} else {
@@ -318,7 +360,8 @@ type Requester interface {
 // Request sends msg to pid and waits for a reply of type T, for as long as
 // ctx allows (its deadline is the timeout). It returns ErrTimeout (wrapping
 // ctx's error) when ctx ends first, ErrDeadLetter when pid does not exist,
-// and *TypeMismatchError when the reply is not a T.
+// ErrSystemStopped when the system shuts down before the reply, and
+// *TypeMismatchError when the reply is not a T.
 //
 // From the root context, when the process's worker pools are idle and pid
 // is an idle actor of the shared pool, the actor's turn runs on the

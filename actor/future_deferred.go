@@ -111,10 +111,15 @@ func (s *System) takeDeferred(c *cell) bool {
 	return c != nil && s.deferred.Load() == c && s.deferred.CompareAndSwap(c, nil)
 }
 
-// spawnStart posts a root spawn's Started: deferred when it can be, else
-// as any spawn's.
+// spawnStart hands a root spawn's actor, whose Started spawn queued with
+// its mailbox claimed, to the deferred slot when its turn can wait for the
+// caller, else to its dispatcher.
 func (s *System) spawnStart(c *cell) {
-	s.postDeferrable(c, envelope{msg: startSys})
+	if s.deferrable(c.selfPID()) != nil {
+		s.deferTurn(c)
+		return
+	}
+	c.mb.Dispatcher().Schedule(c)
 }
 
 // postDeferrable posts the system message e to c from the root context:

@@ -50,6 +50,9 @@ func (f *Future) signalDone(done chan struct{}) {
 // awaitSignal waits for f's answer or for ctx, like ResultContext, then
 // gives the signal channel back to the pool.
 func (f *Future) awaitSignal(ctx context.Context) (any, error) {
+	if f.state.Load() == 0 { // about to block: fail at Shutdown (watchClose)
+		f.awaitClose()
+	}
 	select {
 	case <-f.done:
 	case <-ctx.Done():

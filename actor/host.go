@@ -88,7 +88,7 @@ type Host interface {
 // been) is name; it reports whether it took msg. When it did not, msg
 // becomes a dead letter. It runs on the goroutine that found the target
 // missing (a worker, the sender's, a transport's reader) and must not
-// block.
+// block. A panic in it is logged and msg becomes a dead letter.
 type Redirect func(child *PID, name string, msg any, sender *PID) bool
 
 // redirect is one Redirect and the ID prefix of the children it takes.

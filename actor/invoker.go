@@ -280,6 +280,11 @@ func (c *cell) handleSystem(msg any) {
 		}
 	case *restartMsg:
 		c.beginRestart()
+	case *Timer, *timeoutMsg, *continuation:
+		// A tick a full bounded mailbox would have refused (postTick): it
+		// runs ahead of the mailbox, when user messages run.
+		x := c.ext()
+		x.pending = append(x.pending, envelope{msg: m})
 	}
 }
 
@@ -401,7 +406,9 @@ func (c *cell) finalize() {
 	if x := c.x; x != nil {
 		onStopped = x.onStopped
 		for _, e := range x.pending {
-			c.sys.deadLetter(c.selfPID(), e.msg, e.sender, nil)
+			if !isTick(e.msg) { // the actor's own: nothing to report (Sink)
+				c.sys.deadLetter(c.selfPID(), e.msg, e.sender, nil)
+			}
 		}
 		x.pending = nil
 	}

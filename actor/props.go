@@ -201,8 +201,11 @@ func WithInvokeMiddleware(factory func() scheduler.Middleware) PropsOption {
 }
 
 // WithBoundedMailbox gives the actor a mailbox of at most capacity user
-// messages with the given overflow policy. Dropped messages become dead
-// letters; with mailbox.Reject a request fails with ErrMailboxFull.
+// messages with the given overflow policy (its memory grows with what it
+// holds). Dropped messages become dead
+// letters; with mailbox.Reject a request fails with ErrMailboxFull. The
+// actor's own ticks (its timers, its receive timeout, ReenterAfter
+// callbacks) are neither refused nor dropped.
 func WithBoundedMailbox(capacity int, policy mailbox.Overflow) PropsOption {
 	return propsOption(func(p *Props) {
 		p.opts().newQueue = func() mailbox.Queue[envelope] { return mailbox.NewBounded[envelope](capacity, policy) }
@@ -214,8 +217,8 @@ func WithBoundedMailbox(capacity int, policy mailbox.Overflow) PropsOption {
 type Prioritized interface{ Priority() int }
 
 // WithPriorityMailbox gives the actor a priority mailbox with the given
-// number of levels; a message's level is its Priority() (higher first), or
-// 0 when Priority panics.
+// number of levels (at most mailbox.MaxPriorityLevels); a message's level
+// is its Priority() (higher first), or 0 when Priority panics.
 func WithPriorityMailbox(levels int) PropsOption {
 	return propsOption(func(p *Props) {
 		p.opts().newQueue = func() mailbox.Queue[envelope] {

@@ -28,7 +28,8 @@ type SpawnFunc func(info SpawnInfo, props *Props) (*PID, error)
 // It runs on the spawning goroutine: inside the parent's Receive for
 // Context spawns (a panic there is the parent's failure), on the caller's
 // goroutine for RootContext spawns (a panic there is returned as an error
-// wrapping *PanicError and nothing is spawned), so it must be safe for
+// wrapping *PanicError and nothing is spawned: an actor that next spawned
+// before the panic is stopped), so it must be safe for
 // concurrent use when it is shared.
 type SpawnMiddleware func(next SpawnFunc) SpawnFunc
 
@@ -63,13 +64,18 @@ func (c *cell) inheritSpawnMW(parent *cell) {
 }
 
 // spawnChild spawns a child of c through c's spawn chain; w is the
-// spawning worker (nil from outside).
-func (c *cell) spawnChild(w *scheduler.Worker, props *Props, name, prefix string) (*PID, error) {
+// spawning worker (nil from outside). made, when not nil, is set to each
+// actor the chain spawns.
+func (c *cell) spawnChild(w *scheduler.Worker, props *Props, name, prefix string, made **PID) (*PID, error) {
 	if c.mw == nil || len(c.mw.spawn) == 0 {
 		return c.sys.spawn(c, w, props, name, prefix)
 	}
 	var next SpawnFunc = func(info SpawnInfo, p *Props) (*PID, error) {
-		return c.sys.spawn(c, w, p, info.Name, info.Prefix)
+		pid, err := c.sys.spawn(c, w, p, info.Name, info.Prefix)
+		if made != nil && err == nil {
+			*made = pid
+		}
+		return pid, err
 	}
 	list := c.mw.spawn
 	for i := len(list) - 1; i >= 0; i-- {
@@ -85,10 +91,17 @@ func (s *System) spawnFromRoot(props *Props, name, prefix string) (pid *PID, err
 	if g.mw == nil || len(g.mw.spawn) == 0 {
 		return s.spawn(g, nil, props, name, prefix)
 	}
+	var made *PID
 	defer func() {
 		if r := recover(); r != nil {
 			pid, err = nil, fmt.Errorf("actor: spawn middleware: %w", &PanicError{Value: r, Stack: debug.Stack()})
+			if made != nil {
+				// A middleware that panicked after next had spawned: the
+				// caller gets no PID, so nothing may stay spawned
+				// (TestSpawnMiddlewarePanicAfterNextStopsTheActor).
+				s.sendSystem(nil, made, stopSys)
+			}
 		}
 	}()
-	return g.spawnChild(nil, props, name, prefix)
+	return g.spawnChild(nil, props, name, prefix, &made)
 }

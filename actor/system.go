@@ -295,7 +295,13 @@ func (s *System) newCell(parent *cell, props *Props, id string, w *scheduler.Wor
 	}
 	var onDrop func(envelope)
 	if q != nil {
-		onDrop = func(e envelope) { s.deadLetter(c.selfPID(), e.msg, e.sender, ErrMailboxFull) }
+		onDrop = func(e envelope) {
+			if isTick(e.msg) {
+				c.mb.PostSystem(nil, e) // see postTick
+				return
+			}
+			s.deadLetter(c.selfPID(), e.msg, e.sender, ErrMailboxFull)
+		}
 	}
 	c.mb.Init(q, onDrop)
 	c.pid.Address, c.pid.ID = s.Address(), id
@@ -384,6 +390,14 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 		return &PID{Address: s.Address(), ID: id}, ErrSystemStopped
 	}
 	c := s.newCell(parent, props, id, w)
+	// Registered, c is reachable by ID (a PID rebuilt from the wire, a
+	// name) before its parent lists it: Started is queued first, with the
+	// mailbox claimed, so that whatever finds c meanwhile (a message, a
+	// Stop) queues behind it and nothing runs c until it is handed to its
+	// dispatcher below; Started stays the first message
+	// (TestStartedFirstForMessageByName). Nobody else sees the mailbox yet,
+	// so the claim always succeeds.
+	c.mb.PostSystemClaim(envelope{msg: startSys})
 	if idb != nil {
 		c.pid.ID = c.idbuf.set(idb)
 		id = c.pid.ID
@@ -403,7 +417,8 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 		// and dead-lettering whatever found it meanwhile, and runs none of
 		// the user's code.
 		c.actor = ReceiveFunc(func(Context) {})
-		c.mb.PostSystem(w, envelope{msg: stopSys})
+		c.mb.PostSystem(w, envelope{msg: stopSys}) // queued behind Started: the mailbox is claimed
+		c.mb.Dispatcher().ScheduleFrom(w, c)
 		if s.stopped.Load() {
 			return c.selfPID(), ErrSystemStopped
 		}
@@ -412,7 +427,7 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 	if w == nil && parent == s.userGuardian {
 		s.spawnStart(c) // from the root context: the start may be deferred (future_deferred.go)
 	} else {
-		c.mb.PostSystem(w, envelope{msg: startSys})
+		c.mb.Dispatcher().ScheduleFrom(w, c)
 	}
 	return c.selfPID(), nil
 }
@@ -557,7 +572,7 @@ func (s *System) shutdown(ctx context.Context) error {
 	if b != nil {
 		errs = append(errs, b.Shutdown(ctx))
 	}
-	s.events.close()
+	errs = append(errs, s.events.close(ctx))
 	s.metrics.close()
 	return errors.Join(errs...)
 }

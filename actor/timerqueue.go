@@ -26,6 +26,7 @@ type timerQueue struct {
 
 	mu      sync.Mutex
 	heap    []*timerNode
+	waits   []*timerNode // armed by armClose: they hear of close only
 	seq     uint64
 	closed  bool
 	armed   bool   // a clock timer is set for armedAt
@@ -46,7 +47,8 @@ type timerNode struct {
 	at     int64 // deadline, ns since the queue's base
 	seq    uint64
 	period int64 // > 0: re-armed period ns later each time it fires
-	index  int32 // position in the heap; -1 when not armed
+	index  int32 // position in the heap (in waits when wait); -1 when not armed
+	wait   bool  // armed by armClose
 	target timerTarget
 }
 
@@ -76,6 +78,24 @@ func (q *timerQueue) arm(n *timerNode, d, period time.Duration) bool {
 	return true
 }
 
+// armClose queues n, whose target is a timerCloser, to hear of the queue's
+// close and of nothing else: it never fires, so it takes no place in the
+// heap and sets no clock timer. It is how a future without a timeout that
+// someone waits for fails at Shutdown (Future.watchClose). It reports
+// false when the queue is closed. n must not be armed.
+func (q *timerQueue) armClose(n *timerNode) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		n.index = -1
+		return false
+	}
+	n.wait = true
+	n.index = int32(len(q.waits))
+	q.waits = append(q.waits, n)
+	return true
+}
+
 // later returns the deadline d after at; a negative d is at. A sum past
 // the largest deadline is that deadline, which no clock reaches: without
 // the cap a "no timeout" of math.MaxInt64 wrapped to a deadline in the
@@ -100,6 +120,18 @@ func (q *timerQueue) cancel(n *timerNode) bool {
 	defer q.mu.Unlock()
 	if n.index < 0 {
 		return false
+	}
+	if n.wait {
+		i, last := int(n.index), len(q.waits)-1
+		q.waits[i] = q.waits[last]
+		q.waits[i].index = int32(i)
+		q.waits[last] = nil
+		q.waits = q.waits[:last]
+		n.index, n.wait = -1, false
+		if last == 0 && cap(q.waits) > 1024 {
+			q.waits = nil
+		}
+		return true
 	}
 	q.remove(int(n.index))
 	return true
@@ -131,6 +163,12 @@ func (q *timerQueue) close() {
 		}
 	}
 	q.heap = nil
+	for i, n := range q.waits {
+		n.index, n.wait = -1, false
+		q.waits[i] = nil
+		closers = append(closers, n.target.(timerCloser))
+	}
+	q.waits = nil
 	if q.armed && q.stop() {
 		q.firing.Done()
 	}

@@ -273,3 +273,41 @@ func TestTimerQueueHugeDurations(t *testing.T) {
 	require.Equal(t, 1, p.n, "the period past the end of time never comes")
 	require.True(t, q.cancel(n))
 }
+
+type closeTarget struct {
+	name string
+	log  *[]string
+}
+
+func (c *closeTarget) fireTimer()  { *c.log = append(*c.log, "fired "+c.name) }
+func (c *closeTarget) closeTimer() { *c.log = append(*c.log, c.name) }
+
+// A node armed by armClose never fires and sets no clock timer; cancel
+// takes it out (whichever position it holds), and close tells the ones
+// left, with the heap's closers.
+func TestTimerQueueArmClose(t *testing.T) {
+	clock := scheduler.NewManualClock(time.Unix(0, 0))
+	q := newTimerQueue(clock)
+	var log []string
+	nodes := map[string]*timerNode{}
+	for _, name := range []string{"a", "b", "c", "d"} {
+		n := &timerNode{target: &closeTarget{name: name, log: &log}}
+		nodes[name] = n
+		require.True(t, q.armClose(n))
+	}
+	require.Equal(t, 0, clock.Pending(), "no clock timer")
+	require.Equal(t, 0, q.len(), "not in the heap")
+	require.True(t, q.cancel(nodes["b"]))
+	require.False(t, q.cancel(nodes["b"]), "cancelled twice")
+	require.True(t, q.cancel(nodes["a"]))
+	timed := &timerNode{target: &closeTarget{name: "timed", log: &log}}
+	require.True(t, q.arm(timed, time.Hour, 0))
+	clock.Advance(2 * time.Hour)
+	require.Equal(t, []string{"fired timed"}, log, "a close node never fires")
+	require.True(t, q.armClose(nodes["a"]), "armed again after its cancel")
+	q.close()
+	slices.Sort(log[1:])
+	require.Equal(t, []string{"fired timed", "a", "c", "d"}, log)
+	require.False(t, q.cancel(nodes["c"]), "closed")
+	require.False(t, q.armClose(nodes["b"]), "closed")
+}

@@ -28,7 +28,7 @@ type Timer struct {
 
 // fireTimer implements timerTarget: the tick goes through the owner's
 // mailbox (after a stop it is dropped there).
-func (t *Timer) fireTimer() { _ = t.owner.mb.PostUser(nil, envelope{msg: t}) }
+func (t *Timer) fireTimer() { t.owner.postTick(t) }
 
 // Cancel stops the timer and reports whether it was active: false when it
 // was cancelled already or, for a single timer, its message was delivered.

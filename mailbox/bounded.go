@@ -6,25 +6,50 @@ import "sync"
 // mutex per operation: bounded mailboxes trade the lock-free path for a hard
 // memory limit.
 type bounded[T any] struct {
-	mu     sync.Mutex
-	buf    []T
-	head   int
-	size   int
-	policy Overflow
+	mu       sync.Mutex
+	buf      []T // a ring of at most capacity values, grown on demand
+	head     int
+	size     int
+	capacity int
+	policy   Overflow
 }
+
+// boundedFirst is the ring a bounded queue starts with (or its capacity,
+// when smaller); it doubles as the queue fills, up to the capacity.
+const boundedFirst = 16
 
 // NewBounded returns a fixed-capacity FIFO queue with an overflow policy;
 // capacity below 1 is raised to 1, and a policy other than the three
 // defined ones rejects as Reject does. It takes a mutex per operation: a bounded
-// mailbox trades the lock-free path for a hard memory limit.
+// mailbox trades the lock-free path for a hard memory limit. Its memory
+// grows with what it holds, up to capacity: a capacity too large to
+// allocate (math.MaxInt for "practically unbounded") made it panic, or
+// reserve memory for values it never held (TestBoundedHugeCapacity).
 func NewBounded[T any](capacity int, policy Overflow) Queue[T] {
-	return &bounded[T]{buf: make([]T, max(capacity, 1)), policy: policy}
+	capacity = max(capacity, 1)
+	return &bounded[T]{buf: make([]T, min(capacity, boundedFirst)), capacity: capacity, policy: policy}
+}
+
+// grow doubles the ring, up to the capacity, with its values in order
+// from the front.
+func (q *bounded[T]) grow() {
+	n := len(q.buf) * 2
+	if n <= 0 || n > q.capacity { // n <= 0: doubled past the int range
+		n = q.capacity
+	}
+	buf := make([]T, n)
+	k := copy(buf, q.buf[q.head:])
+	copy(buf[k:], q.buf[:q.head])
+	q.buf, q.head = buf, 0
 }
 
 // Push implements Queue.
 func (q *bounded[T]) Push(v T) (dropped T, didDrop bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.size == len(q.buf) && len(q.buf) < q.capacity {
+		q.grow()
+	}
 	if q.size == len(q.buf) {
 		switch q.policy {
 		case DropNewest:

@@ -18,15 +18,21 @@ type fifo[T any] struct {
 	head int
 }
 
+// MaxPriorityLevels bounds NewPriority's levels: each level is allocated
+// with the queue, so a count past it (math.MaxInt) panicked in the
+// allocation, on the spawner's goroutine, or reserved memory per mailbox
+// for levels no message would use (TestPriorityHugeLevels).
+const MaxPriorityLevels = 1 << 10
+
 // NewPriority returns an unbounded queue with the given number of priority
-// levels (at least 1): Pop returns the oldest value of the highest non-empty
-// level, and the level of a value is prio(v) clamped to [0, levels) (0 for
-// every value when prio is nil).
+// levels (at least 1, at most MaxPriorityLevels): Pop returns the oldest
+// value of the highest non-empty level, and the level of a value is prio(v)
+// clamped to [0, levels) (0 for every value when prio is nil).
 func NewPriority[T any](levels int, prio func(T) int) Queue[T] {
 	if prio == nil { // every value at level 0, rather than a panic in Push
 		prio = func(T) int { return 0 }
 	}
-	return &priority[T]{levels: make([]fifo[T], max(levels, 1)), prio: prio}
+	return &priority[T]{levels: make([]fifo[T], min(max(levels, 1), MaxPriorityLevels)), prio: prio}
 }
 
 // Push implements Queue; it never drops.

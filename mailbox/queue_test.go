@@ -1,6 +1,7 @@
 package mailbox_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -96,4 +97,62 @@ func TestPriorityNilLevelFunc(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, i, v)
 	}
+}
+
+// A bounded queue's memory grows with what it holds, up to its capacity:
+// a capacity too large to allocate ("practically unbounded") works, and a
+// queue that wraps around while it grows keeps its values in order and its
+// limit exact. Before, NewBounded allocated the whole capacity up front:
+// math.MaxInt panicked (makeslice) on the spawner's goroutine.
+func TestBoundedHugeCapacity(t *testing.T) {
+	q := mailbox.NewBounded[int](math.MaxInt, mailbox.Reject)
+	for i := range 1000 {
+		_, _, err := q.Push(i)
+		require.NoError(t, err)
+	}
+	require.Equal(t, 1000, q.Len())
+	for i := range 1000 {
+		v, ok := q.Pop()
+		require.True(t, ok)
+		require.Equal(t, i, v)
+	}
+
+	q = mailbox.NewBounded[int](40, mailbox.DropOldest)
+	next, want := 0, 0
+	for round := 0; round < 7; round++ { // fill and half drain: the ring wraps as it grows
+		for q.Len() < 30 {
+			_, did, err := q.Push(next)
+			require.NoError(t, err)
+			require.False(t, did)
+			next++
+		}
+		for range 15 {
+			v, _ := q.Pop()
+			require.Equal(t, want, v)
+			want++
+		}
+	}
+	for q.Len() < 40 {
+		q.Push(next)
+		next++
+	}
+	dropped, did, _ := q.Push(next)
+	require.True(t, did, "the capacity is exact")
+	require.Equal(t, want, dropped)
+	want++
+	for v, ok := q.Pop(); ok; v, ok = q.Pop() {
+		require.Equal(t, want, v)
+		want++
+	}
+	require.Equal(t, next+1, want)
+}
+
+// NewPriority takes at most MaxPriorityLevels levels: more is the top
+// level's; before, math.MaxInt levels panicked in the allocation.
+func TestPriorityHugeLevels(t *testing.T) {
+	q := mailbox.NewPriority[int](math.MaxInt, func(v int) int { return v })
+	for _, v := range []int{1, math.MaxInt, mailbox.MaxPriorityLevels - 1, 5} {
+		q.Push(v)
+	}
+	requirePops(t, q, math.MaxInt, mailbox.MaxPriorityLevels-1, 5, 1)
 }
