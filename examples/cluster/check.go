@@ -25,8 +25,11 @@ func audit(ctx context.Context, c *cluster.Cluster, accounts []string) (map[stri
 			}
 			// A cluster that is still settling (a member fenced itself,
 			// a handover is waiting out a departed owner) answers with a
-			// timeout after its retries: ask again until ctx ends.
-			if !errors.Is(err, cluster.ErrTimeout) || ctx.Err() != nil {
+			// timeout after its retries, and an activation whose load
+			// failed with its error (it passivates): ask again until ctx
+			// ends.
+			var ge *cluster.GrainError
+			if !(errors.Is(err, cluster.ErrTimeout) || errors.As(err, &ge)) || ctx.Err() != nil {
 				return nil, fmt.Errorf("demo: audit of account %s: %w", a, err)
 			}
 		}
