@@ -20,7 +20,8 @@
 // member key that no session holds is not a member. The epoch of a view is
 // its index plus an epoch base stored under the prefix, so every member gives
 // a view the same epoch; if the index goes back (a server restored from an
-// older snapshot, say) the regression is reported with a
+// older snapshot, or the servers reaping the tombstones of keys deleted
+// under the prefix 15 minutes earlier) the regression is reported with a
 // cluster.MembershipEventEpochRegressed event and the base is raised so that
 // epochs keep growing. Errors back off exponentially with jitter; renewal
 // failures drive the lease state. Leave writes a released marker under

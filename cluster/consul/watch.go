@@ -26,10 +26,11 @@ import (
 // The epoch of a view is the query's index plus the epoch base, a number
 // kept in the cluster's KV prefix and read with the view, so every member
 // (later joiners included) computes the same epoch for the same view. When
-// the index goes back (a snapshot restore), the watcher does not deliver the
-// view: it raises the base with a check-and-set so that the next view's
-// epoch is above every epoch it delivered, and members that saw the
-// regression race only to raise it further.
+// the index goes back (a snapshot restore, or the servers reaping the
+// tombstones of deleted keys: docs/membership.md), the watcher does not
+// deliver the view: it raises the base with a check-and-set so that the
+// next view's epoch is above every epoch it delivered, and members that
+// saw the regression race only to raise it further.
 type watcher struct {
 	cfg    Config
 	log    *slog.Logger

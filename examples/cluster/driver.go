@@ -150,7 +150,13 @@ func (d *driver) start(c *cluster.Cluster, member string, callers int, stop <-ch
 // would reuse the IDs of an earlier one, which the accounts answer as
 // duplicates of the earlier requests.
 func callerName(member string, seed uint64, i int) string {
-	return fmt.Sprintf("%s-%x-c%d", member, seed, i)
+	return fmt.Sprintf("%s%d", requestPrefix(member, seed), i)
+}
+
+// requestPrefix is what every request ID of member's callers starts with,
+// and no other member's: the check's own prefix in --join mode.
+func requestPrefix(member string, seed uint64) string {
+	return fmt.Sprintf("%s-%x-c", member, seed)
 }
 
 func (d *driver) caller(c *cluster.Cluster, member, name string, rng *rand.Rand, stop <-chan struct{}) {

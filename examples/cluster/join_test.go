@@ -20,17 +20,21 @@ import (
 // the requests it sent.
 func TestDemoWithConsul(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the demo for 6 s and two demo processes for 8 s against a Consul agent")
+		t.Skip("runs the demo for 16 s and two demo processes for 16 s against a Consul agent")
 	}
 	agent := testconsul.Start(t)
 	t.Run("members", func(t *testing.T) {
 		var out bytes.Buffer
-		o := options{members: 2, consul: agent.Address(), duration: 6 * time.Second, grains: 20, callers: 2}
+		// Longer than the wait-out (12 s) before the first activation:
+		// with 6 s every request timed out and the check, with nothing
+		// acknowledged, still passed (TestCheckFailsWithNothingAcknowledged).
+		o := options{members: 2, consul: agent.Address(), duration: 16 * time.Second, grains: 20, callers: 2}
 		code := run(context.Background(), o, &out)
 		t.Log(out.String())
 		require.Equal(t, 0, code)
 		s := out.String()
 		require.Contains(t, s, "starting 2 member(s), Consul at "+agent.Address())
+		require.Contains(t, s, "wait-out, 12s")
 		require.Contains(t, s, "consistency check: sum of balances")
 		require.True(t, strings.HasSuffix(strings.TrimSpace(s), ": OK"))
 	})
@@ -43,7 +47,7 @@ func testJoin(t *testing.T, agent *testconsul.Agent) {
 	codes := make([]int, 2)
 	for i := range 2 {
 		wg.Go(func() {
-			o := options{members: 1, join: true, consul: agent.Address(), duration: 8 * time.Second, grains: 20, callers: 2}
+			o := options{members: 1, join: true, consul: agent.Address(), duration: 16 * time.Second, grains: 20, callers: 2}
 			codes[i] = run(context.Background(), o, &outs[i])
 		})
 	}

@@ -179,3 +179,41 @@ func TestCallerNamesDifferPerRun(t *testing.T) {
 	require.NotEqual(t, a, b)
 	require.NotEqual(t, callerName("m1", 1, 0), callerName("m1", 1, 1))
 }
+
+// A run in which no deposit or withdrawal was acknowledged (every request
+// timed out: the demo with --consul waits out 12 s before activating) has
+// nothing to check: 0 == 0 held and the check printed OK, exit 0.
+func TestCheckFailsWithNothingAcknowledged(t *testing.T) {
+	o := newOutcomes()
+	o.failed["d1"] = op{"a", 5}
+	v := check(o, map[string]*AuditResult{"a": {Balance: 0, Applied: map[string]int64{}}}, "")
+	require.False(t, v.ok())
+	require.Contains(t, strings.Join(v.problems, "\n"), "nothing was checked")
+}
+
+// In --join mode the check covers the requests whose ID starts with this
+// process's prefix. The prefix the check used ("<member>-c") stopped
+// matching when request IDs gained the run's seed: no ledger entry was
+// this process's, a failed request found applied was not counted, and the
+// sum of its ledger entries read 0.
+func TestJoinCheckCoversOwnRequests(t *testing.T) {
+	const me, other = "127.0.0.1:4000", "127.0.0.1:4001"
+	own := requestPrefix(me, 7)
+	mine := func(seq int) string { return fmt.Sprintf("%s-%d", callerName(me, 7, 1), seq) }
+	o := newOutcomes()
+	o.acked[mine(1)] = op{"a", 50}
+	o.failed[mine(2)] = op{"a", 3} // failed, but applied
+	theirs := fmt.Sprintf("%s-%d", callerName(other, 9, 0), 1)
+	ledgers := map[string]*AuditResult{"a": {Balance: 60, Applied: map[string]int64{mine(1): 50, mine(2): 3, theirs: 7}}}
+	v := check(o, ledgers, own)
+	require.True(t, v.ok(), v.problems)
+	require.Equal(t, int64(53), v.ownLedger)
+	require.Equal(t, 1, v.failedAppliedN)
+
+	// An entry with this process's prefix that none of its callers sent.
+	ledgers["a"].Applied[mine(3)] = 1
+	ledgers["a"].Balance++
+	v = check(o, ledgers, own)
+	require.False(t, v.ok())
+	require.Contains(t, strings.Join(v.problems, "\n"), "no caller sent")
+}

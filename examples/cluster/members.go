@@ -29,6 +29,9 @@ var demoRegistry = cluster.MemoryConfig{
 	FencePeriod:   1000 * time.Millisecond, // F
 }
 
+// consulWaitOut is the members' WaitOut with Consul (see startMember).
+const consulWaitOut = 12 * time.Second
+
 // member is one actor system with the cluster installed.
 type member struct {
 	name   string
@@ -103,7 +106,7 @@ func startMember(ctx context.Context, name string, prov cluster.Provider, withCo
 		// The Consul provider reports its lease timing (default fence
 		// period 10 s), from which a zero WaitOut would be about 11.2 s;
 		// 12 s leaves a margin.
-		ccfg.WaitOut = 12 * time.Second
+		ccfg.WaitOut = consulWaitOut
 	}
 	m := &member{name: name, reader: sdkmetric.NewManualReader()}
 	m.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(m.reader), dashboard.View())

@@ -52,6 +52,11 @@ func run(ctx context.Context, o options, w io.Writer) int {
 	if !embedded && !o.noKill && !o.join {
 		fmt.Fprintln(w, "(no member is killed with --consul: killing one abruptly needs the embedded registry's fault injection)")
 	}
+	if !embedded {
+		// Without it the first 12 s of 0 req/s and timeouts look like a
+		// failure, and a shorter --duration acknowledges nothing.
+		fmt.Fprintf(w, "(with Consul a member activates grains once it has been in the cluster for the wait-out, %s: requests wait until then)\n", consulWaitOut)
+	}
 	var members []*member
 	shutdownAll := func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -234,7 +239,8 @@ loop:
 	if o.join {
 		// One process knows only its own callers' outcomes: the check
 		// covers the requests this process sent.
-		own = members[0].name + "-c"
+		// (The member's callers were started with seed: it is member 0.)
+		own = requestPrefix(members[0].name, seed)
 	}
 	v := check(out, ledgers, own)
 	v.print(w)
