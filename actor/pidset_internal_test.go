@@ -16,7 +16,7 @@ func TestPIDSet(t *testing.T) {
 		require.True(t, s.add(pids[i]))
 		require.False(t, s.add(NewPID("a:1", fmt.Sprint("p", i))), "an equal PID is already in")
 	}
-	require.NotNil(t, s.m, "a large set is a map")
+	require.NotNil(t, s.m, "a large set is indexed")
 	for i, p := range pids {
 		if i%2 == 0 {
 			require.True(t, s.remove(NewPID(p.Address, p.ID)))

@@ -197,8 +197,6 @@ func watchManyScenario(t *testing.T) []string {
 // trace on every run (docs/testing.md), also when an actor that watches
 // more than a few others stops.
 func TestStopOfWatcherOfManyIsDeterministic(t *testing.T) {
-	t.Skip("defect: an actor watching more than 8 actors keeps them in a map (actor/pidset.go); when it stops, " +
-		"its Unwatch messages go out in map order, so the watched actors run in another order each run; the fix belongs in actor/")
 	want := watchManyScenario(t)
 	for range 10 {
 		require.Equal(t, want, watchManyScenario(t))
