@@ -167,30 +167,9 @@ func (m *member) retries() int64 {
 // awaitView waits until every member is ready with a view of n members.
 func awaitView(ctx context.Context, ms []*member, n int) error {
 	for _, m := range ms {
-		ch := make(chan struct{}, 1)
-		poke := func() {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
+		if err := m.c.WaitForMembers(ctx, n); err != nil {
+			return fmt.Errorf("demo: member %s: %w", m.name, err)
 		}
-		sub := m.sys.EventStream().SubscribeWithPredicate(func(any) { poke() }, func(e any) bool {
-			switch e.(type) {
-			case *cluster.TopologyChanged, *cluster.ClusterStatusChanged:
-				return true
-			}
-			return false
-		})
-		for m.c.Status() != cluster.StatusReady || len(m.c.Members()) < n {
-			select {
-			case <-ch:
-			case <-ctx.Done():
-				m.sys.EventStream().Unsubscribe(sub)
-				return fmt.Errorf("demo: member %s not ready with %d members (status %s, %d members): %w",
-					m.name, n, m.c.Status(), len(m.c.Members()), ctx.Err())
-			}
-		}
-		m.sys.EventStream().Unsubscribe(sub)
 	}
 	return nil
 }
