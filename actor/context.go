@@ -65,7 +65,9 @@ type Context interface {
 	SetReceiveTimeout(d time.Duration)
 	ReceiveTimeout() time.Duration
 
-	// SendAfter sends msg to pid once, after d; SendEvery every d. The
+	// SendAfter sends msg to pid once, after d; SendEvery every d (at
+	// least a millisecond; one tick at most waits in this actor's mailbox,
+	// so an actor that falls behind skips periods, see StartPeriodic). The
 	// timer belongs to this actor: it is cancelled when the actor stops or
 	// restarts, and its message goes out on the actor's own turn (see
 	// Timer). A nil pid makes msg a dead letter (ErrNilPID) at once.

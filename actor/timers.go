@@ -1,6 +1,9 @@
 package actor
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Timer is a timer an actor armed with SendAfter, SendEvery or Timers. It
 // belongs to the actor: it is cancelled when the actor stops or restarts,
@@ -24,11 +27,28 @@ type Timer struct {
 	keyed    bool
 	periodic bool
 	done     bool // cancelled, or a single timer delivered (owner's turn only)
+	// queued: a periodic timer's tick waits in the owner's mailbox. Set by
+	// the firing, cleared on the owner's turn when the tick is handled.
+	queued atomic.Bool
 }
 
+// minPeriod is the shortest period of a periodic timer: a shorter one
+// (0 or negative included) is minPeriod. A period of a nanosecond kept
+// the timer queue firing without pause (TestPeriodicTimerMinimumPeriod).
+const minPeriod = time.Millisecond
+
 // fireTimer implements timerTarget: the tick goes through the owner's
-// mailbox (after a stop it is dropped there).
-func (t *Timer) fireTimer() { t.owner.postTick(t) }
+// mailbox (after a stop it is dropped there). A periodic timer whose last
+// tick still waits there posts none: an owner that falls behind its
+// period gets one tick when it catches up, not one for each period it
+// missed, so its mailbox cannot fill without bound
+// (TestPeriodicTimerKeepsOneTickQueued).
+func (t *Timer) fireTimer() {
+	if t.periodic && t.queued.Swap(true) {
+		return
+	}
+	t.owner.postTick(t)
+}
 
 // Cancel stops the timer and reports whether it was active: false when it
 // was cancelled already or, for a single timer, its message was delivered.
@@ -55,9 +75,11 @@ func (ts Timers) StartSingle(key any, d time.Duration, msg any) *Timer {
 	return ts.c.startTimer(key, true, nil, d, msg, false)
 }
 
-// StartPeriodic delivers msg to the actor every d (the first after d),
-// replacing the timer of key. A clock that runs late skips the periods it
-// missed rather than delivering a burst.
+// StartPeriodic delivers msg to the actor every d (the first after d; d
+// is at least a millisecond), replacing the timer of key. A clock that
+// runs late skips the periods it missed rather than delivering a burst,
+// and so does an actor that falls behind: one tick at most waits in its
+// mailbox.
 func (ts Timers) StartPeriodic(key any, d time.Duration, msg any) *Timer {
 	return ts.c.startTimer(key, true, nil, d, msg, true)
 }
@@ -134,8 +156,8 @@ func (c *cell) startTimer(key any, keyed bool, target *PID, d time.Duration, msg
 	}
 	t := &Timer{owner: c, target: target, msg: msg, key: key, keyed: keyed, periodic: periodic}
 	t.node.target = t
-	if periodic && d <= 0 {
-		d = time.Nanosecond // a period of 0 would fire without end
+	if periodic && d < minPeriod {
+		d = minPeriod
 	}
 	var period time.Duration
 	if periodic {
@@ -178,7 +200,13 @@ func (c *cell) cancelTimers() {
 // onTimer handles a tick on c's turn: dropped when the timer is no longer
 // active, else its message is delivered.
 func (c *cell) onTimer(t *Timer) {
-	if t.done || t.owner != c {
+	if t.owner != c {
+		return
+	}
+	if t.periodic {
+		t.queued.Store(false)
+	}
+	if t.done {
 		return
 	}
 	if !t.periodic {
