@@ -71,5 +71,16 @@ func (s *System) DeadLetter(pid *PID, msg any, sender *PID, reason error) {
 
 // SendSystem delivers a system message to pid. A custom Process uses it to
 // pass on what it receives (Stop) and to tell its watchers that it has
-// ended (a *TerminatedSystem whose Who is its own PID).
-func (s *System) SendSystem(pid *PID, m SystemMessage) { s.sendSystem(nil, pid, m) }
+// ended (a *TerminatedSystem whose Who is its own PID). A nil message,
+// also a nil pointer of a message type, is dropped: the runtime would read
+// through it (a nil *Watch's watcher) on the sender's goroutine or on the
+// target's turn (TestSendSystemNilWatch).
+func (s *System) SendSystem(pid *PID, m SystemMessage) {
+	if m == nil {
+		return
+	}
+	if v := reflect.ValueOf(m); v.Kind() == reflect.Pointer && v.IsNil() {
+		return
+	}
+	s.sendSystem(nil, pid, m)
+}
