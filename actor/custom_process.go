@@ -15,8 +15,9 @@ import (
 //
 // The caller owns the registration and ends it with UnregisterProcess; p
 // must be safe for concurrent use and must not block (see Process), and its
-// dynamic type comparable (a pointer, typically); a nil p, another type or
-// an empty id fails with ErrInvalidProcess.
+// dynamic type comparable (a pointer, typically); a nil p, another type, an
+// empty id or one of a future's form (IsFutureID) fails with
+// ErrInvalidProcess.
 func (s *System) RegisterProcess(id string, p Process) (*PID, error) {
 	if p == nil {
 		return nil, fmt.Errorf("%w: nil", ErrInvalidProcess)
@@ -28,6 +29,11 @@ func (s *System) RegisterProcess(id string, p Process) (*PID, error) {
 	}
 	if id == "" {
 		return nil, fmt.Errorf("%w: empty ID", ErrInvalidProcess)
+	}
+	if IsFutureID(id) {
+		// Futures' IDs: a reply remote cannot deliver is reported to such
+		// an ID as to a waiting future (IsFutureID).
+		return nil, fmt.Errorf("%w: %q begins with %q (futures' IDs do)", ErrInvalidProcess, id, futureIDPrefix)
 	}
 	if s.stopped.Load() {
 		return nil, ErrSystemStopped

@@ -35,7 +35,8 @@ var (
 	ErrParentStopping = errors.New("actor: parent is stopping")
 	// ErrInvalidName: a name given to an actor under a guardian (a root
 	// context's or SpawnSystem's) begins with '#', the prefix of the IDs of
-	// other actors' children ("#<parent>/<name>"), whose IDs it could take.
+	// other actors' children ("#<parent>/<name>"), whose IDs it could take,
+	// or with "future$", the prefix of futures' IDs (IsFutureID).
 	ErrInvalidName = errors.New("actor: invalid name")
 )
 

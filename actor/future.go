@@ -48,11 +48,12 @@ func (s *System) startFuture(f *Future, target *PID, timeout time.Duration) *Fut
 	// complete reads is written before add.
 	f.reg = s.registerFutures.Load()
 	for f.reg && !s.registry.add(id, f) {
-		// An actor has this ID: names are the user's, and a peer that saw
-		// a future's ID as a request's sender may name the next one in a
-		// remote spawn. The future takes the next number instead, so that
-		// answers from the wire, looked up by ID, reach it and not the
-		// actor (TestFutureIDNeverTakenFromAnActor).
+		// Another process has this ID. Spawn and RegisterProcess refuse
+		// IDs of a future's form (a peer that saw a future's ID as a
+		// request's sender could otherwise name the next one in a remote
+		// spawn, TestFutureIDNeverTakenFromAnActor); should one get in all
+		// the same, the future takes the next number, so that answers from
+		// the wire, looked up by ID, reach it and not the other process.
 		id = f.idbuf.format(s.futureSeq.Add(1))
 		f.pidv.ID = id
 	}

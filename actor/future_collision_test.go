@@ -12,12 +12,12 @@ import (
 	"github.com/fraktor-go/fraktor/testkit"
 )
 
-// A future never shares its ID with an actor: an actor given the name the
-// next future would get (a user's name, or one a peer names in a remote
-// spawn after seeing a future's ID as the sender of a request) does not
-// receive that future's answer from the wire, and the future does not wait
-// out its timeout. Before, the future was left unregistered and the answer,
-// looked up by ID, went to the actor.
+// A future never shares its ID with an actor: the name the next future
+// would get (a user's, or one a peer names in a remote spawn after seeing a
+// future's ID as the sender of a request) is refused, so that future's
+// answer from the wire reaches it. Before, such an actor was spawned, the
+// future was left unregistered and the answer, looked up by ID, went to the
+// actor.
 func TestFutureIDNeverTakenFromAnActor(t *testing.T) {
 	grab := &hostGrab{}
 	sys := testkit.NewSystem(t, func(c *actor.SystemConfig) { c.Extensions = append(c.Extensions, grab) })
@@ -36,13 +36,23 @@ func TestFutureIDNeverTakenFromAnActor(t *testing.T) {
 	seq, err := strconv.ParseUint(strings.TrimPrefix(first.PID().ID, "future$"), 36, 64)
 	require.NoError(t, err)
 	next := "future$" + strconv.FormatUint(seq+1, 36)
+	// Such a name is refused, for an actor and a custom process alike, so
+	// that only futures have IDs of a future's form.
 	_, err = sys.Root().SpawnNamed(actor.PropsFromFunc(func(actor.Context) {}), next)
-	require.NoError(t, err)
+	require.ErrorIs(t, err, actor.ErrInvalidName)
+	_, err = sys.RegisterProcess(next, &nopProcess{})
+	require.ErrorIs(t, err, actor.ErrInvalidProcess)
 
 	second := sys.Root().RequestFuture(echo, "two", time.Minute)
-	require.NotEqual(t, next, second.PID().ID, "the future took another ID")
 	require.True(t, actor.IsFutureID(second.PID().ID))
 	res, err = second.Result()
 	require.NoError(t, err)
 	require.Equal(t, "re: two", res, "the answer reached the future, not the actor")
 }
+
+// nopProcess is a custom process that takes nothing.
+type nopProcess struct{}
+
+func (*nopProcess) SendUser(*actor.PID, any, *actor.PID)       {}
+func (*nopProcess) SendSystem(*actor.PID, actor.SystemMessage) {}
+func (*nopProcess) StopProcess(*actor.PID)                     {}

@@ -363,6 +363,9 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 	if !nested && strings.HasPrefix(name, "#") {
 		return nil, fmt.Errorf("%w: %q: a name under a guardian must not begin with '#' (children's IDs do)", ErrInvalidName, name)
 	}
+	if !nested && IsFutureID(name) {
+		return nil, fmt.Errorf("%w: %q: a name under a guardian must not begin with %q (futures' IDs do)", ErrInvalidName, name, futureIDPrefix)
+	}
 	var seq uint64 // the generated ID's number; 0 for a name
 	var idb []byte // the ID when built here; it goes into the cell (cell_id.go)
 	var buf [64]byte
