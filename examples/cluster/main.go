@@ -19,6 +19,16 @@ import (
 	"time"
 )
 
+// The flags' upper bounds: the demo holds every grain's state, every
+// caller's goroutine and every acknowledged request (for the check) in
+// memory, so an absurd value is refused instead of exhausting it.
+const (
+	maxMembers  = 64
+	maxGrains   = 1_000_000
+	maxCallers  = 10_000
+	maxDuration = 24 * time.Hour
+)
+
 // options are the command-line flags.
 type options struct {
 	members   int
@@ -70,14 +80,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	switch {
 	case o.join && o.consul == "":
 		return o, errors.New("demo: --join needs --consul ADDR (Consul is where the processes meet)")
-	case o.members < 1 && !o.join:
-		return o, errors.New("demo: --members must be at least 1")
-	case o.grains < 1:
-		return o, errors.New("demo: --grains must be at least 1")
-	case o.callers < 1:
-		return o, errors.New("demo: --callers must be at least 1")
-	case o.duration <= 0:
-		return o, errors.New("demo: --duration must be positive")
+	case (o.members < 1 || o.members > maxMembers) && !o.join:
+		return o, fmt.Errorf("demo: --members must be 1..%d", maxMembers)
+	case o.grains < 1 || o.grains > maxGrains:
+		return o, fmt.Errorf("demo: --grains must be 1..%d", maxGrains)
+	case o.callers < 1 || o.callers > maxCallers:
+		return o, fmt.Errorf("demo: --callers must be 1..%d", maxCallers)
+	case o.duration <= 0 || o.duration > maxDuration:
+		return o, fmt.Errorf("demo: --duration must be positive and at most %v", maxDuration)
 	}
 	if o.join {
 		o.members = 1

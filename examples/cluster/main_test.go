@@ -55,6 +55,12 @@ func TestParseFlags(t *testing.T) {
 	require.ErrorIs(t, err, flag.ErrHelp)
 	_, err = parseFlags([]string{"--join"}, io.Discard)
 	require.ErrorContains(t, err, "--join needs --consul")
+	// Absurd values are refused, not run until memory runs out.
+	for _, bad := range [][]string{{"--grains", "1000000000"}, {"--callers", "0"}, {"--callers", "100000000"},
+		{"--members", "1000"}, {"--duration", "1000h"}, {"--duration", "-1s"}} {
+		_, err = parseFlags(bad, io.Discard)
+		require.ErrorContains(t, err, bad[0]+" must be", "%v", bad)
+	}
 	o, err = parseFlags([]string{"--join", "--consul", "127.0.0.1:8500", "--dashboard", "off"}, io.Discard)
 	require.NoError(t, err)
 	require.Equal(t, 1, o.members)
