@@ -16,7 +16,10 @@ import (
 // placement actor handled the passivation waits for the next activation
 // instead of reaching the stopping grain behind its PoisonPill, where it
 // became a dead letter. The grain holds its Stopping handler until the
-// Sends are made, so it is still stopping then.
+// Sends are made, so it is still stopping then; it runs on the blocking
+// pool (WithBlocking) because that wait holds its worker: on the shared
+// pool, with one worker (GOMAXPROCS=1), the placement actor never ran and
+// the test timed out.
 func TestClusterPassivateWithdrawsRoute(t *testing.T) {
 	var adds atomic.Int32           // Adds received, by any activation
 	stopping := make(chan struct{}) // the first activation stops once closed
@@ -37,7 +40,7 @@ func TestClusterPassivateWithdrawsRoute(t *testing.T) {
 				c.Respond(&Total{N: int(adds.Load())})
 			}
 		})
-	}))
+	}, actor.WithBlocking()))
 	nd := startMember(t, newRegistry(t), kind)
 	awaitMembers(t, 1, nd)
 	ctx := ctxWait(t)
