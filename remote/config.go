@@ -30,7 +30,9 @@ type Config struct {
 	// free port).
 	ListenAddress string
 	// AdvertisedAddress is the address other nodes dial and that PIDs of
-	// this node carry; empty means the address the listener is bound to.
+	// this node carry; empty means the address the listener is bound to,
+	// which must then have a host and a port, as peers require of a
+	// node's address (else Start fails with ErrInvalidConfig).
 	AdvertisedAddress string
 	// SystemName is the system/cluster name; nodes with different names
 	// refuse each other in the handshake.
@@ -139,9 +141,9 @@ func (c Config) Validate() error {
 	}
 	if c.AdvertisedAddress != "" {
 		// Peers refuse a hello whose address lacks either part.
-		if host, port, err := net.SplitHostPort(c.AdvertisedAddress); err != nil {
+		if _, _, err := net.SplitHostPort(c.AdvertisedAddress); err != nil {
 			bad("AdvertisedAddress %q: %v", c.AdvertisedAddress, err)
-		} else if host == "" || port == "" {
+		} else if !isHostPort(c.AdvertisedAddress) {
 			bad("AdvertisedAddress %q: a host and a port are needed", c.AdvertisedAddress)
 		}
 		if len(c.AdvertisedAddress) > maxAddressLen {

@@ -69,14 +69,21 @@ func decodeHello(body []byte) (hello, error) {
 	if h.NodeID == "" || h.Address == "" {
 		return hello{}, fmt.Errorf("%w: hello without node id or address", ErrMalformed)
 	}
-	// The address is what the peer's PIDs carry: a host:port, as
-	// Config.Validate requires of its own. Anything else, such as
-	// actor.LocalAddress, would let the peer's messages name this node's
-	// own processes as its.
-	if host, port, err := net.SplitHostPort(h.Address); err != nil || host == "" || port == "" {
+	if !isHostPort(h.Address) {
 		return hello{}, fmt.Errorf("%w: hello address %q is not host:port", ErrMalformed, h.Address)
 	}
 	return h, nil
+}
+
+// isHostPort reports whether addr is a host:port with both parts: what a
+// hello's address must be. It is what the peer's PIDs carry; anything
+// else, such as actor.LocalAddress, would let the peer's messages name
+// this node's own processes as its. Config.Validate asks it of
+// AdvertisedAddress and Node.Start of the address it takes from its
+// listener, so that a node never advertises one its peers refuse.
+func isHostPort(addr string) bool {
+	host, port, err := net.SplitHostPort(addr)
+	return err == nil && host != "" && port != ""
 }
 
 func appendReject(dst []byte, code RejectCode, reason string) []byte {

@@ -175,7 +175,8 @@ func NewNode(cfg Config, hooks Hooks, opts ...Option) (*Node, error) {
 }
 
 // Start listens on cfg.ListenAddress and starts accepting peers. It may be
-// called once.
+// called once. Without cfg.AdvertisedAddress, a listener whose address
+// lacks a host or a port fails it with ErrInvalidConfig.
 func (n *Node) Start(ctx context.Context) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -186,11 +187,19 @@ func (n *Node) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	n.ln = ln
 	n.addr = n.cfg.AdvertisedAddress
 	if n.addr == "" {
 		n.addr = ln.Addr().String()
+		if !isHostPort(n.addr) {
+			// Peers would refuse every hello (decodeHello): a listener
+			// on ":0" of a transport that names no host (MemoryNetwork
+			// gives ":<port>") needs an AdvertisedAddress
+			// (TestStartRefusesAnAddressPeersRefuse).
+			_ = ln.Close()
+			return fmt.Errorf("%w: the listener's address %q is not host:port; set AdvertisedAddress", ErrInvalidConfig, n.addr)
+		}
 	}
+	n.ln = ln
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancelRun = cancel
 	n.unsub = n.bl.Subscribe(n.onBlockEvent)
