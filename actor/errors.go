@@ -36,7 +36,8 @@ var (
 	// ErrInvalidName: a name given to an actor under a guardian (a root
 	// context's or SpawnSystem's) begins with '#', the prefix of the IDs of
 	// other actors' children ("#<parent>/<name>"), whose IDs it could take,
-	// or with "future$", the prefix of futures' IDs (IsFutureID).
+	// or with "future$", the prefix of futures' IDs (IsFutureID); or a
+	// generated name's prefix would make one of a future's form.
 	ErrInvalidName = errors.New("actor: invalid name")
 )
 

@@ -46,7 +46,9 @@ func (r *RootContext) Spawn(props *Props) *PID {
 	return pid
 }
 
-// SpawnPrefix starts a top-level actor whose generated name starts with prefix.
+// SpawnPrefix starts a top-level actor whose generated name starts with
+// prefix. A prefix that would make the name of a future's form (IsFutureID:
+// "future", "future$...") is refused: nil, nothing spawned.
 func (r *RootContext) SpawnPrefix(props *Props, prefix string) *PID {
 	pid, _ := r.sys.spawnFromRoot(props, "", prefix)
 	return pid

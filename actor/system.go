@@ -366,6 +366,11 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 	if !nested && IsFutureID(name) {
 		return nil, fmt.Errorf("%w: %q: a name under a guardian must not begin with %q (futures' IDs do)", ErrInvalidName, name, futureIDPrefix)
 	}
+	if !nested && name == "" && (prefix == futureIDPrefix[:len(futureIDPrefix)-1] || IsFutureID(prefix)) {
+		// The generated "<prefix>$<n>" would be of a future's form too
+		// (TestSpawnPrefixOfFutureFormRefused).
+		return nil, fmt.Errorf("%w: prefix %q: a generated name under a guardian must not begin with %q (futures' IDs do)", ErrInvalidName, prefix, futureIDPrefix)
+	}
 	var seq uint64 // the generated ID's number; 0 for a name
 	var idb []byte // the ID when built here; it goes into the cell (cell_id.go)
 	var buf [64]byte
