@@ -114,7 +114,9 @@ func (m *manager) publish() { m.r.publish(newRouteeSet(slices.Clone(m.pids))) }
 // leads back to this router (pid is the router itself, or a router on this
 // system whose routees lead here): routing to it would recurse on the
 // sender's goroutine until the stack overflows (see graph). The check and
-// the publishing happen under graph.mu.
+// the publishing happen under graph.mu. Before the router has its PID
+// (self nil) there is nothing to check against: spawn checks the routees
+// published by then as it registers the router.
 func (m *manager) add(pid *actor.PID) bool {
 	graph.mu.Lock()
 	defer graph.mu.Unlock()

@@ -168,10 +168,14 @@ func spawn(sp Spawner, strategy Strategy, m *manager, group []*actor.PID, opts [
 	}
 	r.mgr = mgr
 	// graph.mu, then r.mu: the check, the registration and the graph's
-	// record happen at once (see graph).
+	// record happen at once (see graph). The check takes the routees
+	// published now, not group: the router's actor runs from its spawn,
+	// and an AddRoutee sent to it by name before the router has its PID
+	// is added unchecked (manager.add), under graph.mu, so it is among
+	// them (TestRouterCycleThroughEarlyAddRouteeRefused).
 	graph.mu.Lock()
 	defer graph.mu.Unlock()
-	if closesCycle(sys, id, group) {
+	if closesCycle(sys, id, r.routees.Load().pids) {
 		sp.Stop(mgr)
 		return nil, fmt.Errorf("router: spawning %q: %w", id, ErrCycle)
 	}
