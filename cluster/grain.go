@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/fraktor-go/fraktor/actor"
 )
@@ -150,11 +151,13 @@ func (k Kind) StandaloneProps(id Identity, token FencingToken, onFailed ...func(
 				return
 			}
 			err := fmt.Errorf("%w: %s: %w", ErrActivationFailed, id, failed)
-			if len(onFailed) == 0 {
+			if !slices.ContainsFunc(onFailed, func(f func(error)) bool { return f != nil }) {
 				ctx.Logger().Error("cluster: grain activation failed", "err", err)
 			}
 			for _, f := range onFailed {
-				f(err)
+				if f != nil {
+					f(err)
+				}
 			}
 			ctx.Stop(ctx.Self())
 		}

@@ -133,3 +133,32 @@ func TestGrainActivatedErrorReported(t *testing.T) {
 		t.Fatalf("CallGrain did not try a second activation: token %v", g.Token)
 	}
 }
+
+// Kind.StandaloneProps with a nil onFailed logs the failed activation and
+// stops the grain, as with none; before, the grain's turn called the nil
+// function and panicked.
+func TestStandalonePropsNilOnFailed(t *testing.T) {
+	tries := 0
+	kind := shopv1.AccountKind(func(cluster.Identity) shopv1.AccountGrain {
+		var n int
+		return &countingRefusal{refusingAccount{unitAccount{activated: &n, deactivate: &n}}, &tries}
+	})
+	sys := testkit.NewManualSystem(t)
+	id := cluster.NewIdentity(shopv1.AccountKindName, "alice")
+	sys.Root().Spawn(kind.StandaloneProps(id, cluster.FencingToken{Epoch: 1, Seq: 1}, nil))
+	sys.RunUntilIdle()
+	if tries != 1 {
+		t.Fatalf("Activated ran %d times: the failure was a panic, and the grain restarted", tries)
+	}
+}
+
+// countingRefusal is a refusingAccount that counts its Activated calls.
+type countingRefusal struct {
+	refusingAccount
+	tries *int
+}
+
+func (a *countingRefusal) Activated(ctx cluster.GrainContext) error {
+	*a.tries++
+	return a.refusingAccount.Activated(ctx)
+}
