@@ -27,9 +27,18 @@ func TestEnvelopeLargerThanPeerFrameLimitRefusedAtSender(t *testing.T) {
 
 	big := Envelope{Target: target, Header: actor.Header{"pad": strings.Repeat("y", 8000)}, Message: ping(2)}
 	_ = a.Send(b.Address(), big)
-	ra.waitUntil(t, "the large envelope reported undelivered", func(r *recorder) bool {
+	refusedThenNext(t, a, b, ra, rb, target, func(m any) bool { p, ok := m.(*Ping); return ok && p.Seq == 2 })
+}
+
+// refusedThenNext waits until a reports the envelope whose message is
+// refused by big as undelivered with ErrFrameTooLarge, then sends ping 3
+// and checks that b receives it as its second envelope, on the same
+// connection, with no protocol error on b's side.
+func refusedThenNext(t *testing.T, a, b *Node, ra, rb *recorder, target PIDRef, big func(any) bool) {
+	t.Helper()
+	ra.waitUntil(t, "the large envelope reported undelivered at the sender", func(r *recorder) bool {
 		for _, u := range r.undelivered {
-			if u.Envelope.Message.(*Ping).Seq == 2 {
+			if big(u.Envelope.Message) {
 				assert.ErrorIs(t, u.Err, ErrFrameTooLarge)
 				return true
 			}
