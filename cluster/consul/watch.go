@@ -127,7 +127,10 @@ func (w *watcher) regressed(from, to uint64) {
 // A query lasts at most FencePeriod (see Config.viewTiming), so a stalled
 // agent is reported stale within the fence period. After an error the
 // view is stale, the next query does not block (index 0) so that recovery
-// is seen at once, and the loop backs off.
+// is seen at once, and the loop backs off. Only a blocking query's success
+// ends the backoff: a plain one after a failure does not show that the next
+// blocking one will pass (a proxy that cuts long requests), and resetting
+// on it made the view go stale and back every BackoffBase.
 func (w *watcher) run(ctx context.Context) {
 	var index uint64
 	failures := 0
@@ -151,7 +154,9 @@ func (w *watcher) run(ctx context.Context) {
 			}
 			continue
 		}
-		failures = 0
+		if q.WaitIndex != 0 {
+			failures = 0
+		}
 		members, released, stale, base := w.decode(pairs, meta.LastIndex)
 		top := cluster.NewTopology(meta.LastIndex+base.value, members)
 		if w.lastEpoch > 0 && (top.Epoch < w.lastEpoch || (top.Epoch == w.lastEpoch && top.Hash != w.lastHash)) {
