@@ -118,6 +118,13 @@ const readBufferSize = 32 << 10
 // buffer is allocated; each further step doubles.
 const bodyChunk = 64 << 10
 
+// keptBody is the largest body buffer a reader keeps once the frames are
+// small again: a buffer grown for a large frame serves a run of large
+// frames, and is dropped at the first frame that fits in keptBody, so one
+// burst does not hold up to MaxFrameSize per connection for the
+// connection's life (TestFrameReaderDropsLargeBufferAfterBurst).
+const keptBody = bodyChunk
+
 // newFrameReader returns a buffered reader of frames of up to maxFrame
 // bytes, for an established stream.
 func newFrameReader(r io.Reader, maxFrame int) *frameReader {
@@ -152,6 +159,9 @@ func (fr *frameReader) next() (frameKind, []byte, error) {
 	kind, n, err := parseFrameHeader(fr.hdr[:], fr.max)
 	if err != nil {
 		return 0, nil, err
+	}
+	if n <= keptBody && cap(fr.buf) > keptBody {
+		fr.buf = nil
 	}
 	body, err := fr.readBody(n)
 	if err != nil {

@@ -146,3 +146,37 @@ func TestSilentConnectionsAreCapped(t *testing.T) {
 	require.NoError(t, a.Send(b.Address(), Envelope{Target: PIDRef{b.Address(), "x"}, Message: ping(1)}))
 	rb.waitUntil(t, "delivery after the flood", func(r *recorder) bool { return len(r.delivered) == 1 })
 }
+
+// TestFrameReaderDropsLargeBufferAfterBurst: the buffer grown for large
+// frames serves each of them, and is dropped when a small frame follows.
+// Before, one 4 MiB frame left 4 MiB held by the connection for its life.
+func TestFrameReaderDropsLargeBufferAfterBurst(t *testing.T) {
+	large := bytes.Repeat([]byte{7}, 1<<20)
+	var stream []byte
+	for range 2 {
+		stream = appendFrame(stream, kindEnvelopes, large)
+	}
+	stream = appendFrame(stream, kindEnvelopes, large[:100])
+	stream = appendFrame(stream, kindEnvelopes, large[:100])
+	fr := newFrameReader(bytes.NewReader(stream), 4<<20)
+
+	_, got, err := fr.next()
+	require.NoError(t, err)
+	require.Equal(t, large, got)
+	grown := cap(fr.buf)
+	require.GreaterOrEqual(t, grown, len(large))
+	_, got, err = fr.next()
+	require.NoError(t, err)
+	require.Equal(t, large, got)
+	assert.Equal(t, grown, cap(fr.buf), "a run of large frames reuses the buffer")
+
+	_, got, err = fr.next()
+	require.NoError(t, err)
+	require.Equal(t, large[:100], got)
+	assert.LessOrEqual(t, cap(fr.buf), keptBody, "buffer of %d bytes kept after a 100-byte frame", cap(fr.buf))
+	small := cap(fr.buf)
+	_, got, err = fr.next()
+	require.NoError(t, err)
+	require.Equal(t, large[:100], got)
+	assert.Equal(t, small, cap(fr.buf), "small frames reuse the small buffer")
+}
