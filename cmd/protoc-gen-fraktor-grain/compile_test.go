@@ -173,6 +173,13 @@ func TestCompiles(t *testing.T) {
 				"service R { option deprecated = true; rpc Get(google.protobuf.Empty) returns (google.protobuf.Any) { option deprecated = true; } rpc Put(t.o.Out.In) returns (google.protobuf.Empty); rpc V(google.protobuf.Value) returns (google.protobuf.Struct); }\n" +
 				"service Q { rpc Get(google.protobuf.Empty) returns (t.o.Out); rpc Echo(A) returns (A); }\n",
 		}},
+		// A public import: protoc-gen-go forwards the imported file's
+		// names into the package (type X = other.X), beside the
+		// generated ones; the service takes the forwarded message.
+		{"public-import", map[string]string{
+			"o/o.proto": head + "package t.o;\noption go_package = \"example.com/t/other\";\nmessage X { oneof o { string s = 1; } }\nenum E { E0 = 0; }\n",
+			"a.proto":   head + "package t.v1;\noption go_package = \"example.com/t/v1;tv1\";\nimport public \"o/o.proto\";\nmessage B {}\nservice S { rpc Get(t.o.X) returns (B); rpc Put(B) returns (t.o.X); }\n",
+		}},
 		// Methods named like the standard methods go vet checks
 		// (fmt.Scanner's Scan, io.Seeker's Seek, errors' Is/As/Unwrap ...).
 		// Methods named like standard methods go vet checks but accepts
