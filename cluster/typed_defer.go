@@ -60,7 +60,7 @@ func DeferReply[T any](ctx GrainContext) *DeferredReply[T] {
 		return &DeferredReply[T]{d: &deferred{done: true}}
 	}
 	if t.deferred == nil {
-		t.deferred = &deferred{sys: t.System(), to: t.Sender(), self: t.Self()}
+		t.deferred = &deferred{sys: t.System(), to: t.Sender()}
 	}
 	return &DeferredReply[T]{d: t.deferred}
 }
@@ -71,7 +71,6 @@ type deferred struct {
 	done bool
 	sys  *actor.System
 	to   *actor.PID
-	self *actor.PID
 }
 
 // send sends msg unless a reply was sent already.
