@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"sync"
 	"time"
@@ -55,8 +56,14 @@ func (m *GrainMessages) register(s *remote.Serializers) error {
 // as Request does (activation, retries within ctx, Config.RequestTimeout
 // without a deadline, the same errors); an error the grain method returned
 // arrives as *GrainError. A reply is never retried: a request that reached
-// the grain is not sent again. Generated clients call it.
+// the grain is not sent again. A nil protobuf message pointer is sent as an
+// empty message; a req that is nil without a type fails at once with
+// remote.ErrUnknownType, wherever the grain runs. Generated clients call it.
 func Call[T any](ctx context.Context, c *Cluster, id Identity, req any) (T, error) {
+	if req == nil {
+		var zero T
+		return zero, errNilRequest
+	}
 	res, err := c.request(ctx, id, emptyIfNil(req))
 	if err != nil {
 		var zero T
@@ -97,6 +104,10 @@ func CallFuture(c *Cluster, id Identity, req any, timeout time.Duration) *actor.
 		timeout = c.cfg.RequestTimeout
 	}
 	f := c.root.NewFuture(0)
+	if req == nil {
+		f.Complete(nil, errNilRequest)
+		return f
+	}
 	started := c.goTracked(func() {
 		ctx, cancel := c.boundContext(timeout)
 		defer cancel()
@@ -111,6 +122,15 @@ func CallFuture(c *Cluster, id Identity, req any, timeout time.Duration) *actor.
 	}
 	return f
 }
+
+// errNilRequest is Call's and CallFuture's error for a request that is nil
+// without a type (req == nil, where a nil *DepositRequest has one): the
+// remote serializers cannot encode it, so a call to a grain on another
+// member fails with this at once; to one on the caller's member it fails
+// the same way, instead of handing the grain a nil message that no method
+// takes (ReceiveMessage gets it and answers nothing: the caller would wait
+// for its deadline).
+var errNilRequest = fmt.Errorf("%w: <nil> is not registered (a nil request)", remote.ErrUnknownType)
 
 // emptyIfNil returns msg, or a new empty message of its type when msg is a
 // nil protobuf message pointer. A nil request or reply (a client's

@@ -45,16 +45,22 @@ func (r *DeferredReply[T]) Reply(reply T, err error) bool {
 // DeferReply marks the request the method is handling as answered later
 // through the returned DeferredReply: the runtime does not send the
 // method's return values (an error it returns is still sent at once, and
-// the deferred reply is dropped). T is the method's reply type. Outside a
-// typed grain's method, or for a message sent without a sender, the
-// returned reply goes nowhere.
+// the deferred reply is dropped). T is the method's reply type. ctx may be
+// the grain's own wrapper of its GrainContext (a struct embedding it). In
+// ReceiveMessage it defers the reply to a message that came with a sender,
+// abandoned as a method's is. Outside a typed grain's method and
+// ReceiveMessage (in Activated, in a ReenterAfter callback), or for a
+// message sent without a sender, the returned reply goes nowhere.
 func DeferReply[T any](ctx GrainContext) *DeferredReply[T] {
-	t, ok := ctx.(*typedContext)
-	if !ok || t.Sender() == nil {
+	var t *typedContext
+	if ctx != nil {
+		t = ctx.typed() // under the grain's own wrapper, if any
+	}
+	if t == nil || t.Sender() == nil {
 		return &DeferredReply[T]{d: &deferred{done: true}}
 	}
 	if t.deferred == nil {
-		t.deferred = &deferred{sys: t.System(), to: t.Sender(), self: t.Self()}
+		t.deferred = &deferred{sys: t.System(), to: t.Sender()}
 	}
 	return &DeferredReply[T]{d: t.deferred}
 }
@@ -65,7 +71,6 @@ type deferred struct {
 	done bool
 	sys  *actor.System
 	to   *actor.PID
-	self *actor.PID
 }
 
 // send sends msg unless a reply was sent already.

@@ -23,6 +23,12 @@ type GrainContext interface {
 	// Passivate stops this activation after the messages already queued
 	// (Passivate).
 	Passivate()
+	// typed returns the runtime's context of the call. Being unexported,
+	// it is implemented only by that context and by what embeds a
+	// GrainContext: a grain's own wrapper (a struct embedding it, as a
+	// tracing helper makes) has it promoted, so DeferReply, IdentityOf,
+	// FencingTokenOf and Passivate see through the wrapper.
+	typed() *typedContext
 }
 
 // GrainActivated is an optional interface of a typed grain: Activated runs
@@ -107,10 +113,13 @@ func (t *typedContext) FencingToken() FencingToken {
 
 func (t *typedContext) Passivate() { Passivate(t.Context) }
 
-// untyped returns the Context a typedContext carries, or ctx itself.
+func (t *typedContext) typed() *typedContext { return t }
+
+// untyped returns the Context the typedContext under ctx (a GrainContext,
+// wrapped by the grain or not) carries, or ctx itself.
 func untyped(ctx actor.Context) actor.Context {
-	if t, ok := ctx.(*typedContext); ok {
-		return t.Context
+	if g, ok := ctx.(GrainContext); ok {
+		return g.typed().Context
 	}
 	return ctx
 }
@@ -200,9 +209,13 @@ func (g *typedGrain) request(ctx actor.Context, msg any) {
 		}
 	}()
 	reply, err := g.srv.Dispatch(&g.ctx, msg)
+	if err == ErrUnknownRequest {
+		g.receive(ctx, msg)
+		return
+	}
 	if d := g.ctx.deferred; d != nil {
 		g.ctx.deferred = nil
-		if err != nil && err != ErrUnknownRequest {
+		if err != nil {
 			d.send(wireError(err))
 		} else {
 			g.keepDeferred(d)
@@ -210,20 +223,30 @@ func (g *typedGrain) request(ctx actor.Context, msg any) {
 		return
 	}
 	switch {
+	case ctx.Sender() == nil:
 	case err == nil:
+		ctx.Respond(reply)
+	default:
+		ctx.Respond(wireError(err))
+	}
+}
+
+// receive hands msg, none of the service's requests, to the grain's
+// ReceiveMessage; without one, a sender gets CodeUnimplemented. A reply
+// ReceiveMessage deferred (msg came with a sender) is kept as a method's
+// is, so it is abandoned when the activation stops before sending it.
+func (g *typedGrain) receive(ctx actor.Context, msg any) {
+	h, ok := g.srv.Grain().(GrainMessageReceiver)
+	if !ok {
 		if ctx.Sender() != nil {
-			ctx.Respond(reply)
-		}
-	case err == ErrUnknownRequest:
-		if h, ok := g.srv.Grain().(GrainMessageReceiver); ok {
-			h.ReceiveMessage(&g.ctx, msg)
-		} else if ctx.Sender() != nil {
 			ctx.Respond(&clusterpb.GrainError{Code: CodeUnimplemented, Message: fmt.Sprintf("grain %s: no method takes %T", g.ctx.id, msg)})
 		}
-	default:
-		if ctx.Sender() != nil {
-			ctx.Respond(wireError(err))
-		}
+		return
+	}
+	h.ReceiveMessage(&g.ctx, msg)
+	if d := g.ctx.deferred; d != nil {
+		g.ctx.deferred = nil
+		g.keepDeferred(d)
 	}
 }
 

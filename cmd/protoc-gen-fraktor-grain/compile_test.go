@@ -173,6 +173,36 @@ func TestCompiles(t *testing.T) {
 				"service R { option deprecated = true; rpc Get(google.protobuf.Empty) returns (google.protobuf.Any) { option deprecated = true; } rpc Put(t.o.Out.In) returns (google.protobuf.Empty); rpc V(google.protobuf.Value) returns (google.protobuf.Struct); }\n" +
 				"service Q { rpc Get(google.protobuf.Empty) returns (t.o.Out); rpc Echo(A) returns (A); }\n",
 		}},
+		// Services in Go packages named like the runtime's imports;
+		// messages of Go packages named like predeclared identifiers the
+		// generated code uses (any, error, new, nil); requests and
+		// replies with proto3 optional fields, oneofs, maps and nested
+		// messages.
+		{"package-names-and-shapes", func() map[string]string {
+			m := map[string]string{}
+			for _, own := range []string{"cluster", "context", "actor", "proto", "time"} {
+				m[own+"/s.proto"] = head + "package t.own." + own + ";\noption go_package = \"example.com/t/" + own + ";" + own + "\";\nmessage A {}\nmessage B {}\nservice S { rpc Get(A) returns (B); }\n"
+			}
+			imports, rpcs := "", ""
+			for i, pkg := range []string{"any", "error", "new", "nil"} {
+				n := strconv.Itoa(i)
+				m["p"+n+"/m.proto"] = head + "package t.p" + n + ";\noption go_package = \"example.com/t/" + pkg + "\";\nmessage A {}\nmessage B {}\n"
+				imports += "import \"p" + n + "/m.proto\";\n"
+				rpcs += "rpc In" + n + "(t.p" + n + ".A) returns (t.p" + n + ".B);\n"
+			}
+			m["a.proto"] = head + "package t.v1;\noption go_package = \"example.com/t/v1;tv1\";\n" + imports +
+				"message A { optional int32 x = 1; oneof o { string s = 2; int64 i = 3; } map<string, A> m = 4; message N { oneof p { A a = 1; } } N n = 5; }\n" +
+				"message B { message C { map<int32, string> m = 1; optional string y = 2; } }\n" +
+				"service S {\n" + rpcs + "rpc Get(A) returns (B.C); rpc Put(A.N) returns (A); rpc Q(B.C) returns (A.N);\n}\n"
+			return m
+		}()},
+		// A public import: protoc-gen-go forwards the imported file's
+		// names into the package (type X = other.X), beside the
+		// generated ones; the service takes the forwarded message.
+		{"public-import", map[string]string{
+			"o/o.proto": head + "package t.o;\noption go_package = \"example.com/t/other\";\nmessage X { oneof o { string s = 1; } }\nenum E { E0 = 0; }\n",
+			"a.proto":   head + "package t.v1;\noption go_package = \"example.com/t/v1;tv1\";\nimport public \"o/o.proto\";\nmessage B {}\nservice S { rpc Get(t.o.X) returns (B); rpc Put(B) returns (t.o.X); }\n",
+		}},
 		// Methods named like the standard methods go vet checks
 		// (fmt.Scanner's Scan, io.Seeker's Seek, errors' Is/As/Unwrap ...).
 		// Methods named like standard methods go vet checks but accepts

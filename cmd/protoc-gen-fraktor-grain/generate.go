@@ -113,7 +113,8 @@ func serviceNames(s *protogen.Service) []string {
 // checkNames refuses a service whose generated identifiers would clash
 // with another identifier of its Go package: what protoc-gen-go declares
 // for the package's messages, enums, enum values, oneof wrappers,
-// extensions and file descriptors, or what this plugin declares for
+// extensions and file descriptors (and for those of the files its files
+// import publicly, which it forwards), or what this plugin declares for
 // another service of the package (a service Account and a message
 // AccountClient, or two services whose Go names are the same). The Go
 // compiler would refuse the package anyway, with an error in generated
@@ -122,6 +123,7 @@ func serviceNames(s *protogen.Service) []string {
 // the package when they share the Go import path.
 func checkNames(gen *protogen.Plugin) error {
 	declared := map[protogen.GoImportPath]map[string]string{}
+	via := "" // while adding a publicly imported file's names: where they come from
 	add := func(p protogen.GoImportPath, id, what string) {
 		m := declared[p]
 		if m == nil {
@@ -129,7 +131,7 @@ func checkNames(gen *protogen.Plugin) error {
 			declared[p] = m
 		}
 		if _, ok := m[id]; !ok {
-			m[id] = what
+			m[id] = what + via
 		}
 	}
 	var addEnum func(p protogen.GoImportPath, e *protogen.Enum)
@@ -160,9 +162,8 @@ func checkNames(gen *protogen.Plugin) error {
 			addMessage(p, n)
 		}
 	}
-	for _, f := range gen.Files {
-		p := f.GoImportPath
-		add(p, f.GoDescriptorIdent.GoName, "the descriptor of "+f.Desc.Path())
+	// addFile declares in p what protoc-gen-go declares for f's elements.
+	addFile := func(p protogen.GoImportPath, f *protogen.File) {
 		for _, e := range f.Enums {
 			addEnum(p, e)
 		}
@@ -171,6 +172,23 @@ func checkNames(gen *protogen.Plugin) error {
 		}
 		for _, x := range f.Extensions {
 			add(p, x.GoIdent.GoName, "extension "+string(x.Desc.FullName()))
+		}
+	}
+	for _, f := range gen.Files {
+		p := f.GoImportPath
+		add(p, f.GoDescriptorIdent.GoName, "the descriptor of "+f.Desc.Path())
+		addFile(p, f)
+		// A public import of a file of another Go package makes
+		// protoc-gen-go forward that file's names into this package
+		// (type SClient = other.SClient), which clash as its own do.
+		imports := f.Desc.Imports()
+		for i := range imports.Len() {
+			imp := imports.Get(i)
+			if dep, ok := gen.FilesByPath[imp.Path()]; ok && imp.IsPublic && dep.GoImportPath != p {
+				via = " (forwarded by the public import of " + dep.Desc.Path() + " in " + f.Desc.Path() + ")"
+				addFile(p, dep)
+				via = ""
+			}
 		}
 	}
 	for _, f := range gen.Files {

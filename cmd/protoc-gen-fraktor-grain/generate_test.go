@@ -219,6 +219,36 @@ func TestRefused(t *testing.T) {
 	}
 }
 
+// TestRefusedPublicImportClash: a service whose generated name clashes
+// with a name protoc-gen-go forwards into its package from a public import
+// (type SClient = other.SClient) is refused like one that clashes with the
+// package's own message; before, the plugin generated a second SClient and
+// the package did not compile.
+func TestRefusedPublicImportClash(t *testing.T) {
+	dir := t.TempDir()
+	const head = "syntax = \"proto3\";\n"
+	for name, src := range map[string]string{
+		"other/o.proto": head + "package t.o;\noption go_package = \"example.com/t/other\";\nmessage SClient {}\n",
+		"a.proto": head + "package t.v1;\noption go_package = \"example.com/t/v1;tv1\";\nimport public \"other/o.proto\";\n" +
+			"message A {}\nmessage B {}\nservice S { rpc Get(A) returns (B); }\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, errText := run(t, dir, "a.proto")
+	const want = "t.v1.S: its generated SClient would clash with message t.o.SClient (forwarded by the public import of other/o.proto in a.proto)"
+	if !strings.Contains(errText, want) {
+		t.Fatalf("error %q, want one containing %q", errText, want)
+	}
+	if len(got) != 0 {
+		t.Fatalf("generated %v despite the error", keys(got))
+	}
+}
+
 func keys(m map[string]string) []string {
 	var out []string
 	for k := range m {
