@@ -32,10 +32,6 @@ func (a *failsSecondActivation) Activated(cluster.GrainContext) error {
 // when the restart that follows fails its Activated; the next call reaches
 // a new activation and gets its own reply.
 func TestCallGrainReplyBeforeFailedRestart(t *testing.T) {
-	t.Skip("defect: testkit.CallGrain returns the Grain's ActivationError whenever one is set after the message ran, " +
-		"so a call answered with CodeInternal whose restart then failed Activated gets the *ActivationFailedError " +
-		"instead, its reply stays in the probe, and the next CallGrain returns that stale reply (fix in testkit/grain.go: " +
-		"CallGrain and RequestGrain return the ActivationError only when ensureActive did not deliver the message)")
 	runs := new(atomic.Int32)
 	kind := shopv1.AccountKind(func(id cluster.Identity) shopv1.AccountGrain {
 		return &failsSecondActivation{testAccount: testAccount{id: id, activations: new(atomic.Int32)}, runs: runs}
