@@ -24,8 +24,14 @@ type Config struct {
 	// OnFailed observes Failed results; may be nil.
 	OnFailed FailureHook
 	// DisableRunNext sends runnables scheduled from inside an invocation to
-	// the shared queue like any other. It exists to measure what run-next
-	// buys (see docs/benchmarks.md); leave it off.
+	// the shared queue like any other. A pool whose invocations may block
+	// (a pool for blocking actors) must set it: a runnable in the run-next
+	// slot runs only after the invocation that scheduled it, so one that
+	// this invocation blocks waiting for (a request's target) waits for
+	// ever, or for the request's timeout, while the other workers park
+	// (actor's TestBlockingActorRequestToBlockingActor). A pool whose
+	// invocations never block leaves it off, which saves a wake-up per
+	// actor-to-actor message (see docs/benchmarks.md).
 	DisableRunNext bool
 }
 
