@@ -18,6 +18,10 @@ type Config struct {
 	Throughput int
 	// MaxBatch is the most runnables a worker takes from the ready queue in
 	// one cycle (S9). 0 means 32; values above MaxBatchCap mean MaxBatchCap.
+	// What a worker has taken waits for it, not for the other workers, so
+	// a pool whose invocations may block must set 1: the rest of a batch
+	// waits behind an invocation that blocks while the other workers park
+	// (actor's TestBlockingPoolDoesNotHoldQueuedActorsBehindABlockedOne).
 	MaxBatch int
 	// Clock drives resume timers; nil means the system clock.
 	Clock Clock
