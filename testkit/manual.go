@@ -56,7 +56,8 @@ type traceLog struct {
 // virtual instant (one RunUntilIdle; the runs of an Advance or a probe's
 // wait at one deadline) before it reports the system as never idle (an
 // Errorf on the test) and returns; an Advance or a probe's wait then
-// returns at that instant.
+// returns at that instant, and the probes' waits that follow do not run
+// the system until the test runs it (Step, RunUntilIdle, Advance).
 const ManualBusyLimit = 1 << 18
 
 // NewManualSystem starts a deterministic system for one test; options as

@@ -63,3 +63,32 @@ func TestManualProbeWaitOnBusySystemReturns(t *testing.T) {
 	assert.Empty(t, rec.Fatals(), "no message arrived")
 	turns = 3 * testkit.ManualBusyLimit
 }
+
+// FishForMsg on a system that is never idle and keeps sending the probe
+// messages that do not match returns too: each wait ran the system to the
+// busy limit again, which queued another run of messages to skip, so the
+// fishing never ran out of them while the actor went on.
+func TestManualFishOnBusySystemReturns(t *testing.T) {
+	rec := newRecorder(t)
+	ms := testkit.NewManualSystem(rec, func(c *actor.SystemConfig) { c.Throughput = 1 })
+	p := testkit.NewManualProbe(rec, ms)
+	const giveUp = 3 * testkit.ManualBusyLimit
+	turns := 0
+	pid := ms.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(string); ok {
+			turns++
+			if turns < giveUp {
+				c.Send(p.PID(), "not it")
+				c.Send(c.Self(), "again")
+			}
+		}
+	}))
+	ms.Root().Send(pid, "again")
+	testkit.FishForMsg[int](p, nil, time.Second)
+	assert.Less(t, turns, giveUp, "the fishing stopped the loop, not the actor")
+	require.NotEmpty(t, rec.Errors())
+	assert.Contains(t, rec.Errors()[0], "still busy")
+	require.Len(t, rec.Fatals(), 1)
+	assert.Contains(t, rec.Fatals()[0], "FishForMsg[int]: no match")
+	turns = giveUp
+}
