@@ -18,14 +18,24 @@ type Config struct {
 	Throughput int
 	// MaxBatch is the most runnables a worker takes from the ready queue in
 	// one cycle (S9). 0 means 32; values above MaxBatchCap mean MaxBatchCap.
+	// What a worker has taken waits for it, not for the other workers, so
+	// a pool whose invocations may block must set 1: the rest of a batch
+	// waits behind an invocation that blocks while the other workers park
+	// (actor's TestBlockingPoolDoesNotHoldQueuedActorsBehindABlockedOne).
 	MaxBatch int
 	// Clock drives resume timers; nil means the system clock.
 	Clock Clock
 	// OnFailed observes Failed results; may be nil.
 	OnFailed FailureHook
 	// DisableRunNext sends runnables scheduled from inside an invocation to
-	// the shared queue like any other. It exists to measure what run-next
-	// buys (see docs/benchmarks.md); leave it off.
+	// the shared queue like any other. A pool whose invocations may block
+	// (a pool for blocking actors) must set it: a runnable in the run-next
+	// slot runs only after the invocation that scheduled it, so one that
+	// this invocation blocks waiting for (a request's target) waits for
+	// ever, or for the request's timeout, while the other workers park
+	// (actor's TestBlockingActorRequestToBlockingActor). A pool whose
+	// invocations never block leaves it off, which saves a wake-up per
+	// actor-to-actor message (see docs/benchmarks.md).
 	DisableRunNext bool
 }
 

@@ -20,6 +20,7 @@ type Manual struct {
 	resumeF    func(Runnable)
 	busyLimit  int       // SetBusyLimit; 0: none
 	onBusy     func(int) // SetBusyLimit
+	busy       bool      // the last run stopped at busyLimit
 }
 
 // ManualConfig configures a Manual executor.
@@ -91,47 +92,96 @@ func (m *Manual) RunOnce() bool {
 // RunUntilIdle runs invocations until nothing is ready and returns how many
 // ran. Timers do not fire: advance the clock for that.
 func (m *Manual) RunUntilIdle() int {
-	n := 0
-	for m.RunOnce() {
-		n++
-		if m.busyLimit > 0 && n >= m.busyLimit {
-			// Never idle: an actor that keeps itself busy (a message to
-			// itself on every turn) would keep this loop, and the test
-			// driving it, running for ever.
-			if m.onBusy != nil {
-				m.onBusy(n)
-			}
-			return n
-		}
-	}
+	n, busy := m.run(m.busyLimit)
+	m.endRun(n, busy)
 	return n
 }
 
-// SetBusyLimit bounds one RunUntilIdle (and each run of Advance) to limit
-// invocations: past it the run stops and onBusy is called with the count,
-// so a system that never becomes idle fails its test instead of hanging
-// it. limit ≤ 0 removes the bound. Call it before driving the executor.
+// run runs invocations until nothing is ready or, with limit > 0, until
+// limit have run; busy reports the latter.
+func (m *Manual) run(limit int) (n int, busy bool) {
+	for m.RunOnce() {
+		n++
+		if limit > 0 && n >= limit {
+			// Never idle: an actor that keeps itself busy (a message to
+			// itself on every turn) would keep this loop, and the test
+			// driving it, running for ever.
+			return n, true
+		}
+	}
+	return n, false
+}
+
+// endRun records how a run ended and reports a busy one to onBusy with
+// the count of invocations.
+func (m *Manual) endRun(n int, busy bool) {
+	m.busy = busy
+	if busy && m.onBusy != nil {
+		m.onBusy(n)
+	}
+}
+
+// SetBusyLimit bounds the invocations a run makes at one virtual instant
+// to limit: one RunUntilIdle, and all the runs of an Advance at a deadline,
+// the runs of deadlines that leave the clock where it is included (timers
+// of zero delay armed again on every turn). Past it the run stops, onBusy
+// is called with the count and an Advance returns without going on to
+// later deadlines, so a system that never becomes idle fails its test
+// instead of hanging it; Busy then reports true. limit ≤ 0 removes the
+// bound. Call it before driving the executor.
 func (m *Manual) SetBusyLimit(limit int, onBusy func(n int)) {
 	m.busyLimit, m.onBusy = max(limit, 0), onBusy
 }
 
+// Busy reports whether the last RunUntilIdle or Advance stopped at the
+// busy limit (SetBusyLimit) instead of finding the executor idle. Call it
+// on the goroutine that drives the executor. A driver that advances the
+// clock in steps of its own stops when it reports true: a step at the
+// busy instant would run to the limit there again.
+func (m *Manual) Busy() bool { return m.busy }
+
 // Advance runs what is ready, then moves the virtual clock forward by d one
 // timer deadline at a time: at each deadline it fires the due timers and
 // runs until idle, so work happens at the virtual time it is due. It returns
-// the invocations run. A negative d counts as 0.
+// the invocations run. A negative d counts as 0. With a busy limit, it
+// stops at the instant where the system did not become idle (Busy).
+//
+// The limit counts the invocations since the clock last moved, not those
+// of each run: a timer of zero delay falls due at once, so a runnable that
+// arms one on every run keeps the next deadline at now, and bounding each
+// run alone let that Advance go on for ever at one instant
+// (TestManualBusyLimitZeroDelayTimers). And an Advance that went on past a
+// busy instant spent the limit again at every later deadline: a second of
+// a millisecond timer beside a busy actor was a thousand times the limit
+// (TestManualBusyLimitEndsAdvance).
 func (m *Manual) Advance(d time.Duration) int {
-	n := m.RunUntilIdle()
 	target := m.clock.Now().Add(max(d, 0))
-	for {
+	at := m.clock.Now()
+	total, here := 0, 0 // here: invocations since the clock stood at at
+	for last := false; ; {
+		limit := 0
+		if m.busyLimit > 0 {
+			limit = m.busyLimit - here
+		}
+		n, busy := m.run(limit)
+		total, here = total+n, here+n
+		if busy {
+			m.endRun(here, true)
+			return total
+		}
+		if last {
+			m.busy = false
+			return total
+		}
 		next, ok := m.clock.NextDeadline()
 		if !ok || next.After(target) {
-			break
+			next, last = target, true
 		}
 		m.clock.Advance(max(next.Sub(m.clock.Now()), 0))
-		n += m.RunUntilIdle()
+		if now := m.clock.Now(); now.After(at) {
+			at, here = now, 0
+		}
 	}
-	m.clock.Advance(target.Sub(m.clock.Now()))
-	return n + m.RunUntilIdle()
 }
 
 // PendingTimers returns the number of resume timers not yet fired.

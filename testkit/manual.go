@@ -52,9 +52,12 @@ type traceLog struct {
 	entries []TraceEntry
 }
 
-// ManualBusyLimit is the most invocations one run of a ManualSystem
-// (RunUntilIdle, each deadline of Advance, a probe's wait) makes before it
-// reports the system as never idle (an Errorf on the test) and returns.
+// ManualBusyLimit is the most invocations a ManualSystem makes at one
+// virtual instant (one RunUntilIdle; the runs of an Advance or a probe's
+// wait at one deadline) before it reports the system as never idle (an
+// Errorf on the test) and returns; an Advance or a probe's wait then
+// returns at that instant, and the probes' waits that follow do not run
+// the system until the test runs it (Step, RunUntilIdle, Advance).
 const ManualBusyLimit = 1 << 18
 
 // NewManualSystem starts a deterministic system for one test; options as
@@ -96,7 +99,7 @@ func NewManualSystem(t testing.TB, opts ...Option) *ManualSystem {
 	var busyOnce sync.Once
 	exec.SetBusyLimit(ManualBusyLimit, func(n int) {
 		busyOnce.Do(func() {
-			t.Errorf("testkit: the manual system is still busy after %d invocations in one run: an actor keeps itself busy (a message to itself on every turn?); see Trace", n)
+			t.Errorf("testkit: the manual system is still busy after %d invocations at one virtual instant: an actor keeps itself busy (a message to itself, or a timer of zero delay, on every turn?); see Trace", n)
 		})
 	})
 	// Registered before NewSystem's cleanup, so it runs after it: the
