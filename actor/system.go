@@ -345,7 +345,12 @@ func (s *System) dispatcherFor(p *Props) scheduler.Dispatcher {
 			return s.dispatcher
 		}
 		if s.blocking == nil {
-			s.blocking = scheduler.NewCoordinator(scheduler.Config{Name: s.name + "-blocking", Workers: s.cfg.BlockingWorkers, Throughput: s.cfg.Throughput, Clock: s.clock})
+			// Its invocations may block: no run-next slot (a target the
+			// invocation waits for would wait behind it) and one runnable
+			// per take (the rest of a batch would wait behind a blocked
+			// invocation while other workers park).
+			s.blocking = scheduler.NewCoordinator(scheduler.Config{Name: s.name + "-blocking", Workers: s.cfg.BlockingWorkers, Throughput: s.cfg.Throughput, Clock: s.clock,
+				DisableRunNext: true, MaxBatch: 1})
 			s.blocking.Start()
 		}
 		return s.blocking

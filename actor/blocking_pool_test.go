@@ -18,12 +18,10 @@ import (
 // after the sender's turn, which is blocked waiting for it: the inner
 // request times out although three of the four workers are parked (and a
 // blocking actor that merely sends before a long I/O delays its target by
-// as long). The fix is in actor/system.go: the blocking pool's
-// scheduler.Config sets DisableRunNext, which a pool whose invocations may
-// block must set (scheduler.Config.DisableRunNext). Found by the second
-// scheduler review; actor/ is the lead's to change.
+// as long). The blocking pool's scheduler.Config sets DisableRunNext, which
+// a pool whose invocations may block must set. Found by the second
+// scheduler review.
 func TestBlockingActorRequestToBlockingActor(t *testing.T) {
-	t.Skip("defect: the blocking pool keeps run-next on, so a blocking actor's target waits behind its blocked sender (fix: DisableRunNext for the blocking pool in actor/system.go)")
 	sys, err := actor.NewSystem(actor.SystemConfig{BlockingWorkers: 4})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
@@ -59,10 +57,9 @@ func TestBlockingActorRequestToBlockingActor(t *testing.T) {
 // blocking actors queued, the first worker free takes two, and while the
 // first of them blocks (here, until the second has run) the second waits
 // behind it, although the other worker has run the rest and parked. The
-// fix is in actor/system.go as well: MaxBatch 1 for the blocking pool
-// (scheduler.Config.MaxBatch says why).
+// blocking pool takes one runnable at a time (MaxBatch 1;
+// scheduler.Config.MaxBatch says why).
 func TestBlockingPoolDoesNotHoldQueuedActorsBehindABlockedOne(t *testing.T) {
-	t.Skip("defect: the blocking pool's workers take batches of the ready queue, so a queued blocking actor waits behind a blocked one while other workers park (fix: MaxBatch 1 for the blocking pool in actor/system.go)")
 	sys, err := actor.NewSystem(actor.SystemConfig{BlockingWorkers: 2})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
