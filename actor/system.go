@@ -111,7 +111,7 @@ func (c SystemConfig) Validate() error {
 // subscriber), so a value past them is refused by Validate instead of
 // exhausting memory or panicking in the allocation.
 const (
-	MaxWorkers     = 1 << 16
+	MaxWorkers     = scheduler.MaxWorkersCap
 	MaxEventBuffer = 1 << 20
 )
 

@@ -11,7 +11,8 @@ import (
 type Config struct {
 	// Name labels the pool in diagnostics.
 	Name string
-	// Workers is the size of the worker pool; 0 means GOMAXPROCS.
+	// Workers is the size of the worker pool; 0 means GOMAXPROCS, values
+	// above MaxWorkersCap mean MaxWorkersCap.
 	Workers int
 	// Throughput is the throughput hint handed to InvokeBatch: the most user
 	// messages one invocation processes before it yields. 0 means 300.
@@ -48,10 +49,17 @@ const DefaultThroughput = 300
 // take, so a huge one costs time on each (TestCoordinatorHugeMaxBatch).
 const MaxBatchCap = 1024
 
+// MaxWorkersCap caps Config.Workers. NewCoordinator allocates each worker's
+// structures up front, so an unbounded value exhausted memory instead of
+// failing (TestCoordinatorHugeWorkers); actor.SystemConfig refuses values
+// above it.
+const MaxWorkersCap = 1 << 16
+
 func (c Config) withDefaults() Config {
 	if c.Workers <= 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
+	c.Workers = min(c.Workers, MaxWorkersCap)
 	if c.Throughput <= 0 {
 		c.Throughput = DefaultThroughput
 	}

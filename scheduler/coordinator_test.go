@@ -181,6 +181,14 @@ func TestCoordinatorRunNextDoesNotStarveLocalBatch(t *testing.T) {
 // Bad sizes in Config do not panic: non-positive values take the defaults
 // and a huge MaxBatch (which made NewCoordinator panic in makeslice) is
 // capped; the pool runs.
+// TestCoordinatorHugeWorkers: a pool size past MaxWorkersCap is capped, not
+// allocated.
+func TestCoordinatorHugeWorkers(t *testing.T) {
+	c := scheduler.NewCoordinator(scheduler.Config{Workers: scheduler.MaxWorkersCap + 1})
+	require.Equal(t, scheduler.MaxWorkersCap, c.Config().Workers)
+	require.NoError(t, c.Shutdown(context.Background()))
+}
+
 func TestCoordinatorHugeMaxBatch(t *testing.T) {
 	for _, cfg := range []scheduler.Config{
 		{Workers: 1, MaxBatch: math.MaxInt},
