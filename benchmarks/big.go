@@ -161,12 +161,16 @@ func bigProto(sys *proto.ActorSystem, n int) (int, error) {
 
 // bigChan: the same with a goroutine per actor reading a channel buffered
 // for every message it can have pending (a ping from each peer and its own
-// pong), so no send blocks.
+// pong), so no send blocks. Each message is one plain receive: once every
+// actor has had all its pongs, every ping has been answered and nothing is
+// in flight, so the caller closes the channels and the goroutines leave
+// their range loop. Receiving in a select with a quit channel instead
+// would cost about 2× (docs/benchmarks.md, "Baselines without a select
+// per message"): a slower baseline.
 func bigChan(n int) (int, error) {
 	if n < bigActors {
 		return 0, ErrBadSize
 	}
-	quit := make(chan struct{})
 	res := make(chan int, 1)
 	var total, done atomic.Int64
 	ins := make([]chan any, bigActors)
@@ -187,23 +191,20 @@ func bigChan(n int) (int, error) {
 				}
 			}
 			step()
-			for {
-				select {
-				case m := <-in:
-					switch m := m.(type) {
-					case *bigPing:
-						ins[m.from] <- bigPongMsg
-					case *bigPong:
-						s.pongs++
-						step()
-					}
-				case <-quit:
-					return
+			for m := range in {
+				switch m := m.(type) {
+				case *bigPing:
+					ins[m.from] <- bigPongMsg
+				case *bigPong:
+					s.pongs++
+					step()
 				}
 			}
 		}(ins[i])
 	}
 	got := <-res
-	close(quit)
+	for _, in := range ins {
+		close(in)
+	}
 	return got, nil
 }

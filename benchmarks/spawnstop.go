@@ -1,6 +1,7 @@
 package benchmarks
 
 import (
+	"sync"
 	"sync/atomic"
 
 	proto "github.com/asynkron/protoactor-go/actor"
@@ -127,20 +128,24 @@ func spawnStopSyncProto(sys *proto.ActorSystem, n int) (int, error) {
 }
 
 // spawnStopSyncGo: start a goroutine, tell it to stop and wait for it to
-// end, n times.
+// end, n times. The join is one WaitGroup reused for every life, not a
+// channel made per life: one allocation less, about 10 % faster
+// (docs/benchmarks.md, "Spawn and stop on the caller").
 func spawnStopSyncGo(n int) (int, error) {
 	if n < 1 {
 		return 0, ErrBadSize
 	}
 	stopped := 0
+	var ended sync.WaitGroup
 	for range n {
-		stop, ended := make(chan struct{}), make(chan struct{})
+		stop := make(chan struct{})
+		ended.Add(1)
 		go func() {
 			<-stop
-			close(ended)
+			ended.Done()
 		}()
 		close(stop)
-		<-ended
+		ended.Wait()
 		stopped++
 	}
 	return stopped, nil

@@ -93,13 +93,17 @@ func threadRingProto(sys *proto.ActorSystem, n int) (int, error) {
 }
 
 // threadRingChan: the classic Go ring of goroutines over unbuffered
-// channels.
+// channels, each hop one plain receive and one plain send. Once the
+// token has stopped (its holder reported and returned), nothing is sent
+// any more, so the caller closes every channel and the other goroutines
+// leave their receive. Receiving in a select with a quit channel instead
+// would lock two channels per hop and cost about 1.7× (docs/benchmarks.md,
+// "Baselines without a select per message"): a slower baseline.
 func threadRingChan(n int) (int, error) {
 	if n < 1 {
 		return 0, ErrBadSize
 	}
 	res := make(chan int, 1)
-	quit := make(chan struct{})
 	chans := make([]chan *token, ringSize)
 	for i := range chans {
 		chans[i] = make(chan *token)
@@ -107,28 +111,21 @@ func threadRingChan(n int) (int, error) {
 	for i := range chans {
 		in, out := chans[i], chans[(i+1)%ringSize]
 		go func() {
-			for {
-				select {
-				case m := <-in:
-					if m.left == 0 {
-						res <- m.hops
-						return
-					}
-					m.left--
-					m.hops++
-					select {
-					case out <- m:
-					case <-quit:
-						return
-					}
-				case <-quit:
+			for m := range in {
+				if m.left == 0 {
+					res <- m.hops
 					return
 				}
+				m.left--
+				m.hops++
+				out <- m
 			}
 		}()
 	}
 	chans[0] <- &token{left: n}
 	hops := <-res
-	close(quit)
+	for _, c := range chans {
+		close(c)
+	}
 	return hops, nil
 }

@@ -105,10 +105,14 @@ func BenchmarkClusterCold(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				round++
 				prefix := fmt.Sprintf("cold-%s-%d", name, round)
+				ids, err := ColdIdentities(c, 0, local, prefix, b.N)
+				if err != nil {
+					b.Fatal(err)
+				}
 				lat := make([]time.Duration, b.N)
 				b.ReportAllocs()
 				b.ResetTimer()
-				err := Cold(context.Background(), c, 0, local, prefix, lat)
+				err = Cold(context.Background(), c, 0, ids, lat)
 				b.StopTimer()
 				if err != nil {
 					b.Fatal(err)

@@ -42,31 +42,47 @@ func IdentityOwnedBy(c Cluster, from, owner int, prefix string) (string, error) 
 	return "", ErrNoIdentity
 }
 
-// Cold activates len(lat) new identities (prefix-0, prefix-1, ...) from
-// member from, each with its first request, keeping only those whose
-// owner is from (local) or another member (!local), and stores each first
-// request's duration in lat.
-func Cold(ctx context.Context, c Cluster, from int, local bool, prefix string, lat []time.Duration) error {
-	if len(lat) == 0 {
-		return ErrBadSize
+// ColdIdentities returns n new identities (among prefix-0, prefix-1, ...)
+// whose owner by the view of member from is from (local) or another
+// member (!local). Choosing them is the harness's work, not activation's:
+// it stays out of the timed region (Cold).
+func ColdIdentities(c Cluster, from int, local bool, prefix string, n int) ([]string, error) {
+	if n <= 0 {
+		return nil, ErrBadSize
 	}
-	msg := payload()
-	got := 0
-	for i := 0; got < len(lat); i++ {
+	ids := make([]string, 0, n)
+	for i := 0; len(ids) < n; i++ {
 		id := prefix + "-" + strconv.Itoa(i)
 		o, err := c.Owner(from, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if (o == from) != local {
-			continue
+		if (o == from) == local {
+			ids = append(ids, id)
 		}
+	}
+	return ids, nil
+}
+
+// Cold activates the new identities ids (from ColdIdentities) from member
+// from, each with its first request, and stores each first request's
+// duration in lat (len(lat) >= len(ids)). It makes nothing but those
+// requests, so a benchmark that times it times activations alone: the
+// owner computation it once did per candidate identity (about three per
+// local activation with three members) cost protoactor-go's harness
+// ~3.5 µs and 29 allocations a call against fraktor-go's ~1 µs and 10,
+// inside the timed mean and the allocs/op.
+func Cold(ctx context.Context, c Cluster, from int, ids []string, lat []time.Duration) error {
+	if len(ids) == 0 || len(lat) < len(ids) {
+		return ErrBadSize
+	}
+	msg := payload()
+	for i, id := range ids {
 		start := time.Now()
 		if err := c.Request(ctx, from, id, msg); err != nil {
 			return fmt.Errorf("cold %s: %w", id, err)
 		}
-		lat[got] = time.Since(start)
-		got++
+		lat[i] = time.Since(start)
 	}
 	return nil
 }

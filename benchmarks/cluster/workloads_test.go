@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
 // TestClusterWorkloads runs every workload of both implementations at a
@@ -40,8 +41,15 @@ func TestClusterWorkloads(t *testing.T) {
 			}
 
 			for _, local := range []bool{true, false} {
-				cold := make([]time.Duration, 5)
-				require.NoError(t, Cold(ctx, c, 0, local, "cold", cold))
+				ids, err := ColdIdentities(c, 0, local, "cold", 5)
+				require.NoError(t, err)
+				for _, id := range ids {
+					owner, err := c.Owner(0, id)
+					require.NoError(t, err)
+					assert.Equal(t, local, owner == 0, "owner of %s", id)
+				}
+				cold := make([]time.Duration, len(ids))
+				require.NoError(t, Cold(ctx, c, 0, ids, cold))
 				for i, d := range cold {
 					assert.Positive(t, d, "cold %d (local %v)", i, local)
 				}
@@ -81,7 +89,51 @@ func TestBadInput(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnknownImpl)
 	ctx := context.Background()
 	require.ErrorIs(t, RoundTrips(ctx, nil, nil), ErrBadSize)
-	require.ErrorIs(t, Cold(ctx, nil, 0, true, "x", nil), ErrBadSize)
+	require.ErrorIs(t, Cold(ctx, nil, 0, nil, nil), ErrBadSize)
+	require.ErrorIs(t, Cold(ctx, nil, 0, []string{"a", "b"}, make([]time.Duration, 1)), ErrBadSize)
+	_, err = ColdIdentities(nil, 0, true, "x", 0)
+	require.ErrorIs(t, err, ErrBadSize)
 	_, err = Throughput(ctx, nil, nil, 1, 1)
 	require.ErrorIs(t, err, ErrBadSize)
+}
+
+// countingCluster answers every call at once and counts what Cold and
+// ColdIdentities ask of it.
+type countingCluster struct{ owners, requests int }
+
+func (c *countingCluster) Members() int { return 3 }
+
+func (c *countingCluster) Request(context.Context, int, string, *wrapperspb.BytesValue) error {
+	c.requests++
+	return nil
+}
+
+func (c *countingCluster) RemoteRequest(context.Context, int, int, *wrapperspb.BytesValue) error {
+	return nil
+}
+
+func (c *countingCluster) Owner(_ int, id string) (int, error) {
+	c.owners++
+	return int(id[len(id)-1]-'0') % 3, nil // by the last digit
+}
+
+func (c *countingCluster) Close(context.Context) error { return nil }
+
+// The cold benchmark's timed region is the activations alone: Cold makes
+// one request per identity and no owner computation (the harness's
+// Owner cost protoactor-go's side about three times fraktor-go's, and it
+// was timed once per candidate identity).
+func TestColdTimesRequestsOnly(t *testing.T) {
+	c := &countingCluster{}
+	ids, err := ColdIdentities(c, 0, true, "cold", 10)
+	require.NoError(t, err)
+	require.Len(t, ids, 10)
+	for _, id := range ids {
+		assert.Zero(t, int(id[len(id)-1]-'0')%3, "%s is owned by member 0", id)
+	}
+	assert.Greater(t, c.owners, 10, "candidates owned elsewhere were skipped")
+	*c = countingCluster{}
+	require.NoError(t, Cold(context.Background(), c, 0, ids, make([]time.Duration, len(ids))))
+	assert.Zero(t, c.owners, "owner computations inside Cold")
+	assert.Equal(t, len(ids), c.requests)
 }

@@ -16,3 +16,8 @@ var ErrUnknownImpl = errors.New("remotebench: unknown implementation")
 // ErrPeer is returned when the peer process exits before it announced its
 // address, or announces something unreadable.
 var ErrPeer = errors.New("remotebench: peer failed")
+
+// ErrBadPayload is returned by a workload whose sink or echo saw a payload
+// other than the one sent (a message of PayloadSize bytes): the framework
+// under test delivered something else, so its figure means nothing.
+var ErrBadPayload = errors.New("remotebench: payload not delivered intact")

@@ -32,18 +32,19 @@ func fraktorSystem(name string) (*fraktor.System, error) {
 
 // sinkProps counts payloads: an Int64Value(n) (with the reporter as
 // sender) starts a run of n; every AckEvery payloads and at the n-th the
-// sink sends its count to the reporter.
+// sink sends its count to the reporter, or badCount once a payload was not
+// the one sent (sinkCount).
 func fraktorSinkProps() *fraktor.Props {
-	var expect, count int64
+	var run sinkCount
 	var reportTo *fraktor.PID
 	return fraktor.PropsFromFunc(func(c fraktor.Context) {
 		switch m := c.Message().(type) {
 		case *wrapperspb.Int64Value:
-			expect, count, reportTo = m.GetValue(), 0, c.Sender()
+			run.start(m.GetValue())
+			reportTo = c.Sender()
 		case *wrapperspb.BytesValue:
-			count++
-			if reportTo != nil && (count%AckEvery == 0 || count == expect) {
-				c.Send(reportTo, wrapperspb.Int64(count))
+			if report, ok := run.payload(m); ok && reportTo != nil {
+				c.Send(reportTo, wrapperspb.Int64(report))
 			}
 		}
 	})
@@ -126,14 +127,19 @@ func (c *fraktorClient) PingPong(n int, lat []time.Duration) (int, error) {
 	root := c.sys.Root()
 	msg := wrapperspb.Bytes(payload())
 	done := make(chan struct{})
-	got := 0
+	got, bad := 0, false
 	var last time.Time
 	pinger := root.Spawn(fraktor.PropsFromFunc(func(ctx fraktor.Context) {
-		switch ctx.Message().(type) {
+		switch m := ctx.Message().(type) {
 		case *wrapperspb.Int64Value: // start
 			last = time.Now()
 			ctx.Request(c.echo, msg)
 		case *wrapperspb.BytesValue:
+			if !intact(m) {
+				bad = true
+				close(done)
+				return
+			}
 			now := time.Now()
 			lat[got] = now.Sub(last)
 			last = now
@@ -149,6 +155,9 @@ func (c *fraktorClient) PingPong(n int, lat []time.Duration) (int, error) {
 	root.Send(pinger, wrapperspb.Int64(0))
 	if err := awaitDone(done); err != nil {
 		return 0, err
+	}
+	if bad {
+		return got, ErrBadPayload
 	}
 	return got, nil
 }

@@ -39,16 +39,16 @@ func stopProto(sys *proto.ActorSystem, r *protoremote.Remote, graceful bool) {
 
 // protoSinkProps is fraktorSinkProps for protoactor-go.
 func protoSinkProps() *proto.Props {
-	var expect, count int64
+	var run sinkCount
 	var reportTo *proto.PID
 	return proto.PropsFromFunc(func(c proto.Context) {
 		switch m := c.Message().(type) {
 		case *wrapperspb.Int64Value:
-			expect, count, reportTo = m.GetValue(), 0, c.Sender()
+			run.start(m.GetValue())
+			reportTo = c.Sender()
 		case *wrapperspb.BytesValue:
-			count++
-			if reportTo != nil && (count%AckEvery == 0 || count == expect) {
-				c.Send(reportTo, wrapperspb.Int64(count))
+			if report, ok := run.payload(m); ok && reportTo != nil {
+				c.Send(reportTo, wrapperspb.Int64(report))
 			}
 		}
 	})
@@ -126,14 +126,19 @@ func (c *protoClient) PingPong(n int, lat []time.Duration) (int, error) {
 	root := c.sys.Root
 	msg := wrapperspb.Bytes(payload())
 	done := make(chan struct{})
-	got := 0
+	got, bad := 0, false
 	var last time.Time
 	pinger := root.Spawn(proto.PropsFromFunc(func(ctx proto.Context) {
-		switch ctx.Message().(type) {
+		switch m := ctx.Message().(type) {
 		case *wrapperspb.Int64Value: // start
 			last = time.Now()
 			ctx.Request(c.echo, msg)
 		case *wrapperspb.BytesValue:
+			if !intact(m) {
+				bad = true
+				close(done)
+				return
+			}
 			now := time.Now()
 			lat[got] = now.Sub(last)
 			last = now
@@ -149,6 +154,9 @@ func (c *protoClient) PingPong(n int, lat []time.Duration) (int, error) {
 	root.Send(pinger, wrapperspb.Int64(0))
 	if err := awaitDone(done); err != nil {
 		return 0, err
+	}
+	if bad {
+		return got, ErrBadPayload
 	}
 	return got, nil
 }

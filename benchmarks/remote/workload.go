@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
 // The implementation names, as used in benchmark names (impl=NAME) and by
@@ -81,10 +83,46 @@ func payload() []byte {
 	return p
 }
 
+// badCount is what a sink reports, instead of its count, once it has
+// counted a payload that was not the one sent (sinkCount).
+const badCount = -1
+
+// sinkCount is the sink's side of a one-way run: it counts every payload
+// and, at each acknowledgement, reports its count, or badCount once any
+// payload was not PayloadSize bytes (every later report too, so the last
+// one, which the sender waits for, carries it).
+type sinkCount struct {
+	expect, count int64
+	bad           bool
+}
+
+// start begins a run of n payloads.
+func (s *sinkCount) start(n int64) { *s = sinkCount{expect: n} }
+
+// payload counts one payload and returns what to report, or false when
+// this one is not acknowledged.
+func (s *sinkCount) payload(m *wrapperspb.BytesValue) (int64, bool) {
+	s.count++
+	if len(m.GetValue()) != PayloadSize {
+		s.bad = true
+	}
+	if s.count%AckEvery != 0 && s.count != s.expect {
+		return 0, false
+	}
+	if s.bad {
+		return badCount, true
+	}
+	return s.count, true
+}
+
+// intact reports whether a reply carries a payload of PayloadSize bytes.
+func intact(m *wrapperspb.BytesValue) bool { return len(m.GetValue()) == PayloadSize }
+
 // window tracks the one-way acknowledgements: the sink's latest count,
 // published by a local actor, and a wake-up for the sender.
 type window struct {
 	acked  int64 // owned by the sender goroutine
+	bad    bool  // the sink reported badCount; owned by the sender goroutine
 	counts chan int64
 }
 
@@ -109,15 +147,27 @@ func (w *window) ack(count int64) {
 
 // waitBelow blocks until fewer than limit of sent are unacknowledged.
 func (w *window) waitBelow(ctx context.Context, sent, limit int64) error {
-	for sent-w.acked >= limit {
+	for sent-w.acked >= limit && !w.bad {
 		select {
 		case c := <-w.counts:
-			w.acked = max(w.acked, c)
+			w.take(c)
 		case <-ctx.Done():
 			return ErrStalled
 		}
 	}
+	if w.bad {
+		return ErrBadPayload
+	}
 	return nil
+}
+
+// take records one count from the sink.
+func (w *window) take(c int64) {
+	if c == badCount {
+		w.bad = true
+		return
+	}
+	w.acked = max(w.acked, c)
 }
 
 // drain takes any counts already published, without blocking.
@@ -125,7 +175,7 @@ func (w *window) drain() {
 	for {
 		select {
 		case c := <-w.counts:
-			w.acked = max(w.acked, c)
+			w.take(c)
 		default:
 			return
 		}
