@@ -2,10 +2,10 @@
 # Side-by-side benchmark suite: fraktor-go, protoactor-go and raw Go, in one
 # run on this machine (see docs/benchmarks.md).
 #
-#   bash scripts/bench.sh                 # -count 6, -benchtime 500ms (≈ 6 min on 2 cores)
-#   BENCH_QUICK=1 bash scripts/bench.sh   # -count 3, -benchtime 100ms, SkyNet depth 5 (≈ 1 min)
+#   bash scripts/bench.sh                 # 6 rounds, -benchtime 500ms (≈ 6 min on 2 cores)
+#   BENCH_QUICK=1 bash scripts/bench.sh   # 3 rounds, -benchtime 100ms, SkyNet depth 5 (≈ 1 min)
 #
-# Optional: BENCH=regexp (which benchmarks), BENCH_COUNT, BENCH_TIME,
+# Optional: BENCH=regexp (which benchmarks), BENCH_COUNT (rounds), BENCH_TIME,
 # BENCH_CPU (GOMAXPROCS for the run, default 2 for both frameworks).
 # Raw output goes to benchmarks/results/latest.txt (gitignored); benchstat
 # tables and the summary table go to standard output.
@@ -34,17 +34,35 @@ pattern=${BENCH:-.}
 
 out=benchmarks/results/latest.txt
 mkdir -p "$(dirname "$out")"
-cmd=(go test -run '^$' -bench "$pattern" -benchmem -count "$count" -benchtime "$benchtime" -cpu "$cpu" -timeout 30m . ./remote/ ./cluster/)
+pkgs=(. remote cluster)
+# Rounds interleave the implementations: go test's -count repeats each
+# sub-benchmark back to back (fraktor-go six times, then protoactor-go six
+# times), so a load that changes during the run would favour one side.
+# Each round runs every package's test binary once (-test.count 1), and
+# within a round a workload's implementations run one after another.
+args=(-test.run '^$' -test.bench "$pattern" -test.benchmem -test.count 1 -test.benchtime "$benchtime" -test.cpu "$cpu" -test.timeout 30m)
 
 {
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "machine: nproc=$(nproc), cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $("$go" version | cut -d' ' -f3-)"
-	echo "command: ${BENCH_QUICK:+BENCH_QUICK=1 }bash scripts/bench.sh, which runs: (cd benchmarks && $(printf '%q ' "${cmd[@]}" | sed 's/ $//'))"
+	echo "command: ${BENCH_QUICK:+BENCH_QUICK=1 }bash scripts/bench.sh, which builds each package's test binary (go test -c in benchmarks/{.,remote,cluster}) and runs, $count rounds, each binary in its package's directory with: $(printf '%q ' "${args[@]}" | sed 's/ $//')"
 } | tee "$out.header" >&2
 
+bindir=$(mktemp -d)
+trap 'rm -rf "$bindir"' EXIT
+for p in "${pkgs[@]}"; do
+	(cd "benchmarks/$p" && "$go" test -c -o "$bindir/bench-${p/./root}.test" .)
+done
+
 start=$(date +%s)
+: >"$out"
 # Raw lines stream to stderr as they come, so a long run shows progress.
-(cd benchmarks && BENCH_QUICK=${BENCH_QUICK:-} "$go" "${cmd[@]:1}") | tee "$out" >&2
+for ((round = 1; round <= count; round++)); do
+	echo "round $round of $count" >&2
+	for p in "${pkgs[@]}"; do
+		(cd "benchmarks/$p" && BENCH_QUICK=${BENCH_QUICK:-} "$bindir/bench-${p/./root}.test" "${args[@]}") | tee -a "$out" >&2
+	done
+done
 echo "suite took $(($(date +%s) - start)) s" >&2
 
 echo

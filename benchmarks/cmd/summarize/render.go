@@ -74,7 +74,7 @@ func render(w io.Writer, res *results) {
 		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Medians over the -count runs. Ratios below 1 mean fraktor-go takes less time (or memory) than the other side.")
+	fmt.Fprintln(w, "Medians over the runs. Ratios below 1 mean fraktor-go takes less time (or memory) than the other side.")
 }
 
 // fastestRaw returns the lowest median among the raw-* implementations of
