@@ -187,6 +187,14 @@ func (p *placementActor) setLease() {
 }
 
 func (p *placementActor) armTick(ctx actor.Context) {
+	// One tick timer at a time: every tickMsg re-arms, the ticks the
+	// membership asks for (a lease lost or revoked) too, and without the
+	// cancel each of those added a timer chain for the member's life
+	// (TestClusterLeaseEventsKeepOneTickTimer). A timer that fired already
+	// has its tickMsg queued, which re-arms in its turn.
+	if p.cancelTick != nil {
+		p.cancelTick()
+	}
 	self := ctx.Self()
 	root := p.c.root
 	p.cancelTick = p.c.sys.Clock().AfterFunc(p.c.cfg.TickInterval, func() { root.Send(self, &tickMsg{}) })
