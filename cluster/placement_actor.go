@@ -195,9 +195,21 @@ func (p *placementActor) armTick(ctx actor.Context) {
 	if p.cancelTick != nil {
 		p.cancelTick()
 	}
+	d := p.c.cfg.TickInterval
+	// Fence on time: the next tick comes no later than the fence time the
+	// last look at the lease gave (its deadline − S), whatever
+	// TickInterval is. The timing relations count from there; a tick
+	// after it stopped the grains up to TickInterval late, and with
+	// TickInterval > S a member evicted while cut off from the registry
+	// still ran them when the others took over, W after the eviction
+	// (TestClusterFencesOnTimeWhateverTheTick). That tick looks at the
+	// lease afresh: it fences, or the renewed lease moves the fence time.
+	if at := p.c.fenceAt.Load(); at > 1 && !p.leaving && !p.core.fenced {
+		d = min(d, max(time.Duration(at-p.c.now().UnixNano()), 0))
+	}
 	self := ctx.Self()
 	root := p.c.root
-	p.cancelTick = p.c.sys.Clock().AfterFunc(p.c.cfg.TickInterval, func() { root.Send(self, &tickMsg{}) })
+	p.cancelTick = p.c.sys.Clock().AfterFunc(d, func() { root.Send(self, &tickMsg{}) })
 }
 
 func (p *placementActor) install(ctx actor.Context, t Topology, released []Member, now time.Time) {
@@ -373,6 +385,7 @@ func (p *placementActor) activate(ctx actor.Context, req *clusterpb.ActivationRe
 			// next activation, instead of sending to the dead grain (a
 			// request would fail as a dead letter and retry anyway; a
 			// forwarded Send would use up its forwards).
+			println("DEBUG stoppedAt", id.ID)
 			ctx.Respond(p.refusalResponse(id, &activationRefusal{err: fmt.Errorf("%w: %s is stopping", errBusy, id)}))
 			return
 		}
