@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
@@ -22,7 +23,9 @@ import (
 // activated them already: two activations of one identity, the old one's
 // Stopping and Stopped handlers (where a grain saves its state) running
 // after its successor started. Manual clock: the lease deadline is 2 s
-// after the last renewal, W 3.061 s after the eviction, the tick every 10 s.
+// after the last renewal, W 3.061 s after the eviction, the tick every 10 s;
+// the evicted member's grain now stops 1.5 s after its last renewal, and
+// before, 10 s after the tick its lost lease asked for.
 func TestClusterFencesOnTimeWhateverTheTick(t *testing.T) {
 	clock := scheduler.NewManualClock(time.Unix(1_000, 0))
 	mcfg := cluster.DefaultMemoryConfig()
@@ -30,7 +33,7 @@ func TestClusterFencesOnTimeWhateverTheTick(t *testing.T) {
 	reg, err := cluster.NewMemoryRegistry(mcfg)
 	require.NoError(t, err)
 	t.Cleanup(reg.Close)
-	start := func(p cluster.Provider) node {
+	start := func(p cluster.Provider, logger *slog.Logger) node {
 		ccfg := cluster.Config{Name: "shop", Provider: p, Kinds: []cluster.Kind{counterKind()}}
 		ccfg.TickInterval = 10 * time.Second
 		rcfg := remote.DefaultConfig()
@@ -38,6 +41,9 @@ func TestClusterFencesOnTimeWhateverTheTick(t *testing.T) {
 		sys := testkit.NewPeerSystem(t, func(c *actor.SystemConfig) {
 			c.Name = "shop"
 			c.Clock = clock
+			if logger != nil {
+				c.Logger = logger
+			}
 			c.Extensions = []actor.ExtensionInstaller{remote.Install(rcfg), cluster.Install(ccfg)}
 		})
 		return node{sys: sys, c: cluster.Get(sys)}
@@ -45,7 +51,12 @@ func TestClusterFencesOnTimeWhateverTheTick(t *testing.T) {
 	// b cannot come back once cut off: its new incarnation would own the
 	// identity again (and grant nothing for W).
 	gate := &joinGate{Provider: reg}
-	a, b := start(reg), start(gate)
+	// b's membership goroutine logs the stale view after it handled the
+	// lost lease (the feed emits them in that order): by then it has asked
+	// b's placement actor for a tick.
+	stale := make(chan struct{}, 16)
+	a := start(reg, nil)
+	b := start(gate, slog.New(signalHandler{msg: "cluster: membership view stale, keeping the last view", ch: stale}))
 	awaitMembers(t, 2, a, b)
 	ctx := ctxWait(t)
 	// The placement actor answers in order: once it has, what was sent to
@@ -85,7 +96,16 @@ func TestClusterFencesOnTimeWhateverTheTick(t *testing.T) {
 	t.Cleanup(func() { reg.Heal(key) })
 	require.NoError(t, reg.Evict(ctx, b.c.Self()))
 	awaitMembers(t, 1, a)
-	advance(4 * time.Second) // past W after the eviction, before b's next tick
+	// b's next renewal fails: its lease is lost, valid 1.5 s more (its
+	// fence time 1 s on); the tick the lost lease asks for does not fence.
+	advance(mcfg.RenewInterval)
+	select {
+	case <-stale:
+	case <-time.After(wait):
+		t.Fatal("b never handled its lost lease")
+	}
+	handled(b)
+	advance(3500 * time.Millisecond) // past W after the eviction, before b's next periodic tick
 	who, err := cluster.Request[*Identity](ctx, a.c, id, &WhoAmI{})
 	require.NoError(t, err)
 	require.Equal(t, a.sys.Address(), who.Member, "a took the identity over")

@@ -204,8 +204,11 @@ func (p *placementActor) armTick(ctx actor.Context) {
 	// still ran them when the others took over, W after the eviction
 	// (TestClusterFencesOnTimeWhateverTheTick). That tick looks at the
 	// lease afresh: it fences, or the renewed lease moves the fence time.
-	if at := p.c.fenceAt.Load(); at > 1 && !p.leaving && !p.core.fenced {
-		d = min(d, max(time.Duration(at-p.c.now().UnixNano()), 0))
+	// The wait is the quantity that tick's check compares (Deadline − S −
+	// now, as MembershipLease.Valid reads it), so a tick that did not fence
+	// never arms the next one in the past.
+	if l := p.core.lease; p.core.hasLease && !l.Deadline.IsZero() && !p.leaving && !p.core.fenced {
+		d = min(d, max(l.Deadline.Sub(p.c.now())-p.c.cfg.StopBudget, 0))
 	}
 	self := ctx.Self()
 	root := p.c.root
