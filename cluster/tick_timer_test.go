@@ -48,7 +48,7 @@ func TestClusterLeaseEventsKeepOneTickTimer(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(reg.Close)
 	ccfg := cluster.Config{Name: "shop", Provider: reg, Kinds: []cluster.Kind{counterKind()}}
-	ccfg.TickInterval = time.Hour // the periodic tick never falls due here
+	ccfg.TickInterval = time.Hour // only ticks at the lease's fence time fall due here (they re-arm the one timer)
 	rcfg := remote.DefaultConfig()
 	rcfg.ListenAddress, rcfg.SystemName, rcfg.Serializers = "127.0.0.1:0", "shop", serializers(t)
 	// The membership goroutine logs the stale view after it handled the
