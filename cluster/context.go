@@ -20,7 +20,8 @@ var errNotReady = errors.New("cluster: no view yet")
 // Config.Retry says within ctx (V3.x, B4.x). Without a ctx deadline,
 // Config.RequestTimeout applies. Errors: ErrTimeout (deadline or attempts
 // exhausted; wraps the last cause), ErrNoSuchKind (no member hosts the kind;
-// not retried), ErrShuttingDown (this member is leaving),
+// not retried), ErrShuttingDown (this member is leaving, or began to while
+// the request waited),
 // *ActivationFailedError, ErrInvalidIdentity, *actor.TypeMismatchError, and
 // remote's ErrUnknownType, ErrCodecPanic, ErrSerialize and ErrFrameTooLarge when msg or
 // the activation request cannot be encoded, and ErrMalformed when the
@@ -99,11 +100,18 @@ func (c *Cluster) request(ctx context.Context, id Identity, msg any) (any, error
 	if err := c.leaving(); err != nil {
 		return nil, err
 	}
+	var cancel context.CancelFunc
 	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.cfg.RequestTimeout)
-		defer cancel()
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
 	}
+	defer cancel()
+	// Shutdown ends the request (ErrShuttingDown, see ended), whatever the
+	// caller's deadline: the grain it waits for is stopped without
+	// answering, and a wait for a flight or a backoff would only delay
+	// the same error (TestClusterShutdownEndsInFlightRequest).
+	defer context.AfterFunc(c.ctx, cancel)()
 	start := c.now()
 	var last error
 	for attempt := 1; ; attempt++ {

@@ -426,6 +426,9 @@ func TestClusterShutdownTimeoutLeavesNoReleasedMarker(t *testing.T) {
 // A grain handles no message once its member's lease is not guaranteed past
 // the stop budget, even before the placement actor's tick fences (a stalled
 // or late tick): the requester's future fails at once as for a dead letter.
+// The tick that fences falls due at that same moment (armTick), so here the
+// request meets the grain's own check or the stop that tick makes, and
+// fails as a dead letter either way.
 func TestClusterGrainRefusesPastItsLease(t *testing.T) {
 	clock := scheduler.NewManualClock(time.Unix(1_000, 0))
 	mcfg := cluster.DefaultMemoryConfig()

@@ -187,9 +187,32 @@ func (p *placementActor) setLease() {
 }
 
 func (p *placementActor) armTick(ctx actor.Context) {
+	// One tick timer at a time: every tickMsg re-arms, the ticks the
+	// membership asks for (a lease lost or revoked) too, and without the
+	// cancel each of those added a timer chain for the member's life
+	// (TestClusterLeaseEventsKeepOneTickTimer). A timer that fired already
+	// has its tickMsg queued, which re-arms in its turn.
+	if p.cancelTick != nil {
+		p.cancelTick()
+	}
+	d := p.c.cfg.TickInterval
+	// Fence on time: the next tick comes no later than the fence time the
+	// last look at the lease gave (its deadline − S), whatever
+	// TickInterval is. The timing relations count from there; a tick
+	// after it stopped the grains up to TickInterval late, and with
+	// TickInterval > S a member evicted while cut off from the registry
+	// still ran them when the others took over, W after the eviction
+	// (TestClusterFencesOnTimeWhateverTheTick). That tick looks at the
+	// lease afresh: it fences, or the renewed lease moves the fence time.
+	// The wait is the quantity that tick's check compares (Deadline − S −
+	// now, as MembershipLease.Valid reads it), so a tick that did not fence
+	// never arms the next one in the past.
+	if l := p.core.lease; p.core.hasLease && !l.Deadline.IsZero() && !p.leaving && !p.core.fenced {
+		d = min(d, max(l.Deadline.Sub(p.c.now())-p.c.cfg.StopBudget, 0))
+	}
 	self := ctx.Self()
 	root := p.c.root
-	p.cancelTick = p.c.sys.Clock().AfterFunc(p.c.cfg.TickInterval, func() { root.Send(self, &tickMsg{}) })
+	p.cancelTick = p.c.sys.Clock().AfterFunc(d, func() { root.Send(self, &tickMsg{}) })
 }
 
 func (p *placementActor) install(ctx actor.Context, t Topology, released []Member, now time.Time) {
@@ -365,6 +388,7 @@ func (p *placementActor) activate(ctx actor.Context, req *clusterpb.ActivationRe
 			// next activation, instead of sending to the dead grain (a
 			// request would fail as a dead letter and retry anyway; a
 			// forwarded Send would use up its forwards).
+			println("DEBUG stoppedAt", id.ID)
 			ctx.Respond(p.refusalResponse(id, &activationRefusal{err: fmt.Errorf("%w: %s is stopping", errBusy, id)}))
 			return
 		}
