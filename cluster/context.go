@@ -24,7 +24,8 @@ var errNotReady = errors.New("cluster: no view yet")
 // the request waited),
 // *ActivationFailedError, ErrInvalidIdentity, *actor.TypeMismatchError, and
 // remote's ErrUnknownType, ErrCodecPanic, ErrSerialize and ErrFrameTooLarge when msg or
-// the activation request cannot be encoded, and ErrMalformed when the
+// the activation request cannot be encoded (ErrUnknownType for a nil msg,
+// wherever the grain runs), and ErrMalformed when the
 // grain's PID is longer than remote allows (not retried).
 // Messages from one caller to one identity arrive in the order sent while
 // the activation lives.
@@ -53,7 +54,7 @@ func (c *Cluster) RequestFuture(id Identity, msg any, timeout time.Duration) *ac
 	started := c.goTracked(func() {
 		ctx, cancel := c.boundContext(timeout)
 		defer cancel()
-		res, err := c.request(ctx, id, msg)
+		res, err := c.requestBound(ctx, id, msg)
 		f.Complete(res, err)
 	})
 	if !started {
@@ -93,13 +94,8 @@ func (c *Cluster) leaving() error {
 	return nil
 }
 
+// request is a blocking request on the caller's ctx (Request, Call).
 func (c *Cluster) request(ctx context.Context, id Identity, msg any) (any, error) {
-	if err := id.Validate(); err != nil {
-		return nil, err
-	}
-	if err := c.leaving(); err != nil {
-		return nil, err
-	}
 	var cancel context.CancelFunc
 	if _, ok := ctx.Deadline(); !ok {
 		ctx, cancel = context.WithTimeout(ctx, c.cfg.RequestTimeout)
@@ -112,6 +108,24 @@ func (c *Cluster) request(ctx context.Context, id Identity, msg any) (any, error
 	// answering, and a wait for a flight or a backoff would only delay
 	// the same error (TestClusterShutdownEndsInFlightRequest).
 	defer context.AfterFunc(c.ctx, cancel)()
+	return c.requestBound(ctx, id, msg)
+}
+
+// requestBound is a request on a ctx that has a deadline and ends when the
+// cluster stops: the futures' boundContext, or request's.
+func (c *Cluster) requestBound(ctx context.Context, id Identity, msg any) (any, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	if err := c.leaving(); err != nil {
+		return nil, err
+	}
+	if msg == nil {
+		// Remote cannot encode it, and a local grain would get a nil
+		// message it answers nothing to: the caller would wait for its
+		// deadline (TestClusterNilRequestFailsAtOnce).
+		return nil, errNilRequest
+	}
 	start := c.now()
 	var last error
 	for attempt := 1; ; attempt++ {

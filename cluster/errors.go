@@ -3,6 +3,8 @@ package cluster
 import (
 	"errors"
 	"fmt"
+
+	"github.com/fraktor-go/fraktor/remote"
 )
 
 // Errors the cluster exposes to callers. Match them with errors.Is; typed
@@ -87,3 +89,12 @@ func (e *LeaseHeldError) Is(target error) bool { return target == ErrLeaseHeld }
 func invalidConfig(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
 }
+
+// errNilRequest is the error of a request whose message is nil without a
+// type (Request(ctx, c, id, nil), Call with req == nil; a nil
+// *DepositRequest has one): the remote serializers cannot encode it, so a
+// request to a grain on another member fails with this at once; to one on
+// the caller's member it fails the same way, instead of handing the grain
+// a nil message it answers nothing to (the caller would wait for its
+// deadline).
+var errNilRequest = fmt.Errorf("%w: <nil> is not registered (a nil request)", remote.ErrUnknownType)

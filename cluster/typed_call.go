@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"errors"
-	"fmt"
 	"reflect"
 	"sync"
 	"time"
@@ -111,7 +110,7 @@ func CallFuture(c *Cluster, id Identity, req any, timeout time.Duration) *actor.
 	started := c.goTracked(func() {
 		ctx, cancel := c.boundContext(timeout)
 		defer cancel()
-		res, err := c.request(ctx, id, emptyIfNil(req))
+		res, err := c.requestBound(ctx, id, emptyIfNil(req))
 		if ge, ok := res.(*clusterpb.GrainError); ok && err == nil {
 			res, err = nil, &GrainError{Code: ge.Code, Message: ge.Message}
 		}
@@ -122,15 +121,6 @@ func CallFuture(c *Cluster, id Identity, req any, timeout time.Duration) *actor.
 	}
 	return f
 }
-
-// errNilRequest is Call's and CallFuture's error for a request that is nil
-// without a type (req == nil, where a nil *DepositRequest has one): the
-// remote serializers cannot encode it, so a call to a grain on another
-// member fails with this at once; to one on the caller's member it fails
-// the same way, instead of handing the grain a nil message that no method
-// takes (ReceiveMessage gets it and answers nothing: the caller would wait
-// for its deadline).
-var errNilRequest = fmt.Errorf("%w: <nil> is not registered (a nil request)", remote.ErrUnknownType)
 
 // emptyIfNil returns msg, or a new empty message of its type when msg is a
 // nil protobuf message pointer. A nil request or reply (a client's

@@ -30,3 +30,20 @@ func TestTypedCallUntypedNilRequest(t *testing.T) {
 		t.Fatalf("CallFuture(nil): %v, want remote.ErrUnknownType", err)
 	}
 }
+
+// TestClusterNilRequestFailsAtOnce: Request and RequestFuture with a nil
+// message fail at once with remote.ErrUnknownType wherever the grain runs;
+// before, a grain on the caller's member got a nil message it answered
+// nothing to, and the caller waited for its deadline.
+func TestClusterNilRequestFailsAtOnce(t *testing.T) {
+	tc := testkit.NewCluster(t, testkit.Nodes(1), testkit.Kinds(counterKind()))
+	id := cluster.NewIdentity("counter", "nil")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := cluster.Request[*Total](ctx, tc.Node(0), id, nil); !errors.Is(err, remote.ErrUnknownType) || ctx.Err() != nil {
+		t.Fatalf("Request(nil): %v (ctx %v), want remote.ErrUnknownType at once", err, ctx.Err())
+	}
+	if _, err := tc.Node(0).RequestFuture(id, nil, 10*time.Second).Result(); !errors.Is(err, remote.ErrUnknownType) {
+		t.Fatalf("RequestFuture(nil): %v, want remote.ErrUnknownType", err)
+	}
+}
