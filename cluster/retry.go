@@ -51,6 +51,9 @@ func (p RetryPolicy) Validate() error {
 func (p RetryPolicy) Cap(n int) time.Duration {
 	d := p.Base
 	for i := 1; i < n && d < p.Max; i++ {
+		if d > p.Max/2 { // doubling would pass Max (or overflow)
+			return p.Max
+		}
 		d *= 2
 	}
 	return min(d, p.Max)

@@ -38,6 +38,17 @@ func TestRetryPolicyProperties(t *testing.T) {
 	require.NoError(t, quick.Check(prop, &quick.Config{MaxCount: 5000, Rand: nil}))
 }
 
+// Cap with waits near the largest Duration: doubling Base once more would
+// overflow; before, Cap went negative, then 0, and retries stopped waiting.
+func TestRetryPolicyCapHuge(t *testing.T) {
+	p := RetryPolicy{MaxAttempts: 10, Base: 1 << 62, Max: math.MaxInt64}
+	require.NoError(t, p.Validate())
+	for n := 1; n <= 10; n++ {
+		require.GreaterOrEqual(t, p.Cap(n), p.Base, "Cap(%d)", n)
+	}
+	require.Equal(t, time.Duration(math.MaxInt64), p.Cap(3))
+}
+
 func TestRetryPolicyDefaults(t *testing.T) {
 	p := DefaultRetryPolicy()
 	require.NoError(t, p.Validate())

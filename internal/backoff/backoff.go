@@ -28,6 +28,10 @@ func Jittered(attempt int, lo, hi time.Duration) time.Duration {
 func JitteredFrom(r Rand, attempt int, lo, hi time.Duration) time.Duration {
 	d := lo
 	for i := 1; i < attempt && d < hi; i++ {
+		if d > hi/2 { // doubling would pass hi (or overflow)
+			d = hi
+			break
+		}
 		d *= 2
 	}
 	d = min(d, hi)

@@ -1,6 +1,7 @@
 package backoff_test
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -42,5 +43,15 @@ func TestJitteredFromSeedReplays(t *testing.T) {
 		step := min(lo<<i, hi)
 		require.GreaterOrEqual(t, d, step/2)
 		require.LessOrEqual(t, d, step)
+	}
+}
+
+// Waits near the largest Duration: doubling lo once more would overflow;
+// before, the step went negative and rand.N panicked.
+func TestJitteredHuge(t *testing.T) {
+	hi := time.Duration(math.MaxInt64)
+	for attempt := 1; attempt <= 5; attempt++ {
+		d := backoff.JitteredFrom(rand.New(rand.NewPCG(1, 2)), attempt, 1<<62, hi)
+		require.GreaterOrEqual(t, d, time.Duration(1<<61), "attempt %d", attempt)
 	}
 }
