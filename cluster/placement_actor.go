@@ -388,7 +388,6 @@ func (p *placementActor) activate(ctx actor.Context, req *clusterpb.ActivationRe
 			// next activation, instead of sending to the dead grain (a
 			// request would fail as a dead letter and retry anyway; a
 			// forwarded Send would use up its forwards).
-			println("DEBUG stoppedAt", id.ID)
 			ctx.Respond(p.refusalResponse(id, &activationRefusal{err: fmt.Errorf("%w: %s is stopping", errBusy, id)}))
 			return
 		}
