@@ -42,7 +42,11 @@ func (c *cell) InvokeBatch(throughputHint int) scheduler.InvokeResult {
 		return c.afterInvoke(mw, res)
 	}
 	res, processed := c.run(throughputHint)
-	if c.km.mw != nil {
+	// A batch that stopped the actor closed its mailbox, which posters may
+	// be draining now: the length is not the batch's to read (see
+	// drainSystem), and a stopped actor is out of the registry the gauge
+	// sums over.
+	if c.km.mw != nil && c.state != stateStopped {
 		mw.queued.Store(int32(c.mb.UserLen()))
 	}
 	mw.ictx.Processed = processed
@@ -131,7 +135,17 @@ func (c *cell) run(hint int) (res scheduler.InvokeResult, processed int) {
 
 // drainSystem handles every queued system message, then checks the actor's
 // state; done means the batch ends with res.
+//
+// A stop that finished in a user message of this batch (a PoisonPill) has
+// closed the mailbox, and a poster that queued before the close and found
+// it closed after drains it on its own goroutine (mailbox.Close): the batch
+// is no longer the mailbox's consumer, so it looks at the state before it
+// pops. Popping first made two consumers of the system queue, which could
+// both take one message (TestStopInBatchLeavesClosedMailboxToPosters).
 func (c *cell) drainSystem() (res scheduler.InvokeResult, done bool) {
+	if c.state == stateStopped {
+		return scheduler.Stopped(), true
+	}
 	for {
 		env, ok := c.mb.PopSystem()
 		if !ok {
