@@ -16,7 +16,6 @@ import (
 	"github.com/fraktor-go/fraktor/cluster"
 	"github.com/fraktor-go/fraktor/cluster/internal/clusterpb"
 	"github.com/fraktor-go/fraktor/remote"
-	"github.com/fraktor-go/fraktor/scheduler"
 	"github.com/fraktor-go/fraktor/testkit"
 )
 
@@ -312,12 +311,7 @@ func TestClusterBlockListMovesGrains(t *testing.T) {
 // and must neither fence nor end that membership again (which started a
 // goroutine after Shutdown had waited for them). Driven by a manual clock.
 func TestClusterShutdownDoesNotFence(t *testing.T) {
-	clock := scheduler.NewManualClock(time.Unix(1_000, 0))
-	mcfg := cluster.DefaultMemoryConfig()
-	mcfg.Clock = clock
-	reg, err := cluster.NewMemoryRegistry(mcfg)
-	require.NoError(t, err)
-	t.Cleanup(reg.Close)
+	clock, reg := manualRegistry(t)
 	ccfg := cluster.Config{Name: "shop", Provider: reg, Kinds: []cluster.Kind{counterKind()}}
 	fastTiming(&ccfg)
 	rcfg := remote.DefaultConfig()
@@ -339,7 +333,7 @@ func TestClusterShutdownDoesNotFence(t *testing.T) {
 	clock.Advance(time.Minute)
 	// The placement actor answers in order: once it has, the tick is done.
 	placement := actor.NewPID(sys.Address(), "$placement")
-	_, err = sys.Root().RequestFuture(placement, &clusterpb.ActivationRequest{Kind: "counter", Id: "x"}, 0).ResultContext(ctxWait(t))
+	_, err := sys.Root().RequestFuture(placement, &clusterpb.ActivationRequest{Kind: "counter", Id: "x"}, 0).ResultContext(ctxWait(t))
 	require.NoError(t, err)
 	assert.Equal(t, cluster.StatusStopped, c.Status(), "a member that shut down changed status")
 	select {
@@ -430,12 +424,7 @@ func TestClusterShutdownTimeoutLeavesNoReleasedMarker(t *testing.T) {
 // request meets the grain's own check or the stop that tick makes, and
 // fails as a dead letter either way.
 func TestClusterGrainRefusesPastItsLease(t *testing.T) {
-	clock := scheduler.NewManualClock(time.Unix(1_000, 0))
-	mcfg := cluster.DefaultMemoryConfig()
-	mcfg.Clock = clock
-	reg, err := cluster.NewMemoryRegistry(mcfg)
-	require.NoError(t, err)
-	t.Cleanup(reg.Close)
+	clock, reg := manualRegistry(t)
 	ccfg := cluster.Config{Name: "shop", Provider: reg, Kinds: []cluster.Kind{counterKind()}}
 	ccfg.TickInterval = time.Hour // no tick fences here: only the grain's own check
 	rcfg := remote.DefaultConfig()
@@ -449,7 +438,7 @@ func TestClusterGrainRefusesPastItsLease(t *testing.T) {
 	awaitMembers(t, 1, a)
 	id := cluster.NewIdentity("counter", "fenced")
 	started := first(t, sys, func(ev *cluster.ActivationStarted) bool { return ev.Identity == id })
-	_, err = cluster.Request[*Total](ctxWait(t), a.c, id, &Add{N: 1})
+	_, err := cluster.Request[*Total](ctxWait(t), a.c, id, &Add{N: 1})
 	require.NoError(t, err)
 	pid := started().PID
 

@@ -11,7 +11,6 @@ import (
 	"github.com/fraktor-go/fraktor/cluster"
 	"github.com/fraktor-go/fraktor/cluster/internal/clusterpb"
 	"github.com/fraktor-go/fraktor/remote"
-	"github.com/fraktor-go/fraktor/scheduler"
 	"github.com/fraktor-go/fraktor/testkit"
 )
 
@@ -27,12 +26,7 @@ import (
 // the evicted member's grain now stops 1.5 s after its last renewal, and
 // before, 10 s after the tick its lost lease asked for.
 func TestClusterFencesOnTimeWhateverTheTick(t *testing.T) {
-	clock := scheduler.NewManualClock(time.Unix(1_000, 0))
-	mcfg := cluster.DefaultMemoryConfig()
-	mcfg.Clock = clock
-	reg, err := cluster.NewMemoryRegistry(mcfg)
-	require.NoError(t, err)
-	t.Cleanup(reg.Close)
+	clock, reg := manualRegistry(t)
 	start := func(p cluster.Provider, logger *slog.Logger) node {
 		ccfg := cluster.Config{Name: "shop", Provider: p, Kinds: []cluster.Kind{counterKind()}}
 		ccfg.TickInterval = 10 * time.Second
@@ -98,7 +92,7 @@ func TestClusterFencesOnTimeWhateverTheTick(t *testing.T) {
 	awaitMembers(t, 1, a)
 	// b's next renewal fails: its lease is lost, valid 1.5 s more (its
 	// fence time 1 s on); the tick the lost lease asks for does not fence.
-	advance(mcfg.RenewInterval)
+	advance(cluster.DefaultMemoryConfig().RenewInterval)
 	select {
 	case <-stale:
 	case <-time.After(wait):

@@ -11,7 +11,6 @@ import (
 
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
-	"github.com/fraktor-go/fraktor/scheduler"
 )
 
 // A grain's receive-timeout tick that is still in its mailbox when it stops
@@ -21,12 +20,7 @@ import (
 // the tick is posted, on a manual clock, while the grain is blocked before
 // it stops itself.
 func TestClusterReceiveTimeoutTickNotForwarded(t *testing.T) {
-	clock := scheduler.NewManualClock(time.Unix(1_000, 0))
-	mcfg := cluster.DefaultMemoryConfig()
-	mcfg.Clock = clock
-	reg, err := cluster.NewMemoryRegistry(mcfg)
-	require.NoError(t, err)
-	t.Cleanup(reg.Close)
+	clock, reg := manualRegistry(t)
 	reader := sdkmetric.NewManualReader()
 	ticked := make(chan struct{}, 1)
 	kind := cluster.NewKind("timed", actor.PropsFromFunc(func(c actor.Context) {
@@ -50,7 +44,7 @@ func TestClusterReceiveTimeoutTickNotForwarded(t *testing.T) {
 	awaitMembers(t, 1, nd)
 	ctx := ctxWait(t)
 	id := cluster.NewIdentity("timed", "t")
-	_, err = cluster.Request[*Identity](ctx, nd.c, id, &WhoAmI{})
+	_, err := cluster.Request[*Identity](ctx, nd.c, id, &WhoAmI{})
 	require.NoError(t, err)
 	ended := make(chan struct{}, 1)
 	sub := actor.Subscribe(nd.sys.EventStream(), func(e *cluster.ActivationTerminated) {

@@ -13,6 +13,7 @@ import (
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
 	"github.com/fraktor-go/fraktor/remote"
+	"github.com/fraktor-go/fraktor/scheduler"
 	"github.com/fraktor-go/fraktor/testkit"
 )
 
@@ -62,6 +63,19 @@ func counterKind(opts ...cluster.KindOption) cluster.Kind {
 			}
 		})
 	}), opts...)
+}
+
+// manualRegistry is an in-memory registry with the default timing on a
+// manual clock at Unix 1000 s, closed at the test's end.
+func manualRegistry(t testing.TB) (*scheduler.ManualClock, *cluster.MemoryRegistry) {
+	t.Helper()
+	clock := scheduler.NewManualClock(time.Unix(1_000, 0))
+	mcfg := cluster.DefaultMemoryConfig()
+	mcfg.Clock = clock
+	reg, err := cluster.NewMemoryRegistry(mcfg)
+	require.NoError(t, err)
+	t.Cleanup(reg.Close)
+	return clock, reg
 }
 
 type node struct {

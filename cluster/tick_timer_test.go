@@ -12,7 +12,6 @@ import (
 	"github.com/fraktor-go/fraktor/cluster"
 	"github.com/fraktor-go/fraktor/cluster/internal/clusterpb"
 	"github.com/fraktor-go/fraktor/remote"
-	"github.com/fraktor-go/fraktor/scheduler"
 	"github.com/fraktor-go/fraktor/testkit"
 )
 
@@ -41,12 +40,8 @@ func (h signalHandler) Handle(_ context.Context, r slog.Record) error {
 // to every member. Driven by a manual clock: each lost lease left one more
 // timer pending.
 func TestClusterLeaseEventsKeepOneTickTimer(t *testing.T) {
-	clock := scheduler.NewManualClock(time.Unix(1_000, 0))
-	mcfg := cluster.DefaultMemoryConfig() // renewals every 500 ms, fence period 2 s
-	mcfg.Clock = clock
-	reg, err := cluster.NewMemoryRegistry(mcfg)
-	require.NoError(t, err)
-	t.Cleanup(reg.Close)
+	clock, reg := manualRegistry(t) // renewals every 500 ms, fence period 2 s
+	renew := cluster.DefaultMemoryConfig().RenewInterval
 	ccfg := cluster.Config{Name: "shop", Provider: reg, Kinds: []cluster.Kind{counterKind()}}
 	ccfg.TickInterval = time.Hour // only ticks at the lease's fence time fall due here (they re-arm the one timer)
 	rcfg := remote.DefaultConfig()
@@ -76,7 +71,7 @@ func TestClusterLeaseEventsKeepOneTickTimer(t *testing.T) {
 	key := a.c.Self().Key()
 	for i := range 5 {
 		reg.Partition(key)
-		clock.Advance(mcfg.RenewInterval) // the renewal fails: lease lost (valid for 1.5 s more)
+		clock.Advance(renew) // the renewal fails: lease lost (valid for 1.5 s more)
 		select {
 		case <-stale:
 		case <-time.After(wait):
@@ -84,7 +79,7 @@ func TestClusterLeaseEventsKeepOneTickTimer(t *testing.T) {
 		}
 		handled()
 		reg.Heal(key)
-		clock.Advance(mcfg.RenewInterval) // the renewal succeeds: lease restored
+		clock.Advance(renew) // the renewal succeeds: lease restored
 		handled()
 		require.Equal(t, cluster.StatusReady, a.c.Status(), "cycle %d: the member fenced", i)
 	}
