@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -71,12 +72,49 @@ func TestClusterFencesOnTimeWhateverTheTick(t *testing.T) {
 			handled(b)
 		}
 	}
-	// Past the first tick: each member has the other's view acknowledgement
-	// (the one sent with the view may come before the other has a view).
+	// probe asks nd's placement actor to activate id under nd's caller-side
+	// view: OWNERSHIP_CHANGED while it has not installed that view yet (it
+	// comes to it just after the caller side) or nd does not own id, BUSY
+	// while the handover barrier holds. A cluster.Request refused BUSY
+	// would back off on the manual clock, which only the test moves.
+	probe := func(nd node, id cluster.Identity) clusterpb.ActivationStatus {
+		t.Helper()
+		tp, ok := nd.c.Topology()
+		require.True(t, ok)
+		placement := actor.NewPID(nd.sys.Address(), "$placement")
+		res, err := nd.sys.Root().RequestFuture(placement, &clusterpb.ActivationRequest{Kind: id.Kind, Id: id.ID,
+			Epoch: tp.Epoch, TopologyHash: tp.Hash, Requester: "test"}, 0).ResultContext(ctx)
+		require.NoError(t, err)
+		st := res.(*clusterpb.ActivationResponse).Status
+		switch st {
+		case clusterpb.ActivationStatus_ACTIVATION_STATUS_OK, clusterpb.ActivationStatus_ACTIVATION_STATUS_BUSY,
+			clusterpb.ActivationStatus_ACTIVATION_STATUS_OWNERSHIP_CHANGED:
+		default:
+			t.Fatalf("activation of %s on %s: %v", id, nd.sys.Address(), st)
+		}
+		return st
+	}
+	// Past the first tick: each member sent the other its view
+	// acknowledgement (the one sent with the view may come before the
+	// other has a view). It travels over TCP and may arrive after the
+	// steps, so the first identity b owns is activated once b's barrier
+	// lets it (before, a Request refused BUSY then failed 1 run in 75
+	// under load).
 	advance(10500 * time.Millisecond)
-	ids := identitiesOn(t, ctx, a, b, 1, 100)
-	require.Len(t, ids, 1)
-	id := ids[0]
+	var id cluster.Identity
+	for i := 0; id.ID == ""; i++ {
+		require.Less(t, i, 100, "no identity on b")
+		x := cluster.NewIdentity("counter", fmt.Sprint(i))
+		for {
+			if probe(a, x) == clusterpb.ActivationStatus_ACTIVATION_STATUS_OK {
+				break
+			}
+			if probe(b, x) == clusterpb.ActivationStatus_ACTIVATION_STATUS_OK {
+				id = x
+				break
+			}
+		}
+	}
 	endedOnB := first(t, b.sys, func(ev *cluster.ActivationTerminated) bool {
 		return ev.Identity == id && ev.PID.Address == b.sys.Address()
 	})
@@ -90,6 +128,11 @@ func TestClusterFencesOnTimeWhateverTheTick(t *testing.T) {
 	t.Cleanup(func() { reg.Heal(key) })
 	require.NoError(t, reg.Evict(ctx, b.c.Self()))
 	awaitMembers(t, 1, a)
+	// a's placement actor installs the view without b before the clock
+	// moves: the wait-out counts from there (before, the steps below could
+	// pass W before it did, and the Request was refused BUSY).
+	for probe(a, id) == clusterpb.ActivationStatus_ACTIVATION_STATUS_OWNERSHIP_CHANGED {
+	}
 	// b's next renewal fails: its lease is lost, valid 1.5 s more (its
 	// fence time 1 s on); the tick the lost lease asks for does not fence.
 	advance(cluster.DefaultMemoryConfig().RenewInterval)
