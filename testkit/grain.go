@@ -299,7 +299,8 @@ func (g *Grain) Send(msg any) {
 // deliver is Send, reporting whether msg reached an activation: false when
 // the one started for it failed its Started handler. An activation error
 // set after msg was delivered (the method panicked and the restart failed)
-// belongs to the next message, not to msg's reply.
+// is not msg's: msg's reply is in Probe, and that failed restart stopped
+// the activation, so the next message starts a new one.
 func (g *Grain) deliver(msg any) bool {
 	g.t.Helper()
 	if !g.ensureActive() {
@@ -351,9 +352,11 @@ func (g *Grain) Reactivate() {
 // protoc-gen-fraktor-grain), and returns its reply as T, or the grain
 // method's error as *cluster.GrainError (a panic in the method is
 // cluster.CodeInternal), or the *cluster.ActivationFailedError when the
-// activation started for req failed to start (a restart that fails after
-// req ran fails the next call instead, as in the cluster); it fails the
-// test when no reply came.
+// activation started for req failed to start. A restart that fails after
+// req ran does not change req's reply, and it stops the activation: the
+// next call starts a new one, as in the cluster
+// (TestCallGrainReplyBeforeFailedRestart). It fails the test when no reply
+// came.
 func CallGrain[T any](g *Grain, req any) (T, error) {
 	g.t.Helper()
 	if !g.deliver(req) {
