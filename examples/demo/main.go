@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -91,9 +92,27 @@ func main() {
 	fmt.Printf("  err = %v\n", err)
 
 	fmt.Println("7. spawn 10,000 actors, send each a message, shut down gracefully")
-	worker := actor.PropsFromFunc(func(actor.Context) {}, actor.WithKind("worker"))
+	// Each worker reports its message handled: Shutdown stops actors
+	// before their queued messages (those become dead letters), so the
+	// demo waits for the messages first and the count below is the run's
+	// one dead letter, on every machine.
+	var handled sync.WaitGroup
+	handled.Add(10000)
+	worker := actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(*deposit); ok {
+			handled.Done()
+		}
+	}, actor.WithKind("worker"))
 	for i := 0; i < 10000; i++ {
 		sys.Root().Send(sys.Root().Spawn(worker), &deposit{amount: 1})
+	}
+	allHandled := make(chan struct{})
+	go func() { handled.Wait(); close(allHandled) }()
+	select {
+	case <-allHandled:
+	case <-ctx.Done():
+		fmt.Fprintln(os.Stderr, "workers:", ctx.Err())
+		os.Exit(1)
 	}
 	start := time.Now()
 	if err := sys.Shutdown(ctx); err != nil {
