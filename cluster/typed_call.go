@@ -59,10 +59,6 @@ func (m *GrainMessages) register(s *remote.Serializers) error {
 // empty message; a req that is nil without a type fails at once with
 // remote.ErrUnknownType, wherever the grain runs. Generated clients call it.
 func Call[T any](ctx context.Context, c *Cluster, id Identity, req any) (T, error) {
-	if req == nil {
-		var zero T
-		return zero, errNilRequest
-	}
 	res, err := c.request(ctx, id, emptyIfNil(req))
 	if err != nil {
 		var zero T
@@ -103,10 +99,6 @@ func CallFuture(c *Cluster, id Identity, req any, timeout time.Duration) *actor.
 		timeout = c.cfg.RequestTimeout
 	}
 	f := c.root.NewFuture(0)
-	if req == nil {
-		f.Complete(nil, errNilRequest)
-		return f
-	}
 	started := c.goTracked(func() {
 		ctx, cancel := c.boundContext(timeout)
 		defer cancel()
