@@ -45,7 +45,13 @@ args=(-test.run '^$' -test.bench "$pattern" -test.benchmem -test.count 1 -test.b
 {
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "machine: nproc=$(nproc), cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $("$go" version | cut -d' ' -f3-)"
-	echo "command: ${BENCH_QUICK:+BENCH_QUICK=1 }bash scripts/bench.sh, which builds each package's test binary (go test -c in benchmarks/{.,remote,cluster}) and runs, $count rounds, each binary in its package's directory with: $(printf '%q ' "${args[@]}" | sed 's/ $//')"
+	env_set=
+	for v in BENCH_QUICK BENCH BENCH_COUNT BENCH_TIME BENCH_CPU; do
+		if [[ -n ${!v:-} ]]; then
+			env_set+="$v=$(printf '%q' "${!v}") "
+		fi
+	done
+	echo "command: ${env_set}bash scripts/bench.sh, which builds each package's test binary (go test -c in benchmarks/{.,remote,cluster}) and runs, $count rounds, each binary in its package's directory with: $(printf '%q ' "${args[@]}" | sed 's/ $//')"
 } | tee "$out.header" >&2
 
 bindir=$(mktemp -d)
