@@ -77,9 +77,10 @@ type Context interface {
 	Timers() Timers
 
 	// ReenterAfter calls fn with fut's result on this actor's own turn,
-	// once fut completes: fn may touch the actor's state. See
-	// continuation.go for ordering, Stash and Become inside fn, and what
-	// a stop or restart does to a pending callback.
+	// once fut completes: fn may touch the actor's state and use this
+	// Context (Message and Sender are nil there). docs/actors.md
+	// ("Continuations") has the ordering, Stash and Become inside fn, and
+	// what a stop or restart does to a pending callback.
 	ReenterAfter(fut *Future, fn func(res any, err error))
 
 	// Stash keeps the current message aside (not a lifecycle notice:

@@ -155,7 +155,7 @@ func (f *Future) waitDone() {
 
 // Result waits for the answer. On a request from outside whose target has
 // not started on it, it may run the target's turn on the calling goroutine
-// (see future_deferred.go).
+// (docs/actors.md, "Requests from outside").
 func (f *Future) Result() (any, error) {
 	f.runTurn()
 	f.waitDone()

@@ -28,7 +28,7 @@ func (r *RootContext) SendWithSender(pid *PID, msg any, sender *PID) {
 // ErrSystemStopped when the system shuts down before either. When the
 // worker pools are idle, the target's turn may wait (at most 100 µs) for
 // the caller's Result, Wait or ResultContext, which then run it on the
-// calling goroutine (see future_deferred.go). A nil pid fails the future
+// calling goroutine (docs/actors.md, "Requests from outside"). A nil pid fails the future
 // with ErrNilPID.
 func (r *RootContext) RequestFuture(pid *PID, msg any, timeout time.Duration) *Future {
 	f := r.sys.newFuture(pid, timeout)
@@ -39,8 +39,8 @@ func (r *RootContext) RequestFuture(pid *PID, msg any, timeout time.Duration) *F
 // Spawn starts a top-level actor with a generated name. When the worker
 // pools are idle, its Started may wait (at most 100 µs) for the caller's
 // next operation: a StopFuture(pid).Wait() or Request to it runs the turn
-// on the calling goroutine, anything else hands it to the pool (see
-// future_deferred.go).
+// on the calling goroutine, anything else hands it to the pool
+// (docs/actors.md, "Requests from outside").
 func (r *RootContext) Spawn(props *Props) *PID {
 	pid, _ := r.sys.spawnFromRoot(props, "", "")
 	return pid

@@ -29,7 +29,9 @@ func (f kindOptionFunc) applyKind(k *Kind) { f(k) }
 
 // WithIdleTimeout passivates an activation of the kind that received no
 // message for d (L4); d < 0 never passivates. Without it the kind uses
-// Config.IdleTimeout.
+// Config.IdleTimeout. Every message the grain receives counts, its own
+// timers' ticks included: a grain with a periodic timer shorter than d is
+// not passivated while the timer runs (cancel it, or call Passivate).
 func WithIdleTimeout(d time.Duration) KindOption {
 	return kindOptionFunc(func(k *Kind) {
 		if d < 0 {

@@ -472,26 +472,31 @@ func ringMembers(r Ring) []Member {
 	return nil
 }
 
-// barrierHolds reports whether every earlier owner of id since the barrier
-// last cleared has handed it over (rule 3).
-func (c *placementCore) barrierHolds(id Identity, now time.Time) bool {
+// barrierWait returns nil when every earlier owner of id since the barrier
+// last cleared has handed it over (rule 3), else errBusy with what the
+// barrier waits for. The reason is in the text because it reaches a
+// caller whose deadline ends first (ErrTimeout wraps it): a member that
+// joins an existing cluster grants nothing for W unless vouched for, and
+// without the reason that wait reads as an unexplained "activation busy".
+func (c *placementCore) barrierWait(id Identity, now time.Time) error {
 	if now.Before(c.blindUntil) {
-		return false
+		return fmt.Errorf("%w: %s: %s joined a cluster that existed before it and waits out members that may have left just before (until a member that has been in the cluster for W vouches for them, or for %v more; W = %v)",
+			errBusy, id, c.self.ID, c.blindUntil.Sub(now), c.waitOut)
 	}
 	for _, m := range c.unknown {
 		if m.HasKind(id.Kind) && c.pending(m.Key(), now) {
-			return false
+			return c.barrierErr(id, m.Key())
 		}
 	}
 	if len(c.history) >= maxBarrierHistory {
 		for _, r := range c.history {
 			for _, m := range ringMembers(r) {
 				if c.pending(m.Key(), now) {
-					return false
+					return c.barrierErr(id, m.Key())
 				}
 			}
 		}
-		return true
+		return nil
 	}
 	for _, r := range c.history {
 		o, err := r.Owner(id)
@@ -499,10 +504,15 @@ func (c *placementCore) barrierHolds(id Identity, now time.Time) bool {
 			continue
 		}
 		if c.pending(o.Key(), now) {
-			return false
+			return c.barrierErr(id, o.Key())
 		}
 	}
-	return true
+	return nil
+}
+
+func (c *placementCore) barrierErr(id Identity, member string) error {
+	return fmt.Errorf("%w: %s: handover barrier: waiting for member %s, which may still run it, to acknowledge the current view, leave with a released marker or be gone for W (%v)",
+		errBusy, id, member, c.waitOut)
 }
 
 // canAck reports whether this member may acknowledge its current view: it
@@ -602,10 +612,11 @@ func (c *placementCore) activate(id Identity, epoch, hash uint64, now time.Time)
 		if cur.state == actActive {
 			return cur, true, nil
 		}
-		return nil, false, &activationRefusal{err: errBusy, retryAfter: max(time.Duration(cur.deadline-now.UnixNano()), 0)}
+		return nil, false, &activationRefusal{err: fmt.Errorf("%w: %s: its previous activation here is still stopping", errBusy, id),
+			retryAfter: max(time.Duration(cur.deadline-now.UnixNano()), 0)}
 	}
-	if !c.barrierHolds(id, now) {
-		return nil, false, &activationRefusal{err: errBusy, retryAfter: c.stop}
+	if err := c.barrierWait(id, now); err != nil {
+		return nil, false, &activationRefusal{err: err, retryAfter: c.stop}
 	}
 	c.seq++
 	a = &activation{id: id, kind: kind, token: FencingToken{Epoch: c.view.Epoch, Seq: c.seq},

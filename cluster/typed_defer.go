@@ -14,7 +14,7 @@ import (
 //	func (a *account) Transfer(ctx cluster.GrainContext, req *shopv1.TransferRequest) (*shopv1.Balance, error) {
 //		reply := cluster.DeferReply[*shopv1.Balance](ctx)
 //		to := shopv1.NewAccountClient(cluster.Get(ctx.System()), req.GetTo())
-//		ctx.ReenterAfter(to.DepositFuture(&shopv1.DepositRequest{Amount: req.GetAmount()}, 0),
+//		ctx.ReenterAfter(to.DepositFuture(&shopv1.DepositRequest{Units: req.GetUnits()}, 0),
 //			func(res any, err error) { reply.Reply(a.balance(), err) }) // on the grain's turn
 //		return nil, nil // the runtime sends nothing now
 //	}

@@ -53,7 +53,8 @@ func TCP() ClusterOption { return clusterOptionFunc(func(o *clusterOptions) { o.
 // virtual clock (scheduler.ManualClock) that moves only on
 // TestCluster.Advance. Workers and connections stay real goroutines, so a
 // test advances the clock step by step while it waits for the effect it
-// expects (a request that times out, a lease that expires).
+// expects (a request that times out, a lease that expires), and NewCluster
+// returns without waiting for the members to converge.
 func VirtualTime() ClusterOption {
 	return clusterOptionFunc(func(o *clusterOptions) { o.virtual = true })
 }
@@ -153,7 +154,9 @@ type member struct {
 
 // NewCluster starts a test cluster (Nodes(3) by default) and waits until
 // every member is ready with the same view. See ClusterOption for the
-// options.
+// options. With VirtualTime it does not wait, since only the test moves
+// the clock: call AwaitConverged then, advancing the clock when it needs
+// time (a short ctx per attempt, then Advance).
 func NewCluster(t testing.TB, opts ...ClusterOption) *TestCluster {
 	t.Helper()
 	o := clusterOptions{nodes: 3, registry: FastRegistry(), workers: 2}

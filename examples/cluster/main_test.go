@@ -42,6 +42,7 @@ func TestDemoRunWithKill(t *testing.T) {
 	require.Contains(t, s, "dashboard: http://127.0.0.1:")
 	require.Contains(t, s, "KILL m3 abruptly")
 	require.Regexp(t, `killed m3 hosted \d+ accounts; \d+ re-activated elsewhere`, s)
+	require.Regexp(t, `\nactivations started per member: m1 \d+, m2 \d+, m3 \d+ \(killed\)\n`, s)
 	require.Contains(t, s, "consistency check: sum of balances")
 	require.True(t, strings.HasSuffix(strings.TrimSpace(s), ": OK"), "the check holds")
 	require.GreaterOrEqual(t, strings.Count(s, " req/s "), 5, "a progress line every second")

@@ -227,7 +227,7 @@ loop:
 	all := out.all
 	out.mu.Unlock()
 	fmt.Fprintf(w, "latency: p50 %s, p99 %s, max %s\n", round(quantile(all, 0.5)), round(quantile(all, 0.99)), round(quantile(all, 1)))
-	fmt.Fprintf(w, "activations per member: %s\n", hosted)
+	fmt.Fprintf(w, "activations started per member: %s\n", hosted)
 	if kill {
 		fmt.Fprintf(w, "%s\n", track.reactivated())
 	}

@@ -131,5 +131,5 @@ func (t *tracker) summary() string {
 		}
 		parts = append(parts, s)
 	}
-	return strings.Join(parts, ", ") + " started"
+	return strings.Join(parts, ", ")
 }

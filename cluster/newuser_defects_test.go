@@ -1,0 +1,63 @@
+package cluster_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/cluster"
+)
+
+// Defects a new user met; the code to fix lies in files other helpers are
+// editing, so the tests wait here, skipped.
+
+// cluster.Get returns nil for a system without the cluster extension; a
+// Request, Call or generated client on that nil *Cluster is bad input and
+// should fail with an error, not a nil-pointer panic.
+func TestNilClusterRequestIsAnError(t *testing.T) {
+	t.Skip("defect: cluster.Request (context.go) and cluster.Call on a nil *Cluster panic with a nil dereference")
+	sys := newPlainSystem(t)
+	c := cluster.Get(sys)
+	require.Nil(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	require.NotPanics(t, func() {
+		_, err := cluster.Request[*Total](ctx, c, cluster.NewIdentity("counter", "a"), &Get{})
+		require.Error(t, err)
+		_, err = cluster.Call[*Total](ctx, c, cluster.NewIdentity("counter", "a"), &Get{})
+		require.Error(t, err)
+	})
+}
+
+// An activation refusal reaches the caller with its sentinel's text twice:
+// the owner puts the refusal's whole text (sentinel included) into
+// ActivationResponse.Error (placement_actor.go, refusalResponse) and the
+// caller wraps it with the sentinel again (context.go), so an ErrTimeout
+// reads "cluster: activation busy: cluster: activation busy: ...".
+func TestActivationRefusalTextNotDoubled(t *testing.T) {
+	t.Skip(`defect: refusal text doubled ("cluster: activation busy: cluster: activation busy: ..."): placement_actor.go refusalResponse and context.go both add the sentinel`)
+	reg := fastRegistry(t)
+	first := startMemberWith(t, reg, fastTiming, counterKind())
+	awaitMembers(t, 1, first)
+	require.NoError(t, first.sys.Shutdown(context.Background()))
+	// A member that joins after another left waits out W before it grants
+	// anything: a request with a shorter deadline ends with the refusal.
+	late := startMemberWith(t, reg, fastTiming, counterKind())
+	awaitMembers(t, 1, late)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := cluster.Request[*Total](ctx, late.c, cluster.NewIdentity("counter", "a"), &Get{})
+	require.ErrorIs(t, err, cluster.ErrTimeout)
+	require.Equal(t, 1, strings.Count(err.Error(), "cluster: activation busy"), "%v", err)
+}
+
+func newPlainSystem(t *testing.T) *actor.System {
+	sys, err := actor.NewSystem(actor.SystemConfig{Name: "plain"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sys.Shutdown(context.Background()) })
+	return sys
+}
