@@ -89,7 +89,9 @@ type Config struct {
 	OutboundQueueSize  int
 	OutboundQueueBytes int64
 	// ReconnectBackoffMin and ReconnectBackoffMax bound the exponential
-	// backoff between connection attempts (with jitter).
+	// backoff between connection attempts (with jitter). A connection lost
+	// less than ReconnectBackoffMax after it was established counts as a
+	// failed attempt from the second such loss in a row on.
 	ReconnectBackoffMin time.Duration
 	ReconnectBackoffMax time.Duration
 	// GiveUpAfter is how long a peer may stay unreachable before it is

@@ -382,7 +382,7 @@ func (ep *endpoint) run(ctx context.Context) {
 				continue
 			}
 		}
-		pol.connected()
+		pol.connected(n.clock.Now())
 		carry = ep.connected(c, carry)
 		if c.goodbye.Load() {
 			// Our goodbye was written: that was the Close's flush. What

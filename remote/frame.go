@@ -109,6 +109,9 @@ type frameReader struct {
 	max int
 	hdr [frameHeaderSize]byte
 	buf []byte
+	// smallRun counts the frames of at most keptBody bytes read in a row
+	// while buf is larger than keptBody (see dropLargeAfter).
+	smallRun int
 }
 
 // readBufferSize is the read buffer of an established connection.
@@ -119,11 +122,21 @@ const readBufferSize = 32 << 10
 const bodyChunk = 64 << 10
 
 // keptBody is the largest body buffer a reader keeps once the frames are
-// small again: a buffer grown for a large frame serves a run of large
-// frames, and is dropped at the first frame that fits in keptBody, so one
-// burst does not hold up to MaxFrameSize per connection for the
-// connection's life (TestFrameReaderDropsLargeBufferAfterBurst).
+// small again: a buffer grown for a large frame is dropped after
+// dropLargeAfter frames in a row that fit in keptBody, so one burst does
+// not hold up to MaxFrameSize per connection for the connection's life
+// (TestFrameReaderDropsLargeBufferAfterBurst).
 const keptBody = bodyChunk
+
+// dropLargeAfter is how many frames of at most keptBody bytes in a row a
+// reader takes before it drops a buffer larger than keptBody. Not the
+// first one: traffic that mixes large frames with a few small ones (a
+// large reply between heartbeats and small envelopes) would otherwise
+// build the large buffer again, step by step, for each large frame
+// (TestFrameReaderAlternatingBuildsLargeBufferOnce). An idle connection
+// still lets go of it: the peer's heartbeat pings are small frames, one
+// per HeartbeatInterval.
+const dropLargeAfter = 16
 
 // newFrameReader returns a buffered reader of frames of up to maxFrame
 // bytes, for an established stream.
@@ -160,8 +173,12 @@ func (fr *frameReader) next() (frameKind, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if n <= keptBody && cap(fr.buf) > keptBody {
-		fr.buf = nil
+	if cap(fr.buf) > keptBody {
+		if n > keptBody {
+			fr.smallRun = 0
+		} else if fr.smallRun++; fr.smallRun >= dropLargeAfter {
+			fr.buf, fr.smallRun = nil, 0
+		}
 	}
 	body, err := fr.readBody(n)
 	if err != nil {

@@ -148,35 +148,49 @@ func TestSilentConnectionsAreCapped(t *testing.T) {
 }
 
 // TestFrameReaderDropsLargeBufferAfterBurst: the buffer grown for large
-// frames serves each of them, and is dropped when a small frame follows.
-// Before, one 4 MiB frame left 4 MiB held by the connection for its life.
+// frames serves each of them and the small frames between them, and is
+// dropped after dropLargeAfter small frames in a row. Before, one 4 MiB
+// frame left 4 MiB held by the connection for its life.
 func TestFrameReaderDropsLargeBufferAfterBurst(t *testing.T) {
 	large := bytes.Repeat([]byte{7}, 1<<20)
+	small := large[:100]
 	var stream []byte
 	for range 2 {
 		stream = appendFrame(stream, kindEnvelopes, large)
 	}
-	stream = appendFrame(stream, kindEnvelopes, large[:100])
-	stream = appendFrame(stream, kindEnvelopes, large[:100])
+	for range dropLargeAfter - 1 {
+		stream = appendFrame(stream, kindEnvelopes, small)
+	}
+	stream = appendFrame(stream, kindEnvelopes, large) // the run starts over
+	for range dropLargeAfter + 1 {
+		stream = appendFrame(stream, kindEnvelopes, small)
+	}
 	fr := newFrameReader(bytes.NewReader(stream), 4<<20)
+	read := func(want []byte) {
+		t.Helper()
+		_, got, err := fr.next()
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	}
 
-	_, got, err := fr.next()
-	require.NoError(t, err)
-	require.Equal(t, large, got)
+	read(large)
 	grown := cap(fr.buf)
 	require.GreaterOrEqual(t, grown, len(large))
-	_, got, err = fr.next()
-	require.NoError(t, err)
-	require.Equal(t, large, got)
+	read(large)
 	assert.Equal(t, grown, cap(fr.buf), "a run of large frames reuses the buffer")
-
-	_, got, err = fr.next()
-	require.NoError(t, err)
-	require.Equal(t, large[:100], got)
-	assert.LessOrEqual(t, cap(fr.buf), keptBody, "buffer of %d bytes kept after a 100-byte frame", cap(fr.buf))
-	small := cap(fr.buf)
-	_, got, err = fr.next()
-	require.NoError(t, err)
-	require.Equal(t, large[:100], got)
-	assert.Equal(t, small, cap(fr.buf), "small frames reuse the small buffer")
+	for range dropLargeAfter - 1 {
+		read(small)
+	}
+	assert.Equal(t, grown, cap(fr.buf), "buffer dropped before %d small frames in a row", dropLargeAfter)
+	read(large)
+	assert.Equal(t, grown, cap(fr.buf), "the large frame after the small ones reuses the buffer")
+	for range dropLargeAfter - 1 {
+		read(small)
+	}
+	assert.Equal(t, grown, cap(fr.buf), "a large frame did not start the run of small frames over")
+	read(small)
+	assert.LessOrEqual(t, cap(fr.buf), keptBody, "buffer of %d bytes kept after %d small frames in a row", cap(fr.buf), dropLargeAfter)
+	kept := cap(fr.buf)
+	read(small)
+	assert.Equal(t, kept, cap(fr.buf), "small frames reuse the small buffer")
 }

@@ -17,12 +17,22 @@ import (
 // unreachable for giveUpAfter (counted from the loss, or from the first
 // failed dial of a peer never reached), the endpoint gives up. A wait never
 // runs past the give-up time.
+//
+// A connection lost less than backoffMax after it was established is a
+// flap: the redial after the first flap is immediate, as after any loss,
+// but after the n-th flap in a row (n ≥ 2) it waits
+// backoff.JitteredFrom(n-1). Why: a peer that completes the handshake and
+// closes at once (hostile, or one whose reader refuses what this node
+// sends) otherwise had this node reconnect in a loop without a pause, some
+// 12,000 connections a second on loopback (TestFlappingPeerBacksOff).
 type linkPolicy struct {
 	backoffMin, backoffMax time.Duration
 	giveUpAfter            time.Duration
 	rand                   backoff.Rand // jitter source; nil: the process-wide one
 
 	failures  int       // failed dials since the last connection
+	flaps     int       // connections lost within backoffMax of being established, in a row
+	upSince   time.Time // when the last connection was established; zero: none yet
 	downSince time.Time // when the peer became unreachable; zero while reachable
 	retryAt   time.Time // no dial before this
 }
@@ -83,17 +93,28 @@ func (p *linkPolicy) wanted(now time.Time) {
 	}
 }
 
-// connected records an established connection: the peer is reachable.
-func (p *linkPolicy) connected() {
+// connected records a connection established at now: the peer is
+// reachable.
+func (p *linkPolicy) connected(now time.Time) {
 	p.failures = 0
+	p.upSince = now
 	p.downSince, p.retryAt = time.Time{}, time.Time{}
 }
 
-// lost records the loss of the connection at now: the next dial is
-// immediate, the give-up time counts from now.
+// lost records the loss of the connection at now: the give-up time counts
+// from now, and the next dial is immediate unless this loss is the second
+// or a later flap in a row.
 func (p *linkPolicy) lost(now time.Time) {
 	if p.downSince.IsZero() {
 		p.downSince = now
+	}
+	if p.upSince.IsZero() || now.Sub(p.upSince) >= p.backoffMax {
+		p.flaps = 0
+		return
+	}
+	p.flaps++
+	if p.flaps > 1 {
+		p.retryAt = now.Add(backoff.JitteredFrom(p.rand, p.flaps-1, p.backoffMin, p.backoffMax))
 	}
 }
 

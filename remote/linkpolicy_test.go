@@ -62,6 +62,22 @@ func TestLinkPolicy(t *testing.T) {
 			{"", 12999 * ms, linkAction{kind: linkDial}},
 			{"", 13 * time.Second, linkAction{kind: linkGiveUp, down: 3 * time.Second}},
 		}},
+		{"connections lost soon after they were made: from the second in a row on, the redial waits", []step{
+			{"connected", 0, linkAction{kind: linkDial}},
+			{"lost", 10 * ms, linkAction{kind: linkDial}},
+			{"connected", 10 * ms, linkAction{kind: linkDial}},
+			{"lost", 20 * ms, linkAction{kind: linkWait, wait: 100 * ms}},
+			{"connected", 120 * ms, linkAction{kind: linkDial}},
+			{"lost", 130 * ms, linkAction{kind: linkWait, wait: 200 * ms}},
+			{"fail", 330 * ms, linkAction{kind: linkWait, wait: 100 * ms}}, // a failed dial backs off on its own count
+			{"connected", 430 * ms, linkAction{kind: linkDial}},
+			{"lost", 440 * ms, linkAction{kind: linkWait, wait: 400 * ms}},
+			// One that lasted backoffMax ends the run of flaps.
+			{"connected", 840 * ms, linkAction{kind: linkDial}},
+			{"lost", 1340 * ms, linkAction{kind: linkDial}},
+			{"connected", 1340 * ms, linkAction{kind: linkDial}},
+			{"lost", 1350 * ms, linkAction{kind: linkDial}},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,7 +90,7 @@ func TestLinkPolicy(t *testing.T) {
 				case "fail":
 					p.dialFailed(now)
 				case "connected":
-					p.connected()
+					p.connected(now)
 				}
 				assert.Equal(t, s.want, p.next(now), "step %d (%s at %v)", i, s.do, s.at)
 			}
