@@ -127,13 +127,12 @@ func (w *watcher) regressed(from, to uint64) {
 // A query lasts at most FencePeriod (see Config.viewTiming), so a stalled
 // agent is reported stale within the fence period. After an error the
 // view is stale, the next query does not block (index 0) so that recovery
-// is seen at once, and the loop backs off. Only a blocking query's success
-// ends the backoff: a plain one after a failure does not show that the next
-// blocking one will pass (a proxy that cuts long requests), and resetting
-// on it made the view go stale and back every BackoffBase.
+// is seen at once, and the loop backs off (viewBackoff: only a blocking
+// query's success ends the backoff; a plain one's forgives the failures of
+// an outage).
 func (w *watcher) run(ctx context.Context) {
 	var index uint64
-	failures := 0
+	var fails viewBackoff
 	wait, queryTimeout := w.cfg.viewTiming()
 	for {
 		qctx, cancel := context.WithTimeout(ctx, queryTimeout)
@@ -146,17 +145,15 @@ func (w *watcher) run(ctx context.Context) {
 			return
 		}
 		if err != nil {
-			failures++
+			attempt := fails.failed(q.WaitIndex != 0)
 			w.failed(classify(err))
 			index = 0
-			if !waitCtx(ctx, backoff.Jittered(failures, w.cfg.BackoffBase, w.cfg.BackoffMax)) {
+			if !waitCtx(ctx, backoff.Jittered(attempt, w.cfg.BackoffBase, w.cfg.BackoffMax)) {
 				return
 			}
 			continue
 		}
-		if q.WaitIndex != 0 {
-			failures = 0
-		}
+		fails.succeeded(q.WaitIndex != 0)
 		members, released, stale, base := w.decode(pairs, meta.LastIndex)
 		top := cluster.NewTopology(meta.LastIndex+base.value, members)
 		if w.lastEpoch > 0 && (top.Epoch < w.lastEpoch || (top.Epoch == w.lastEpoch && top.Hash != w.lastHash)) {
