@@ -211,9 +211,10 @@ func (w *watcher) raiseBase(ctx context.Context, base epochBase, want uint64) {
 // session), so a record without one was written by someone else (an
 // operator, a KV import) and would never expire. Records that do not decode
 // and member keys without a session are skipped and logged once per key and
-// version. An epoch base that is not a decimal number, or so large that
+// version, as are released markers of members in the view. An epoch base that is not a decimal number, or so large that
 // index + base overflows (the epoch would wrap around), counts as no base.
 func (w *watcher) decode(pairs api.KVPairs, index uint64) (members, released []cluster.Member, stale []*api.KVPair, base epochBase) {
+	var releasedPairs []*api.KVPair
 	seen := make(map[string]uint64, len(w.badKeys))
 	defer func() { w.badKeys = seen }()
 	skip := func(p *api.KVPair, err error) {
@@ -257,9 +258,30 @@ func (w *watcher) decode(pairs api.KVPairs, index uint64) (members, released []c
 			continue
 		}
 		released = append(released, mem)
+		releasedPairs = append(releasedPairs, p)
 		if w.cfg.ReleasedRetention > 0 && !releasedAt.IsZero() && time.Since(releasedAt) > w.cfg.ReleasedRetention {
 			stale = append(stale, p)
 		}
+	}
+	// A released marker of a member in the view is not one this provider
+	// wrote (Leave writes the marker and deletes the key in one
+	// transaction; Join refuses an incarnation with a marker). Passed on, it
+	// would report a live member as gone, and the runtime's placement
+	// barrier would stop waiting for it (TestConsulReleasedMarkerOfLiveMemberIgnored).
+	if len(released) > 0 && len(members) > 0 {
+		live := make(map[string]struct{}, len(members))
+		for _, m := range members {
+			live[m.Key()] = struct{}{}
+		}
+		kept := released[:0]
+		for i, m := range released {
+			if _, ok := live[m.Key()]; ok {
+				skip(releasedPairs[i], fmt.Errorf("%w: released marker of %s, a live member", ErrBadRecord, m.Key()))
+				continue
+			}
+			kept = append(kept, m)
+		}
+		released = kept
 	}
 	return members, released, stale, base
 }
