@@ -125,14 +125,25 @@ func (w *watcher) regressed(from, to uint64) {
 
 // run is the view loop: consistent blocking queries on the cluster prefix.
 // A query lasts at most FencePeriod (see Config.viewTiming), so a stalled
-// agent is reported stale within the fence period. After an error the
-// view is stale, the next query does not block (index 0) so that recovery
-// is seen at once, and the loop backs off (viewBackoff: only a blocking
-// query's success ends the backoff; a plain one's forgives the failures of
-// an outage).
+// agent is reported stale within the fence period; so is one that stops
+// answering the loop's writes (raiseBase, deleteStale), which are bounded
+// by RequestTimeout and end the iteration as a failed query. After an
+// error the view is stale, the next query does not block (index 0) so
+// that recovery is seen at once, and the loop backs off (viewBackoff: only
+// a blocking query's success ends the backoff; a plain one's forgives the
+// failures of an outage).
 func (w *watcher) run(ctx context.Context) {
 	var index uint64
 	var fails viewBackoff
+	// fail reports a failed request of the loop (the view is stale), makes
+	// the next query a plain one and waits out the backoff; false when ctx
+	// ended.
+	fail := func(err error, blocking bool) bool {
+		attempt := fails.failed(blocking)
+		w.failed(err)
+		index = 0
+		return waitCtx(ctx, backoff.Jittered(attempt, w.cfg.BackoffBase, w.cfg.BackoffMax))
+	}
 	wait, queryTimeout := w.cfg.viewTiming()
 	for {
 		qctx, cancel := context.WithTimeout(ctx, queryTimeout)
@@ -145,10 +156,7 @@ func (w *watcher) run(ctx context.Context) {
 			return
 		}
 		if err != nil {
-			attempt := fails.failed(q.WaitIndex != 0)
-			w.failed(classify(err))
-			index = 0
-			if !waitCtx(ctx, backoff.Jittered(attempt, w.cfg.BackoffBase, w.cfg.BackoffMax)) {
+			if !fail(classify(err), q.WaitIndex != 0) {
 				return
 			}
 			continue
@@ -161,7 +169,12 @@ func (w *watcher) run(ctx context.Context) {
 			w.regressed(w.lastEpoch, top.Epoch)
 			// The write (or a concurrent one by another process) changes
 			// the prefix, which ends the next blocking query.
-			w.raiseBase(ctx, base, w.lastEpoch+1-meta.LastIndex)
+			if err := w.raiseBase(ctx, base, w.lastEpoch+1-meta.LastIndex); err != nil {
+				if !fail(err, false) {
+					return
+				}
+				continue
+			}
 			index = meta.LastIndex
 			if !waitCtx(ctx, backoff.Jittered(1, w.cfg.BackoffBase, w.cfg.BackoffMax)) {
 				return
@@ -170,7 +183,12 @@ func (w *watcher) run(ctx context.Context) {
 		}
 		w.lastEpoch, w.lastHash = top.Epoch, top.Hash
 		w.publish(&view{index: meta.LastIndex, top: top, released: released})
-		w.deleteStale(ctx, stale)
+		if err := w.deleteStale(ctx, stale); err != nil {
+			if !fail(err, false) {
+				return
+			}
+			continue
+		}
 		// Consul's guidance: never block on index 0.
 		index = max(meta.LastIndex, 1)
 	}
@@ -186,10 +204,13 @@ type epochBase struct {
 
 // raiseBase sets the epoch base to want unless it is already at least that
 // (check-and-set against the base read with the view; losing the race to
-// another member is fine, the next view is checked again).
-func (w *watcher) raiseBase(ctx context.Context, base epochBase, want uint64) {
+// another member is fine, the next view is checked again). It returns the
+// error of a request the agent did not answer, so that the loop reports the
+// view stale at once, not a RequestTimeout and a query later than the
+// FencePeriod it promises (TestConsulStallDuringBaseRaiseReportedWithinFence).
+func (w *watcher) raiseBase(ctx context.Context, base epochBase, want uint64) error {
 	if want <= base.value {
-		return
+		return nil
 	}
 	rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
 	defer cancel()
@@ -198,10 +219,14 @@ func (w *watcher) raiseBase(ctx context.Context, base epochBase, want uint64) {
 	}, (&api.WriteOptions{}).WithContext(rctx))
 	switch {
 	case err != nil:
-		w.log.Warn("consul: epoch base not raised", "err", classify(err))
+		if err = classify(err); errors.Is(err, ErrUnreachable) {
+			return err
+		}
+		w.log.Warn("consul: epoch base not raised", "err", err)
 	case !ok:
 		w.log.Debug("consul: epoch base changed meanwhile")
 	}
+	return nil
 }
 
 // decode converts the KV pairs of the cluster prefix into members, released
@@ -290,8 +315,10 @@ func (w *watcher) decode(pairs api.KVPairs, index uint64) (members, released []c
 // do it, check-and-set keeps a newer write). The delete is a transaction so
 // that the key travels in the body, not in a URL path where the agent's
 // router would clean the dot segments of the IDs "." and ".."
-// (TestConsulStaleReleasedMarkersOfOddIDsDeleted).
-func (w *watcher) deleteStale(ctx context.Context, stale []*api.KVPair) {
+// (TestConsulStaleReleasedMarkersOfOddIDsDeleted). It stops at a request
+// the agent did not answer and returns its error, as raiseBase does
+// (TestConsulStallDuringMarkerDeletesReportedWithinFence).
+func (w *watcher) deleteStale(ctx context.Context, stale []*api.KVPair) error {
 	for _, p := range stale {
 		rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
 		ok, resp, _, err := w.client.Txn().Txn(api.TxnOps{{KV: &api.KVTxnOp{Verb: api.KVDeleteCAS, Key: p.Key, Index: p.ModifyIndex}}},
@@ -299,9 +326,13 @@ func (w *watcher) deleteStale(ctx context.Context, stale []*api.KVPair) {
 		cancel()
 		switch {
 		case err != nil:
+			if err = classify(err); errors.Is(err, ErrUnreachable) {
+				return err
+			}
 			w.log.Debug("consul: released marker not deleted", "key", p.Key, "err", err)
 		case !ok:
 			w.log.Debug("consul: released marker not deleted", "key", p.Key, "err", txnErrors(resp))
 		}
 	}
+	return nil
 }
