@@ -37,6 +37,36 @@ func TestConsulSessionlessRecordIsNotAMember(t *testing.T) {
 	waitView(t, a, "c left", hasMembers("a#1"))
 }
 
+// A released marker of a member the view holds was written by someone
+// else: Leave writes the marker and deletes the member key in one
+// transaction, and Join refuses an incarnation that has one. It is skipped
+// as a bad record. Before, the members reported the live member as released
+// (Released, MembershipEventMemberReleased), and the cluster runtime's
+// placement barrier stops waiting for a released member's acknowledgement
+// although it still runs its grains.
+func TestConsulReleasedMarkerOfLiveMemberIgnored(t *testing.T) {
+	agent := testconsul.Start(t)
+	cfg := testConfig(t, agent)
+	p := newProvider(t, cfg)
+	a := joinMember(t, p, testMember("a", 1))
+	b := joinMember(t, p, testMember("b", 1))
+	waitView(t, b, "a and b", hasMembers("a#1", "b#1"))
+
+	ks := newKeyspace(cfg.KeyPrefix, cfg.Cluster)
+	idx := putRecord(t, apiClient(t, agent), ks.releasedKey(testMember("a", 1)), testMember("a", 1))
+	top := waitView(t, b, "the marker seen", func(top cluster.Topology) bool { return top.Epoch >= idx })
+	require.Equal(t, []string{"a#1", "b#1"}, memberKeys(top))
+	// Publish emits a view's released events before it delivers the view.
+	for range len(b.Events()) {
+		ev := <-b.Events()
+		assert.NotEqual(t, cluster.MembershipEventMemberReleased, ev.Kind, "event %v", ev)
+	}
+	assert.Empty(t, b.Released(), "a live member reported released")
+
+	require.NoError(t, a.Leave(context.Background()))
+	waitView(t, b, "a left", hasMembers("b#1"))
+}
+
 // Each bad record is logged once, not once per view: three bad keys and a
 // run of membership changes give three warnings.
 func TestConsulBadRecordLoggedOnce(t *testing.T) {

@@ -66,3 +66,93 @@ func TestConsulBlockingQueriesFailingBackOff(t *testing.T) {
 	require.GreaterOrEqual(t, last, cfg.BackoffMax/2, "blocking queries retried every %v after six failures", last)
 	waitView(t, a, "a after the blocking queries pass", hasMembers("a#1"))
 }
+
+// viewOutage is an HTTP transport that refuses every view query (a KV read)
+// while down, as an unreachable agent would, and the next blocking one once
+// failOnce is set. Every view query is reported on queries.
+type viewOutage struct {
+	*cuttable
+	down     atomic.Bool
+	failOnce atomic.Bool
+	queries  chan viewQuery
+}
+
+type viewQuery struct {
+	at       time.Time
+	blocking bool
+	refused  bool
+}
+
+func (v *viewOutage) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodGet || !strings.HasPrefix(r.URL.Path, "/v1/kv/") {
+		return v.cuttable.RoundTrip(r)
+	}
+	q := viewQuery{at: time.Now(), blocking: r.URL.Query().Get("index") != ""}
+	q.refused = v.down.Load() || (q.blocking && v.failOnce.CompareAndSwap(true, false))
+	select {
+	case v.queries <- q:
+	default:
+	}
+	if q.refused {
+		return nil, fmt.Errorf("test hook: view query refused")
+	}
+	return v.cuttable.RoundTrip(r)
+}
+
+func (v *viewOutage) next(t *testing.T) viewQuery {
+	t.Helper()
+	select {
+	case q := <-v.queries:
+		return q
+	case <-time.After(waitLimit):
+		t.Fatalf("no view query in %v", waitLimit)
+		return viewQuery{}
+	}
+}
+
+// After a long outage the backoff stands near BackoffMax. The plain query
+// that passes when the agent is back forgives the outage's failures, so a
+// single transient failure of the next blocking query is retried after
+// about BackoffBase. Before, the count stayed until a blocking query
+// passed: that one failure waited BackoffMax/2 or more (here at least 1 s;
+// with the defaults 2.5 s), with the view stale meanwhile.
+func TestConsulTransientFailureAfterOutageRetriesSoon(t *testing.T) {
+	agent := testconsul.Start(t)
+	cfg := testConfig(t, agent)
+	cfg.BackoffMax = 2 * time.Second
+	tr := &viewOutage{cuttable: newCuttable(), queries: make(chan viewQuery, 256)}
+	cfg.API.HttpClient = &http.Client{Transport: tr}
+	t.Cleanup(tr.base.CloseIdleConnections)
+	a := joinMember(t, newProvider(t, cfg), testMember("a", 1))
+	waitView(t, a, "a", hasMembers("a#1"))
+
+	// Eight failures: the ninth would wait BackoffBase·2^8 capped at
+	// BackoffMax, at least BackoffMax/2.
+	tr.down.Store(true)
+	for refused := 0; refused < 8; {
+		if tr.next(t).refused {
+			refused++
+		}
+	}
+	tr.failOnce.Store(true)
+	tr.down.Store(false)
+	var cut viewQuery
+	for passed := false; ; {
+		q := tr.next(t)
+		if q.refused {
+			require.True(t, passed, "the blocking query was refused before a plain one passed")
+			require.True(t, q.blocking)
+			cut = q
+			break
+		}
+		passed = true
+	}
+	retry := tr.next(t)
+	// After the fix the wait is BackoffBase..2·BackoffBase (20..40 ms); the
+	// bound leaves the rest of BackoffMax/2 to a loaded machine.
+	gap := retry.at.Sub(cut.at)
+	require.Less(t, gap, cfg.BackoffMax/2, "a transient failure after the outage waited %v", gap)
+	require.False(t, retry.refused)
+	waitView(t, a, "a after the outage", hasMembers("a#1"))
+	t.Logf("retry %v after the transient failure", gap)
+}

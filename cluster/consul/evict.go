@@ -18,13 +18,17 @@ var _ cluster.Evictor = (*Provider)(nil)
 // (gone already) is not an error. The key is read in a transaction, where it
 // travels in the body: in a URL path, the agent's router cleans the dot
 // segments that the IDs "." and ".." leave in it, and the request would
-// name another key (TestConsulEvictOddIDs).
+// name another key (TestConsulEvictOddIDs). As in Join and Leave, each
+// request is bounded by RequestTimeout and ctx, and errors wrap
+// ErrUnreachable or ErrRequestFailed (TestEvictUnansweredIsBoundedAndUnreachable).
 func (p *Provider) Evict(ctx context.Context, m cluster.Member) error {
 	keys := newKeyspace(p.cfg.KeyPrefix, p.cfg.Cluster)
+	rctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
 	ok, resp, _, err := p.client.Txn().Txn(api.TxnOps{{KV: &api.KVTxnOp{Verb: api.KVGetOrEmpty, Key: keys.member(m)}}},
-		(&api.QueryOptions{RequireConsistent: true}).WithContext(ctx))
+		(&api.QueryOptions{RequireConsistent: true}).WithContext(rctx))
+	cancel()
 	if err != nil {
-		return fmt.Errorf("consul: evict %s: %w", m.Key(), err)
+		return fmt.Errorf("consul: evict %s: %w", m.Key(), classify(err))
 	}
 	if !ok || len(resp.Results) != 1 {
 		return fmt.Errorf("consul: evict %s: %w: %s", m.Key(), ErrRequestFailed, txnErrors(resp))
@@ -33,8 +37,10 @@ func (p *Provider) Evict(ctx context.Context, m cluster.Member) error {
 	if pair == nil || pair.Session == "" {
 		return nil
 	}
-	if _, err := p.client.Session().Destroy(pair.Session, (&api.WriteOptions{}).WithContext(ctx)); err != nil {
-		return fmt.Errorf("consul: evict %s: %w", m.Key(), err)
+	rctx, cancel = context.WithTimeout(ctx, p.cfg.RequestTimeout)
+	defer cancel()
+	if _, err := p.client.Session().Destroy(pair.Session, (&api.WriteOptions{}).WithContext(rctx)); err != nil {
+		return fmt.Errorf("consul: evict %s: %w", m.Key(), classify(err))
 	}
 	return nil
 }

@@ -58,8 +58,12 @@ type membership struct {
 // invalidation (confirmSession).
 func (m *membership) renewLoop(ctx context.Context) {
 	failures := 0
-	next := m.cfg.RenewInterval
 	lastAck := m.Lease().Renewed
+	// The first wait counts from the session's creation, whose send time
+	// the lease deadline counts from too: Join's later requests may have
+	// taken most of RenewInterval or more
+	// (TestConsulSlowJoinRenewsBeforeDeadline).
+	next := max(0, m.cfg.RenewInterval-time.Since(lastAck))
 	confirming := false
 	for {
 		if !waitCtx(ctx, next) {

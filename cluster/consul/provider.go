@@ -105,7 +105,9 @@ func (p *Provider) detach(ctx context.Context, m *membership) error {
 // so an incarnation at or below the highest one the ID ever registered is
 // refused with an error wrapping cluster.ErrIncarnationReused, whether the
 // old one crashed or left and however long ago; a member key still in
-// Consul's lock delay gives ErrLockDelay. It then registers the service,
+// Consul's lock delay gives ErrLockDelay. It then registers the service
+// (and renews the session once when these requests took RenewInterval or
+// more, so that the lease it returns is valid),
 // starts the renewal and service-check goroutines and subscribes the membership to the
 // Provider's view watcher (starting it when none runs). Each request is bounded by
 // RequestTimeout and ctx; an agent that does not answer gives an error
@@ -244,6 +246,39 @@ func (m *membership) register(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("register service %s: %w", m.serviceID, classify(err))
 	}
+	// The lease counts from the session's creation. When the requests since
+	// took RenewInterval or more (a slow agent, each answer within
+	// RequestTimeout), renew once, so that Join returns a lease as fresh as
+	// the renewals keep it, not one near or past its deadline
+	// (TestConsulSlowJoinReturnsValidLease). An answer at least SessionTTL
+	// after the creation proves nothing (see renewLoop): Join fails.
+	if time.Since(sent) < m.cfg.RenewInterval {
+		return nil
+	}
+	if err := m.renewOnce(ctx, sent); err != nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.cfg.RequestTimeout)
+		defer cancel()
+		_ = m.client.Agent().ServiceDeregisterOpts(m.serviceID, (&api.QueryOptions{}).WithContext(rctx))
+		return err
+	}
+	return nil
+}
+
+// renewOnce renews the session for register, which created it at created.
+func (m *membership) renewOnce(ctx context.Context, created time.Time) error {
+	sent := time.Now()
+	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+	entry, _, err := m.client.Session().Renew(m.session, (&api.WriteOptions{}).WithContext(rctx))
+	cancel()
+	switch {
+	case err != nil:
+		return fmt.Errorf("renew session: %w", classify(err))
+	case entry == nil:
+		return fmt.Errorf("renew session: %w", ErrSessionInvalidated)
+	case time.Since(created) >= m.cfg.SessionTTL:
+		return fmt.Errorf("renew session: answered %v after its creation: %w", time.Since(created).Round(time.Millisecond), errUnconfirmed)
+	}
+	m.Renewed(sent)
 	return nil
 }
 

@@ -125,15 +125,25 @@ func (w *watcher) regressed(from, to uint64) {
 
 // run is the view loop: consistent blocking queries on the cluster prefix.
 // A query lasts at most FencePeriod (see Config.viewTiming), so a stalled
-// agent is reported stale within the fence period. After an error the
-// view is stale, the next query does not block (index 0) so that recovery
-// is seen at once, and the loop backs off. Only a blocking query's success
-// ends the backoff: a plain one after a failure does not show that the next
-// blocking one will pass (a proxy that cuts long requests), and resetting
-// on it made the view go stale and back every BackoffBase.
+// agent is reported stale within the fence period; so is one that stops
+// answering the loop's writes (raiseBase, deleteStale), which are bounded
+// by RequestTimeout and end the iteration as a failed query. After an
+// error the view is stale, the next query does not block (index 0) so
+// that recovery is seen at once, and the loop backs off (viewBackoff: only
+// a blocking query's success ends the backoff; a plain one's forgives the
+// failures of an outage).
 func (w *watcher) run(ctx context.Context) {
 	var index uint64
-	failures := 0
+	var fails viewBackoff
+	// fail reports a failed request of the loop (the view is stale), makes
+	// the next query a plain one and waits out the backoff; false when ctx
+	// ended.
+	fail := func(err error, blocking bool) bool {
+		attempt := fails.failed(blocking)
+		w.failed(err)
+		index = 0
+		return waitCtx(ctx, backoff.Jittered(attempt, w.cfg.BackoffBase, w.cfg.BackoffMax))
+	}
 	wait, queryTimeout := w.cfg.viewTiming()
 	for {
 		qctx, cancel := context.WithTimeout(ctx, queryTimeout)
@@ -146,17 +156,12 @@ func (w *watcher) run(ctx context.Context) {
 			return
 		}
 		if err != nil {
-			failures++
-			w.failed(classify(err))
-			index = 0
-			if !waitCtx(ctx, backoff.Jittered(failures, w.cfg.BackoffBase, w.cfg.BackoffMax)) {
+			if !fail(classify(err), q.WaitIndex != 0) {
 				return
 			}
 			continue
 		}
-		if q.WaitIndex != 0 {
-			failures = 0
-		}
+		fails.succeeded(q.WaitIndex != 0)
 		members, released, stale, base := w.decode(pairs, meta.LastIndex)
 		top := cluster.NewTopology(meta.LastIndex+base.value, members)
 		if w.lastEpoch > 0 && (top.Epoch < w.lastEpoch || (top.Epoch == w.lastEpoch && top.Hash != w.lastHash)) {
@@ -164,7 +169,12 @@ func (w *watcher) run(ctx context.Context) {
 			w.regressed(w.lastEpoch, top.Epoch)
 			// The write (or a concurrent one by another process) changes
 			// the prefix, which ends the next blocking query.
-			w.raiseBase(ctx, base, w.lastEpoch+1-meta.LastIndex)
+			if err := w.raiseBase(ctx, base, w.lastEpoch+1-meta.LastIndex); err != nil {
+				if !fail(err, false) {
+					return
+				}
+				continue
+			}
 			index = meta.LastIndex
 			if !waitCtx(ctx, backoff.Jittered(1, w.cfg.BackoffBase, w.cfg.BackoffMax)) {
 				return
@@ -173,7 +183,12 @@ func (w *watcher) run(ctx context.Context) {
 		}
 		w.lastEpoch, w.lastHash = top.Epoch, top.Hash
 		w.publish(&view{index: meta.LastIndex, top: top, released: released})
-		w.deleteStale(ctx, stale)
+		if err := w.deleteStale(ctx, stale); err != nil {
+			if !fail(err, false) {
+				return
+			}
+			continue
+		}
 		// Consul's guidance: never block on index 0.
 		index = max(meta.LastIndex, 1)
 	}
@@ -189,10 +204,13 @@ type epochBase struct {
 
 // raiseBase sets the epoch base to want unless it is already at least that
 // (check-and-set against the base read with the view; losing the race to
-// another member is fine, the next view is checked again).
-func (w *watcher) raiseBase(ctx context.Context, base epochBase, want uint64) {
+// another member is fine, the next view is checked again). It returns the
+// error of a request the agent did not answer, so that the loop reports the
+// view stale at once, not a RequestTimeout and a query later than the
+// FencePeriod it promises (TestConsulStallDuringBaseRaiseReportedWithinFence).
+func (w *watcher) raiseBase(ctx context.Context, base epochBase, want uint64) error {
 	if want <= base.value {
-		return
+		return nil
 	}
 	rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
 	defer cancel()
@@ -201,10 +219,14 @@ func (w *watcher) raiseBase(ctx context.Context, base epochBase, want uint64) {
 	}, (&api.WriteOptions{}).WithContext(rctx))
 	switch {
 	case err != nil:
-		w.log.Warn("consul: epoch base not raised", "err", classify(err))
+		if err = classify(err); errors.Is(err, ErrUnreachable) {
+			return err
+		}
+		w.log.Warn("consul: epoch base not raised", "err", err)
 	case !ok:
 		w.log.Debug("consul: epoch base changed meanwhile")
 	}
+	return nil
 }
 
 // decode converts the KV pairs of the cluster prefix into members, released
@@ -214,9 +236,10 @@ func (w *watcher) raiseBase(ctx context.Context, base epochBase, want uint64) {
 // session), so a record without one was written by someone else (an
 // operator, a KV import) and would never expire. Records that do not decode
 // and member keys without a session are skipped and logged once per key and
-// version. An epoch base that is not a decimal number, or so large that
+// version, as are released markers of members in the view. An epoch base that is not a decimal number, or so large that
 // index + base overflows (the epoch would wrap around), counts as no base.
 func (w *watcher) decode(pairs api.KVPairs, index uint64) (members, released []cluster.Member, stale []*api.KVPair, base epochBase) {
+	var releasedPairs []*api.KVPair
 	seen := make(map[string]uint64, len(w.badKeys))
 	defer func() { w.badKeys = seen }()
 	skip := func(p *api.KVPair, err error) {
@@ -260,9 +283,30 @@ func (w *watcher) decode(pairs api.KVPairs, index uint64) (members, released []c
 			continue
 		}
 		released = append(released, mem)
+		releasedPairs = append(releasedPairs, p)
 		if w.cfg.ReleasedRetention > 0 && !releasedAt.IsZero() && time.Since(releasedAt) > w.cfg.ReleasedRetention {
 			stale = append(stale, p)
 		}
+	}
+	// A released marker of a member in the view is not one this provider
+	// wrote (Leave writes the marker and deletes the key in one
+	// transaction; Join refuses an incarnation with a marker). Passed on, it
+	// would report a live member as gone, and the runtime's placement
+	// barrier would stop waiting for it (TestConsulReleasedMarkerOfLiveMemberIgnored).
+	if len(released) > 0 && len(members) > 0 {
+		live := make(map[string]struct{}, len(members))
+		for _, m := range members {
+			live[m.Key()] = struct{}{}
+		}
+		kept := released[:0]
+		for i, m := range released {
+			if _, ok := live[m.Key()]; ok {
+				skip(releasedPairs[i], fmt.Errorf("%w: released marker of %s, a live member", ErrBadRecord, m.Key()))
+				continue
+			}
+			kept = append(kept, m)
+		}
+		released = kept
 	}
 	return members, released, stale, base
 }
@@ -271,8 +315,10 @@ func (w *watcher) decode(pairs api.KVPairs, index uint64) (members, released []c
 // do it, check-and-set keeps a newer write). The delete is a transaction so
 // that the key travels in the body, not in a URL path where the agent's
 // router would clean the dot segments of the IDs "." and ".."
-// (TestConsulStaleReleasedMarkersOfOddIDsDeleted).
-func (w *watcher) deleteStale(ctx context.Context, stale []*api.KVPair) {
+// (TestConsulStaleReleasedMarkersOfOddIDsDeleted). It stops at a request
+// the agent did not answer and returns its error, as raiseBase does
+// (TestConsulStallDuringMarkerDeletesReportedWithinFence).
+func (w *watcher) deleteStale(ctx context.Context, stale []*api.KVPair) error {
 	for _, p := range stale {
 		rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
 		ok, resp, _, err := w.client.Txn().Txn(api.TxnOps{{KV: &api.KVTxnOp{Verb: api.KVDeleteCAS, Key: p.Key, Index: p.ModifyIndex}}},
@@ -280,9 +326,13 @@ func (w *watcher) deleteStale(ctx context.Context, stale []*api.KVPair) {
 		cancel()
 		switch {
 		case err != nil:
+			if err = classify(err); errors.Is(err, ErrUnreachable) {
+				return err
+			}
 			w.log.Debug("consul: released marker not deleted", "key", p.Key, "err", err)
 		case !ok:
 			w.log.Debug("consul: released marker not deleted", "key", p.Key, "err", txnErrors(resp))
 		}
 	}
+	return nil
 }
