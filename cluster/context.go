@@ -82,7 +82,12 @@ func (c *Cluster) Send(id Identity, msg any) {
 		c.root.Send(pid, msg)
 		return
 	}
-	if c.leaving() != nil || id.Validate() != nil {
+	if err := c.leaving(); err != nil {
+		c.log.Debug("cluster: send not sent", "kind", id.Kind, "err", err)
+		return
+	}
+	if err := id.Validate(); err != nil {
+		c.log.Debug("cluster: send not sent", "err", err) // no kind: it may be invalid UTF-8
 		return
 	}
 	c.sendAfterResolve(id, msg, nil)

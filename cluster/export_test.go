@@ -9,3 +9,7 @@ func BlockedKeyCount(c *Cluster) int {
 	defer c.blockMu.Unlock()
 	return len(c.blocked)
 }
+
+// ErrFenced is the cause of refusals and dead letters on a member past its
+// fence time.
+var ErrFenced = errFenced
