@@ -651,8 +651,8 @@ func (c *Cluster) installView(t Topology, _ []Member) {
 // view's members, and a member that comes back with a key that remote's
 // block list still names is marked again by installView (remoteBlocked),
 // while one that remote no longer blocks must not stay out of owner
-// selection. Kept, they grew the set by a key per rejoin of a blocked
-// member, each new incarnation having a new key
+// selection. Kept, they would grow the set by a key per rejoin of a
+// blocked member, each new incarnation having a new key
 // (TestClusterBlockedKeysPrunedWhenMembersLeave).
 func (c *Cluster) pruneBlockedLocked(t Topology) {
 	if len(c.blocked) == 0 {

@@ -51,11 +51,11 @@ func (g *grainMiddleware) receive(ctx actor.Context) {
 		// grain handles nothing more (the placement actor stops it at its
 		// next tick, which may come late after a stall). A requester's
 		// future fails at once as for a dead letter and retries elsewhere.
-		// A Send is a dead letter with the reason: a message the grain
-		// dequeues between the fence time and its stop (the tick that
-		// stops it is a message to the placement actor, handled a moment
-		// later, and the grain's Stop then waits for its turn) was
-		// dropped without a trace before
+		// A Send, which has nobody to answer, is a dead letter with the
+		// reason, so that its drop is seen: the grain can take messages
+		// between the fence time and its stop, since the tick that stops
+		// it is a message to the placement actor, handled a moment later,
+		// and the grain's Stop then waits for the turn it is in
 		// (TestClusterSendPastFenceIsDeadLetter).
 		if ctx.Sender() != nil {
 			ctx.Respond(&actor.DeadLetterResponse{Target: ctx.Self()})
