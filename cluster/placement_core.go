@@ -472,26 +472,29 @@ func ringMembers(r Ring) []Member {
 	return nil
 }
 
-// barrierHolds reports whether every earlier owner of id since the barrier
-// last cleared has handed it over (rule 3).
-func (c *placementCore) barrierHolds(id Identity, now time.Time) bool {
+// barrierWait returns "" when every earlier owner of id since the barrier
+// last cleared has handed it over (rule 3), else what the barrier waits
+// for, which the BUSY refusal names: a refusal that lasts reaches callers
+// as the cause of ErrTimeout, and "activation busy" alone did not tell a
+// joining member's wait-out from an acknowledgement that never came.
+func (c *placementCore) barrierWait(id Identity, now time.Time) string {
 	if now.Before(c.blindUntil) {
-		return false
+		return "this member's first wait-out (no member vouched yet)"
 	}
 	for _, m := range c.unknown {
 		if m.HasKind(id.Kind) && c.pending(m.Key(), now) {
-			return false
+			return "view acknowledgement of " + m.Key()
 		}
 	}
 	if len(c.history) >= maxBarrierHistory {
 		for _, r := range c.history {
 			for _, m := range ringMembers(r) {
 				if c.pending(m.Key(), now) {
-					return false
+					return "view acknowledgement of " + m.Key()
 				}
 			}
 		}
-		return true
+		return ""
 	}
 	for _, r := range c.history {
 		o, err := r.Owner(id)
@@ -499,10 +502,10 @@ func (c *placementCore) barrierHolds(id Identity, now time.Time) bool {
 			continue
 		}
 		if c.pending(o.Key(), now) {
-			return false
+			return "view acknowledgement of " + o.Key()
 		}
 	}
-	return true
+	return ""
 }
 
 // canAck reports whether this member may acknowledge its current view: it
@@ -602,10 +605,11 @@ func (c *placementCore) activate(id Identity, epoch, hash uint64, now time.Time)
 		if cur.state == actActive {
 			return cur, true, nil
 		}
-		return nil, false, &activationRefusal{err: errBusy, retryAfter: max(time.Duration(cur.deadline-now.UnixNano()), 0)}
+		return nil, false, &activationRefusal{err: fmt.Errorf("%w: %s is stopping", errBusy, id),
+			retryAfter: max(time.Duration(cur.deadline-now.UnixNano()), 0)}
 	}
-	if !c.barrierHolds(id, now) {
-		return nil, false, &activationRefusal{err: errBusy, retryAfter: c.stop}
+	if why := c.barrierWait(id, now); why != "" {
+		return nil, false, &activationRefusal{err: fmt.Errorf("%w: %s waits for the %s", errBusy, id, why), retryAfter: c.stop}
 	}
 	c.seq++
 	a = &activation{id: id, kind: kind, token: FencingToken{Epoch: c.view.Epoch, Seq: c.seq},
