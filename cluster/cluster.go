@@ -624,13 +624,13 @@ func (c *Cluster) installView(t Topology, _ []Member) {
 		c.publishLookupEvents()
 	})
 	c.viewMu.Lock()
-	if keys := c.remoteBlocked(t); len(keys) > 0 {
-		c.blockMu.Lock()
-		for _, k := range keys {
-			c.blocked[k] = struct{}{}
-		}
-		c.blockMu.Unlock()
+	keys := c.remoteBlocked(t)
+	c.blockMu.Lock()
+	c.pruneBlockedLocked(t)
+	for _, k := range keys {
+		c.blocked[k] = struct{}{}
 	}
+	c.blockMu.Unlock()
 	c.view.Store(&viewSnap{topo: t, ring: c.buildRing(t)})
 	c.viewMu.Unlock()
 	if prev != nil && prev.topo.Hash == t.Hash {
@@ -643,6 +643,30 @@ func (c *Cluster) installView(t Topology, _ []Member) {
 		joined = t.Members
 	}
 	c.sys.EventStream().Publish(&TopologyChanged{Joined: cloneMembers(joined), Left: cloneMembers(left), Members: cloneMembers(t.Members), Epoch: t.Epoch, Hash: t.Hash, At: c.now()})
+}
+
+// pruneBlockedLocked drops the blocked keys of members that t does not
+// have, as the placement core drops its own (placementCore.installView),
+// with blockMu held. Nothing needs them: onBlockEvent looks only at the
+// view's members, and a member that comes back with a key that remote's
+// block list still names is marked again by installView (remoteBlocked),
+// while one that remote no longer blocks must not stay out of owner
+// selection. Kept, they would grow the set by a key per rejoin of a
+// blocked member, each new incarnation having a new key
+// (TestClusterBlockedKeysPrunedWhenMembersLeave).
+func (c *Cluster) pruneBlockedLocked(t Topology) {
+	if len(c.blocked) == 0 {
+		return
+	}
+	present := make(map[string]struct{}, len(t.Members))
+	for _, m := range t.Members {
+		present[m.Key()] = struct{}{}
+	}
+	for k := range c.blocked {
+		if _, ok := present[k]; !ok {
+			delete(c.blocked, k)
+		}
+	}
 }
 
 func (c *Cluster) buildRing(t Topology) Ring {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/fraktor-go/fraktor/actor"
@@ -82,7 +83,12 @@ func (c *Cluster) Send(id Identity, msg any) {
 		c.root.Send(pid, msg)
 		return
 	}
-	if c.leaving() != nil || id.Validate() != nil {
+	if err := c.leaving(); err != nil {
+		c.log.Debug("cluster: send not sent", "kind", id.Kind, "err", err)
+		return
+	}
+	if err := id.Validate(); err != nil {
+		c.log.Debug("cluster: send not sent", "err", err) // no kind: it may be invalid UTF-8
 		return
 	}
 	c.sendAfterResolve(id, msg, nil)
@@ -340,18 +346,32 @@ func (c *Cluster) askOwner(ctx context.Context, id Identity, owner Member, epoch
 	case clusterpb.ActivationStatus_ACTIVATION_STATUS_OK:
 		return actor.NewPID(resp.PidAddress, resp.PidId), owner.Key(), nil
 	case clusterpb.ActivationStatus_ACTIVATION_STATUS_NO_SUCH_KIND:
-		return nil, "", fmt.Errorf("%w: %s", ErrNoSuchKind, resp.Error)
+		return nil, "", ownerRefusal(ErrNoSuchKind, resp.Error)
 	case clusterpb.ActivationStatus_ACTIVATION_STATUS_FAILED:
 		return nil, "", &ActivationFailedError{Key: id, Err: &grainStartError{msg: resp.Error}}
 	case clusterpb.ActivationStatus_ACTIVATION_STATUS_BUSY:
-		return nil, "", &retryHint{err: fmt.Errorf("%w: %s", errBusy, resp.Error), after: time.Duration(resp.RetryAfterNanos)}
+		return nil, "", &retryHint{err: ownerRefusal(errBusy, resp.Error), after: time.Duration(resp.RetryAfterNanos)}
 	case clusterpb.ActivationStatus_ACTIVATION_STATUS_FENCED:
-		return nil, "", &retryHint{err: fmt.Errorf("%w: %s", errFenced, resp.Error), after: time.Duration(resp.RetryAfterNanos)}
+		return nil, "", &retryHint{err: ownerRefusal(errFenced, resp.Error), after: time.Duration(resp.RetryAfterNanos)}
 	case clusterpb.ActivationStatus_ACTIVATION_STATUS_SHUTTING_DOWN:
 		return nil, "", fmt.Errorf("owner %s: %w", owner.Key(), ErrShuttingDown)
 	default:
-		return nil, "", fmt.Errorf("%w: %s", ErrOwnershipChanged, resp.Error)
+		return nil, "", ownerRefusal(ErrOwnershipChanged, resp.Error)
 	}
+}
+
+// ownerRefusal is the owner's refusal, whose text came in an
+// ActivationResponse, as an error that wraps sentinel. The owner's text
+// starts with the sentinel's own when the owner built it by wrapping the
+// same sentinel; that prefix is dropped so the caller's error does not say
+// it twice ("cluster: activation busy: cluster: activation busy: ...",
+// TestActivationRefusalTextNotDoubled).
+func ownerRefusal(sentinel error, text string) error {
+	prefix := sentinel.Error()
+	if text == prefix || text == "" {
+		return sentinel
+	}
+	return fmt.Errorf("%w: %s", sentinel, strings.TrimPrefix(text, prefix+": "))
 }
 
 // cached returns the PID of id that callers on this member use without

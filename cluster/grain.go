@@ -51,8 +51,16 @@ func (g *grainMiddleware) receive(ctx actor.Context) {
 		// grain handles nothing more (the placement actor stops it at its
 		// next tick, which may come late after a stall). A requester's
 		// future fails at once as for a dead letter and retries elsewhere.
+		// A Send, which has nobody to answer, is a dead letter with the
+		// reason, so that its drop is seen: the grain can take messages
+		// between the fence time and its stop, since the tick that stops
+		// it is a message to the placement actor, handled a moment later,
+		// and the grain's Stop then waits for the turn it is in
+		// (TestClusterSendPastFenceIsDeadLetter).
 		if ctx.Sender() != nil {
 			ctx.Respond(&actor.DeadLetterResponse{Target: ctx.Self()})
+		} else {
+			c.sys.DeadLetter(ctx.Self(), ctx.Message(), nil, errPastFence)
 		}
 		return
 	}
@@ -98,6 +106,10 @@ func failActivation(ctx actor.Context, err error) bool {
 	g.startErr = err
 	return true
 }
+
+// errPastFence is the reason of the dead letter a Send becomes when its
+// grain would handle it past the member's fence time (pastFence).
+var errPastFence = fmt.Errorf("%w: the grain's member is past its fence time", errFenced)
 
 // pastFence reports whether msg, a user message, arrives after the
 // member's fence time. Lifecycle messages always pass.

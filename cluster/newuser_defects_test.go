@@ -12,8 +12,7 @@ import (
 	"github.com/fraktor-go/fraktor/cluster"
 )
 
-// Defects a new user met; the code to fix lies in files other helpers are
-// editing, so the tests wait here, skipped.
+// Defects a new user met, each pinned by its test.
 
 // cluster.Get returns nil for a system without the cluster extension; a
 // Request, Call or generated client on that nil *Cluster is bad input and
@@ -33,13 +32,11 @@ func TestNilClusterRequestIsAnError(t *testing.T) {
 	})
 }
 
-// An activation refusal reaches the caller with its sentinel's text twice:
+// An activation refusal reaches the caller with its sentinel's text once:
 // the owner puts the refusal's whole text (sentinel included) into
-// ActivationResponse.Error (placement_actor.go, refusalResponse) and the
-// caller wraps it with the sentinel again (context.go), so an ErrTimeout
-// reads "cluster: activation busy: cluster: activation busy: ...".
+// ActivationResponse.Error, and the caller, which wraps the sentinel
+// again, drops that prefix (ownerRefusal).
 func TestActivationRefusalTextNotDoubled(t *testing.T) {
-	t.Skip(`defect: refusal text doubled ("cluster: activation busy: cluster: activation busy: ..."): placement_actor.go refusalResponse and context.go both add the sentinel`)
 	reg := fastRegistry(t)
 	first := startMemberWith(t, reg, fastTiming, counterKind())
 	awaitMembers(t, 1, first)

@@ -776,3 +776,24 @@ func TestPlacementCoreObservedSeqBounded(t *testing.T) {
 	x := grant(t, c, ownedBy(t, "user", mB, t1), coreT0)
 	assert.Equal(t, FencingToken{Epoch: 1, Seq: 8}, x.token)
 }
+
+// A BUSY refusal of rule 3 says what the barrier waits for, and the caller
+// gets it as the cause of ErrTimeout when it lasts: "activation busy" alone
+// did not tell a joining member's wait-out from an acknowledgement that
+// never came (TestTypedGrainFutureError once met it for all its attempts).
+func TestPlacementCoreBusyRefusalNamesTheMember(t *testing.T) {
+	t1 := NewTopology(1, []Member{mA, mC})
+	t2 := NewTopology(2, []Member{mA, mB, mC})
+	x := moving(t, "user", t1, t2, mA, mB)
+	c := newTestCore(mB)
+	mustInstall(t, c, t2, coreT0)
+	_, _, r := c.activate(x, t2.Epoch, t2.Hash, coreT0)
+	refusedWith(t, r, errBusy)
+	assert.Contains(t, r.Error(), "waits out members")
+	c.vouched(mA.Key(), 2, coreT0)
+	_, _, r = c.activate(x, t2.Epoch, t2.Hash, coreT0)
+	refusedWith(t, r, errBusy)
+	assert.Contains(t, r.Error(), "waiting for member "+mC.Key())
+	c.ack(mC.Key(), 2, coreT0)
+	grant(t, c, x, coreT0)
+}

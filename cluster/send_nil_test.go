@@ -2,8 +2,11 @@ package cluster_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
@@ -43,4 +46,21 @@ func TestClusterSendNilIsDropped(t *testing.T) {
 		default:
 		}
 	}
+}
+
+// A Send that is not sent at all (an invalid identity, a member that is
+// leaving) is logged at Debug, as the other Sends that cannot be delivered
+// are; before, both were dropped without a trace.
+func TestClusterSendNotSentIsLogged(t *testing.T) {
+	logged := make(chan struct{}, 4)
+	reg := newRegistry(t)
+	a := startMemberFull(t, reg, func(*cluster.Config) {}, func(c *actor.SystemConfig) {
+		c.Logger = slog.New(signalHandler{msg: "cluster: send not sent", ch: logged})
+	}, counterKind())
+	awaitMembers(t, 1, a)
+	a.c.Send(cluster.Identity{Kind: "counter"}, &Add{N: 1}) // no ID
+	require.Len(t, logged, 1, "invalid identity")
+	require.NoError(t, a.c.Shutdown(ctxWait(t)))
+	a.c.Send(cluster.NewIdentity("counter", "x"), &Add{N: 1})
+	require.Len(t, logged, 2, "leaving")
 }
