@@ -64,6 +64,11 @@ type GrainCall struct {
 // and Reply and Fail drop theirs.
 func (g *GrainCall) OneWay() bool { return g.deliver == nil }
 
+// Blocking reports whether the caller waits for the answer on its own
+// goroutine (Request, Call, a client's blocking method), the one that
+// called RouteGrain, rather than holding a future.
+func (g *GrainCall) Blocking() bool { return g.done != nil }
+
 // Reply answers the call with reply, as the grain's Respond would: the
 // caller of Request gets it (a *actor.TypeMismatchError when it is not
 // the T asked for), the caller of Call or CallFuture gets it as the

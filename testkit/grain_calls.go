@@ -49,6 +49,13 @@ func (s *grainStubs) RouteGrain(call *cluster.GrainCall) {
 	switch {
 	case !ok:
 		call.Fail(fmt.Errorf("%w: %q (testkit: no stub for it: Grain.Stub, Grain.StubProbe, WithGrainStub)", cluster.ErrNoSuchKind, call.Identity.Kind))
+	case r.probe != nil && call.Blocking():
+		// The caller holds the goroutine that drives the system, which the
+		// probe's test would need to answer: the call could only wait out
+		// its deadline in real time, then fail. It fails now, and the test
+		// is told which stub it needs.
+		r.probe.t.Errorf("testkit: a blocking call to %s (Request, Call, a client's blocking method) cannot be answered by the probe that stands in for kind %q: the caller holds the goroutine that runs the system; stub the kind with Grain.Stub, or call the Future variant", call.Identity, call.Identity.Kind)
+		call.Fail(fmt.Errorf("%w: %s: a probe cannot answer a blocking call", cluster.ErrTimeout, call.Identity))
 	case r.probe != nil:
 		r.probe.sys.Root().Send(r.probe.PID(), call)
 	default:
@@ -115,9 +122,10 @@ func (g *Grain) Stub(kind string, fn GrainStub) {
 // (GrainCall.Reply, GrainCall.Fail; ExpectGrainCall takes one), or lets
 // time out: a future's timeout is virtual time (g.Sys.Advance). A Send
 // arrives too (GrainCall.OneWay). A blocking call (Request, Call, a
-// client's blocking method) made on the grain's turn cannot be answered
-// from the probe, whose test goroutine that turn occupies: it fails with
-// cluster.ErrTimeout at its deadline, in real time. Use Stub for those.
+// client's blocking method) cannot be answered from the probe, as its
+// caller holds the goroutine that runs the system (the grain's turn, or
+// the test's own): it fails at once with cluster.ErrTimeout, and the
+// test with an error that says so. Use Stub for those.
 func (g *Grain) StubProbe(kind string) *Probe {
 	p := NewManualProbe(g.t, g.Sys)
 	g.stubs.set(kind, stubRoute{probe: p})

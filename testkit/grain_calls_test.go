@@ -268,3 +268,40 @@ func TestWithGrainStubDuringActivation(t *testing.T) {
 		t.Fatalf("loaded %q, want the stub's", got)
 	}
 }
+
+// TestGrainStubProbeRefusesBlocking: a blocking call to a kind a probe
+// stands in for fails at once with ErrTimeout, and the test is told to
+// stub the kind; the probe gets nothing. Before, the call waited out its
+// deadline in real time (5 s by default), since the probe's test
+// goroutine was the caller.
+func TestGrainStubProbeRefusesBlocking(t *testing.T) {
+	rec := newRecorder(t)
+	kind := shopv1.AccountKind(func(cluster.Identity) shopv1.AccountGrain { return &teller{} })
+	g := testkit.NewGrain(rec, kind, cluster.NewIdentity(shopv1.AccountKindName, "alice"))
+	calls := g.StubProbe(shopv1.AccountKindName)
+	_, err := testkit.CallGrain[*shopv1.Balance](g, &shopv1.DepositRequest{Amount: units(1)})
+	var ge *cluster.GrainError
+	if !errors.As(err, &ge) || !strings.HasPrefix(ge.Message, cluster.ErrTimeout.Error()) {
+		t.Fatalf("blocking call: %v, want the timeout", err)
+	}
+	if errs := rec.Errors(); len(errs) != 1 || !strings.Contains(errs[0], "Grain.Stub") {
+		t.Fatalf("test errors %q", errs)
+	}
+	if calls.Len() != 0 {
+		t.Fatalf("the probe got %d calls", calls.Len())
+	}
+}
+
+// TestWithGrainStubKeepsCallersExtensions: WithGrainStub adds its
+// installer to a copy of the extensions a WithConfig gave, never into the
+// spare capacity of the caller's slice, which another system made from
+// the same config would then share.
+func TestWithGrainStubKeepsCallersExtensions(t *testing.T) {
+	exts := make([]actor.ExtensionInstaller, 0, 4)
+	cfg := actor.SystemConfig{Extensions: exts}
+	stub := func(cluster.Identity, any) (any, error) { return "x", nil }
+	testkit.NewManualSystem(t, testkit.WithConfig(cfg), testkit.WithGrainStub("target", stub))
+	if spare := exts[:1][0]; spare != nil {
+		t.Fatalf("the caller's slice got %T", spare)
+	}
+}
