@@ -46,7 +46,9 @@ func (i *installer) Install(ctx context.Context, host actor.Host) (actor.Extensi
 }
 
 // Get returns the cluster extension of sys, or nil when it is not installed
-// (B1.3).
+// (B1.3). No method of that nil *Cluster panics: the calls fail with
+// ErrNotInstalled (the futures have failed with it), Send drops, the
+// accessors answer their zero values.
 func Get(sys *actor.System) *Cluster {
 	c, _ := extension.Get[*Cluster](sys.Extensions(), Name)
 	return c
