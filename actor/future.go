@@ -218,6 +218,10 @@ func (f *Future) pipe(pids []*PID) {
 	if f.err != nil {
 		v = f.err
 	}
+	if f.sys == nil {
+		f.pipeNoSystem(v, pids)
+		return
+	}
 	for _, p := range pids {
 		f.sys.send(nil, p, v, nil)
 	}

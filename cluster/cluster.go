@@ -46,7 +46,9 @@ func (i *installer) Install(ctx context.Context, host actor.Host) (actor.Extensi
 }
 
 // Get returns the cluster extension of sys, or nil when it is not installed
-// (B1.3).
+// (B1.3). No method of that nil *Cluster panics: the calls fail with
+// ErrNotInstalled (the futures have failed with it), Send drops, the
+// accessors answer their zero values.
 func Get(sys *actor.System) *Cluster {
 	c, _ := extension.Get[*Cluster](sys.Extensions(), Name)
 	return c
@@ -68,7 +70,8 @@ type Cluster struct {
 	cache    *PidCache      // the lookup's cache; nil for a custom lookup without one
 	rnd      *lockedRand
 	metrics  *clusterMetrics
-	kinds    []Kind // with idle timeouts resolved
+	kinds    []Kind    // with idle timeouts resolved
+	det      *detached // non-nil: a detached cluster (detached.go)
 
 	view atomic.Pointer[viewSnap]
 	// viewMu orders the stores of view: installView (a new view, on the
@@ -255,8 +258,14 @@ func (c *Cluster) join(ctx context.Context) (Membership, error) {
 	return c.cfg.Provider.Join(ctx, self)
 }
 
-// Status returns the runtime's readiness (B1.5).
-func (c *Cluster) Status() Status { return Status(c.status.Load()) }
+// Status returns the runtime's readiness (B1.5); StatusStopped on a nil
+// Cluster (none installed).
+func (c *Cluster) Status() Status {
+	if c == nil {
+		return StatusStopped
+	}
+	return Status(c.status.Load())
+}
 
 // setStatus moves the status to s. Leaving only moves on to Stopped, and
 // Stopped is final: a view or a tick the placement actor handles after
@@ -279,12 +288,20 @@ func (c *Cluster) setStatus(s Status) {
 }
 
 // Self returns this member as registered with the provider (its current
-// incarnation).
-func (c *Cluster) Self() Member { return c.membership.Load().m.Self() }
+// incarnation); the zero Member on a nil or detached Cluster.
+func (c *Cluster) Self() Member {
+	if c == nil || c.det != nil {
+		return Member{}
+	}
+	return c.membership.Load().m.Self()
+}
 
 // Members returns the members of the current view (nil before the first):
 // a copy, which the caller may change.
 func (c *Cluster) Members() []Member {
+	if c == nil {
+		return nil
+	}
 	if v := c.view.Load(); v != nil {
 		return cloneMembers(v.topo.Members)
 	}
@@ -299,8 +316,15 @@ func (c *Cluster) Members() []Member {
 // activated while the members did not yet see each other moves, losing
 // its in-memory state, once they do: a program or test that starts its
 // members together waits for them first. It takes n as it is: a member
-// that joins and one that leaves can keep the count below n for good.
+// that joins and one that leaves can keep the count below n for good. A
+// nil or detached Cluster has no members: ErrNotInstalled at once.
 func (c *Cluster) WaitForMembers(ctx context.Context, n int) error {
+	if c == nil {
+		return ErrNotInstalled
+	}
+	if c.det != nil {
+		return errDetachedMembers
+	}
 	changed := make(chan struct{}, 1)
 	poke := func(any) {
 		select {
@@ -336,6 +360,9 @@ func (c *Cluster) WaitForMembers(ctx context.Context, n int) error {
 // Topology returns the current view and whether there is one: a copy,
 // which the caller may change.
 func (c *Cluster) Topology() (Topology, bool) {
+	if c == nil {
+		return Topology{}, false
+	}
 	if v := c.view.Load(); v != nil {
 		t := v.topo
 		t.Members = cloneMembers(t.Members)
@@ -362,15 +389,27 @@ func cloneMembers(ms []Member) []Member {
 
 // IdentityLookup returns the identity lookup (the partition bridge, B1.3):
 // the *PartitionIdentityLookup by default, or the one Config.IdentityLookup
-// made. It is not safe for concurrent use: read it only for inspection.
-func (c *Cluster) IdentityLookup() IdentityLookup { return c.lookup }
+// made; nil on a nil or detached Cluster. It is not safe for concurrent
+// use: read it only for inspection.
+func (c *Cluster) IdentityLookup() IdentityLookup {
+	if c == nil {
+		return nil
+	}
+	return c.lookup
+}
 
 // PidCache returns the lookup's PidCache, the member's only PID cache
-// (L6); nil when a custom lookup has none. It holds the PIDs of other
+// (L6); nil when a custom lookup has none, and on a nil or detached
+// Cluster. It holds the PIDs of other
 // members' grains: callers route to this member's own grains through the
 // placement actor's table of its activations, which costs them no entry.
 // Safe for concurrent use.
-func (c *Cluster) PidCache() *PidCache { return c.cache }
+func (c *Cluster) PidCache() *PidCache {
+	if c == nil {
+		return nil
+	}
+	return c.cache
+}
 
 // setupLookup makes the identity lookup: Config.IdentityLookup's, given the
 // runtime's Activator, or a PartitionIdentityLookup.
@@ -458,14 +497,22 @@ type eventBufferReuser interface {
 }
 
 // ActiveCount returns the number of activations this member hosts (the
-// virtual-actor gauge, B4.3).
-func (c *Cluster) ActiveCount() int { return int(c.active.Load()) }
+// virtual-actor gauge, B4.3); 0 on a nil Cluster.
+func (c *Cluster) ActiveCount() int {
+	if c == nil {
+		return 0
+	}
+	return int(c.active.Load())
+}
 
 // ActiveCountByKind returns the number of activations this member hosts,
 // by kind name (kinds without activations are absent). It is a snapshot
 // taken without stopping the runtime, as ActiveCount is.
 func (c *Cluster) ActiveCountByKind() map[string]int {
 	n := map[string]int{}
+	if c == nil {
+		return n
+	}
 	for name, cnt := range c.byKind {
 		if v := cnt.Load(); v > 0 {
 			n[name] = int(v)
@@ -484,11 +531,22 @@ func (c *Cluster) activeChanged(k *Kind, d int64) {
 }
 
 // Lease returns this incarnation's membership lease as its provider reports
-// it (Membership.Lease). It never blocks.
-func (c *Cluster) Lease() MembershipLease { return c.membership.Load().m.Lease() }
+// it (Membership.Lease); the zero MembershipLease on a nil or detached
+// Cluster. It never blocks.
+func (c *Cluster) Lease() MembershipLease {
+	if c == nil || c.det != nil {
+		return MembershipLease{}
+	}
+	return c.membership.Load().m.Lease()
+}
 
-// System returns the actor system.
-func (c *Cluster) System() *actor.System { return c.sys }
+// System returns the actor system; nil on a nil Cluster.
+func (c *Cluster) System() *actor.System {
+	if c == nil {
+		return nil
+	}
+	return c.sys
+}
 
 func (c *Cluster) now() time.Time { return c.sys.Clock().Now() }
 
@@ -821,7 +879,14 @@ func (c *Cluster) evict(m Member) {
 // Shutdown begins (after a self-fence) leaves its new incarnation as soon as
 // its Join returns, and Shutdown waits for it, so no incarnation stays
 // registered. Idempotent: later calls return the first call's result.
+// On a nil Cluster it returns ErrNotInstalled.
 func (c *Cluster) Shutdown(ctx context.Context) error {
+	if c == nil {
+		return ErrNotInstalled
+	}
+	if c.det != nil {
+		return c.shutdownDetached()
+	}
 	c.shutOnce.Do(func() {
 		c.joinMu.Lock()
 		c.shutBegun = true // from here on c.membership does not change

@@ -29,7 +29,8 @@ var errNotReady = errors.New("cluster: no view yet")
 // wherever the grain runs), and ErrMalformed when the
 // grain's PID is longer than remote allows (not retried).
 // Messages from one caller to one identity arrive in the order sent while
-// the activation lives.
+// the activation lives. On a nil c (Get found no cluster) it fails with
+// ErrNotInstalled.
 func Request[T any](ctx context.Context, c *Cluster, id Identity, msg any) (T, error) {
 	var zero T
 	res, err := c.request(ctx, id, msg)
@@ -46,8 +47,15 @@ func Request[T any](ctx context.Context, c *Cluster, id Identity, msg any) (T, e
 // RequestFuture sends msg to the grain id and returns a future of its reply,
 // without blocking the caller: grains call other grains with it and PipeTo
 // (a worker is never blocked). The future fails like Request, with
-// ErrTimeout after timeout (Config.RequestTimeout when timeout ≤ 0).
+// ErrTimeout after timeout (Config.RequestTimeout when timeout ≤ 0). On a
+// nil Cluster the future has failed with ErrNotInstalled.
 func (c *Cluster) RequestFuture(id Identity, msg any, timeout time.Duration) *actor.Future {
+	if c == nil {
+		return actor.FailedFuture(ErrNotInstalled)
+	}
+	if c.det != nil {
+		return c.futureDetached(id, msg, timeout, false)
+	}
 	if timeout <= 0 {
 		timeout = c.cfg.RequestTimeout
 	}
@@ -70,8 +78,17 @@ func (c *Cluster) RequestFuture(id Identity, msg any, timeout time.Duration) *ac
 // within Config.RequestTimeout and the retry policy). Messages to one
 // identity from one caller arrive in the order sent, Sends and Requests
 // alike. Delivery is at most once; what cannot be delivered is logged and
-// dropped, as a nil msg is, wherever the grain runs.
+// dropped, as a nil msg is, wherever the grain runs. On a nil Cluster msg
+// is dropped (a Debug line on slog's default logger).
 func (c *Cluster) Send(id Identity, msg any) {
+	if c == nil {
+		sendNotInstalled(id)
+		return
+	}
+	if c.det != nil {
+		c.sendDetached(id, msg)
+		return
+	}
 	if msg == nil {
 		// Request refuses it (errNilRequest): remote cannot encode it, and
 		// a queued Send of nil is no Send (flightGroup.join), while a warm
@@ -109,6 +126,9 @@ func (c *Cluster) leaving() error {
 
 // request is a blocking request on the caller's ctx (Request, Call).
 func (c *Cluster) request(ctx context.Context, id Identity, msg any) (any, error) {
+	if c == nil {
+		return nil, ErrNotInstalled
+	}
 	var cancel context.CancelFunc
 	if _, ok := ctx.Deadline(); !ok {
 		ctx, cancel = context.WithTimeout(ctx, c.cfg.RequestTimeout)
@@ -121,6 +141,9 @@ func (c *Cluster) request(ctx context.Context, id Identity, msg any) (any, error
 	// answering, and a wait for a flight or a backoff would only delay
 	// the same error (TestClusterShutdownEndsInFlightRequest).
 	defer context.AfterFunc(c.ctx, cancel)()
+	if c.det != nil {
+		return c.requestDetached(ctx, id, msg)
+	}
 	return c.requestBound(ctx, id, msg)
 }
 

@@ -22,6 +22,10 @@ var (
 	// ErrShuttingDown: the cluster is leaving gracefully and accepts no new
 	// activations or requests.
 	ErrShuttingDown = errors.New("cluster: shutting down")
+	// ErrNotInstalled: the system has no cluster runtime. Get returned nil
+	// (no cluster extension) and a method was called on that nil *Cluster,
+	// or the cluster is detached (InstallDetached) and has no membership.
+	ErrNotInstalled = errors.New("cluster: not installed")
 )
 
 // Errors of the identity core (hashing, PidCache, ledger, identity lookup).

@@ -32,8 +32,15 @@ func NewGrainMessages(msgs ...proto.Message) *GrainMessages {
 
 // Register registers the messages with c's remote serializers, once per
 // registry; a message already registered there is kept. Generated clients
-// call it in their constructor.
+// call it in their constructor. A detached Cluster has no serializers:
+// nothing to do. A nil c is ErrNotInstalled.
 func (m *GrainMessages) Register(c *Cluster) error {
+	if c == nil {
+		return ErrNotInstalled
+	}
+	if c.remote == nil {
+		return nil
+	}
 	return m.register(c.remote.Serializers())
 }
 
@@ -57,7 +64,8 @@ func (m *GrainMessages) register(s *remote.Serializers) error {
 // arrives as *GrainError. A reply is never retried: a request that reached
 // the grain is not sent again. A nil protobuf message pointer is sent as an
 // empty message; a req that is nil without a type fails at once with
-// remote.ErrUnknownType, wherever the grain runs. Generated clients call it.
+// remote.ErrUnknownType, wherever the grain runs. On a nil c (Get found no
+// cluster) it fails with ErrNotInstalled. Generated clients call it.
 func Call[T any](ctx context.Context, c *Cluster, id Identity, req any) (T, error) {
 	res, err := c.request(ctx, id, emptyIfNil(req))
 	if err != nil {
@@ -93,8 +101,15 @@ func GrainReply[T any](reply any) (T, error) {
 // (future.PipeTo(ctx.Self())), so no worker waits. The future completes
 // with the reply, or fails with *GrainError (the grain method's error) or
 // Request's errors; ErrTimeout after timeout (Config.RequestTimeout when
-// timeout ≤ 0). Generated clients' XxxFuture methods call it.
+// timeout ≤ 0); on a nil c it has failed with ErrNotInstalled. Generated
+// clients' XxxFuture methods call it.
 func CallFuture(c *Cluster, id Identity, req any, timeout time.Duration) *actor.Future {
+	if c == nil {
+		return actor.FailedFuture(ErrNotInstalled)
+	}
+	if c.det != nil {
+		return c.futureDetached(id, emptyIfNil(req), timeout, true)
+	}
 	if timeout <= 0 {
 		timeout = c.cfg.RequestTimeout
 	}

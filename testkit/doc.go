@@ -15,7 +15,9 @@
 // For grains: NewGrain runs one grain identity without a cluster in the
 // deterministic mode, as the cluster would (a message after a stop starts
 // a new activation, idle activations passivate on the virtual clock, a
-// failed start is the caller's *cluster.ActivationFailedError); NewCluster starts an in-process cluster with fault
+// failed start is the caller's *cluster.ActivationFailedError), with stubs
+// in place of the grains it calls (Grain.Stub, Grain.StubProbe,
+// WithGrainStub); NewCluster starts an in-process cluster with fault
 // injection (Kill, Stop, Restart, AddNode, Partition, PartitionRegistry,
 // Pause) and an Observer that checks single activation; FencedStore is a
 // store that refuses writes with stale fencing tokens.

@@ -24,6 +24,12 @@ import (
 // received no message for the kind's idle timeout (cluster.WithIdleTimeout,
 // else the cluster default, one hour) is passivated when the virtual clock
 // gets there (g.Sys.Advance). Use it from the test goroutine.
+//
+// The system has a detached cluster (cluster.InstallDetached): the calls
+// the grain makes to other grains, through cluster.Get(ctx.System()) or a
+// generated client, go to the stubs the test gives (Stub, StubProbe,
+// WithGrainStub); a call to a kind without one fails with
+// cluster.ErrNoSuchKind.
 type Grain struct {
 	// Sys is the deterministic system the grain runs on.
 	Sys *ManualSystem
@@ -38,9 +44,10 @@ type Grain struct {
 	// the first, Seq one greater for each activation after it.
 	Token cluster.FencingToken
 
-	t    testing.TB
-	kind cluster.Kind
-	idle time.Duration // ≤ 0: never passivated for idleness
+	t     testing.TB
+	kind  cluster.Kind
+	idle  time.Duration // ≤ 0: never passivated for idleness
+	stubs *grainStubs   // the detached cluster's router (grain_calls.go)
 
 	// What the current activation has done; written on the actor's turn
 	// and by the idle timer, read by the test goroutine.
@@ -78,6 +85,7 @@ func NewGrain(t testing.TB, kind cluster.Kind, id cluster.Identity, opts ...Opti
 			sup.next = actor.DefaultStrategy()
 		}
 		c.GuardianStrategy = sup
+		g.stubs = stubsOf(c)
 	})
 	sys := NewManualSystem(t, all...)
 	if sys == nil {
