@@ -8,29 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
 )
-
-// Defects a new user met, each pinned by its test.
-
-// cluster.Get returns nil for a system without the cluster extension; a
-// Request, Call or generated client on that nil *Cluster is bad input and
-// should fail with an error, not a nil-pointer panic.
-func TestNilClusterRequestIsAnError(t *testing.T) {
-	t.Skip("defect: cluster.Request (context.go) and cluster.Call on a nil *Cluster panic with a nil dereference")
-	sys := newPlainSystem(t)
-	c := cluster.Get(sys)
-	require.Nil(t, c)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	require.NotPanics(t, func() {
-		_, err := cluster.Request[*Total](ctx, c, cluster.NewIdentity("counter", "a"), &Get{})
-		require.Error(t, err)
-		_, err = cluster.Call[*Total](ctx, c, cluster.NewIdentity("counter", "a"), &Get{})
-		require.Error(t, err)
-	})
-}
 
 // An activation refusal reaches the caller with its sentinel's text once:
 // the owner puts the refusal's whole text (sentinel included) into
@@ -50,11 +29,4 @@ func TestActivationRefusalTextNotDoubled(t *testing.T) {
 	_, err := cluster.Request[*Total](ctx, late.c, cluster.NewIdentity("counter", "a"), &Get{})
 	require.ErrorIs(t, err, cluster.ErrTimeout)
 	require.Equal(t, 1, strings.Count(err.Error(), "cluster: activation busy"), "%v", err)
-}
-
-func newPlainSystem(t *testing.T) *actor.System {
-	sys, err := actor.NewSystem(actor.SystemConfig{Name: "plain"})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = sys.Shutdown(context.Background()) })
-	return sys
 }
