@@ -220,6 +220,14 @@ func (c *cell) Sink(e envelope) {
 	case *stopWatchMsg:
 		c.tellStopped(nil, m)
 	case SystemMessage, *Timer, *continuation, *timeoutMsg: // the actor's own ticks: nothing to report
+	case *PoisonPill:
+		// A dead letter, but not answered: the actor has stopped, as the
+		// pill asked. PoisonFuture's pill has the future as its sender for
+		// a refusal of a full mailbox only (ErrMailboxFull); its Watch
+		// tells it of the stop, and an answer here would beat the
+		// Terminated of an actor that drains the pill as it stops
+		// otherwise (TestPoisonFutureOfActorStoppedOtherwise).
+		c.sys.deadLetter(c.selfPID(), m, nil, nil)
 	default:
 		c.sys.deadLetter(c.selfPID(), e.msg, e.sender, nil)
 	}

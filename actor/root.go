@@ -79,7 +79,9 @@ func (r *RootContext) Poison(pid *PID) {
 func (r *RootContext) StopFuture(pid *PID) *Future { return r.sys.stopFuture(pid) }
 
 // PoisonFuture poisons pid and returns a future completed when it has
-// stopped; a nil pid fails it with ErrNilPID.
+// stopped; a nil pid fails it with ErrNilPID. The pill is a user message:
+// a full bounded mailbox of a local actor that refuses or drops it fails
+// the future with ErrMailboxFull, and the actor goes on.
 func (r *RootContext) PoisonFuture(pid *PID) *Future {
 	if pid == nil {
 		return r.sys.failedFuture(ErrNilPID)
@@ -87,6 +89,16 @@ func (r *RootContext) PoisonFuture(pid *PID) *Future {
 	r.sys.releaseDeferred(nil)
 	f := r.sys.newFuture(nil, 0)
 	r.sys.sendSystem(nil, pid, &Watch{Watcher: &f.pidv})
-	r.Poison(pid)
+	// The Watch answers when the actor stops; the pill's sender is the
+	// future, so that a bounded mailbox that refuses or drops the pill
+	// (a dead letter with ErrMailboxFull) fails it, where before nothing
+	// answered it and its Wait waited for ever
+	// (TestPoisonFutureFullMailboxFails). Only a local actor's: what a
+	// remote node does with a pill's sender is its own.
+	var sender *PID
+	if _, local := r.sys.resolve(pid).(*cell); local {
+		sender = &f.pidv
+	}
+	r.sys.send(nil, pid, &PoisonPill{}, sender)
 	return f
 }

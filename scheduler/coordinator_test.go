@@ -178,9 +178,6 @@ func TestCoordinatorRunNextDoesNotStarveLocalBatch(t *testing.T) {
 	assert.LessOrEqual(t, otherAt, int64(2*64), "the local batch waited for the whole ping-pong (%d turns)", otherAt)
 }
 
-// Bad sizes in Config do not panic: non-positive values take the defaults
-// and a huge MaxBatch (which made NewCoordinator panic in makeslice) is
-// capped; the pool runs.
 // TestCoordinatorHugeWorkers: a pool size past MaxWorkersCap is capped, not
 // allocated.
 func TestCoordinatorHugeWorkers(t *testing.T) {
@@ -189,6 +186,9 @@ func TestCoordinatorHugeWorkers(t *testing.T) {
 	require.NoError(t, c.Shutdown(context.Background()))
 }
 
+// Bad sizes in Config do not panic: non-positive values take the defaults
+// and a huge MaxBatch (which made NewCoordinator panic in makeslice) is
+// capped; the pool runs.
 func TestCoordinatorHugeMaxBatch(t *testing.T) {
 	for _, cfg := range []scheduler.Config{
 		{Workers: 1, MaxBatch: math.MaxInt},

@@ -92,24 +92,36 @@ func (m *Manual) RunOnce() bool {
 // RunUntilIdle runs invocations until nothing is ready and returns how many
 // ran. Timers do not fire: advance the clock for that.
 func (m *Manual) RunUntilIdle() int {
-	n, busy := m.run(m.busyLimit)
+	n, busy := m.run(m.budget(0))
 	m.endRun(n, busy)
 	return n
 }
 
-// run runs invocations until nothing is ready or, with limit > 0, until
-// limit have run; busy reports the latter.
-func (m *Manual) run(limit int) (n int, busy bool) {
-	for m.RunOnce() {
-		n++
-		if limit > 0 && n >= limit {
-			// Never idle: an actor that keeps itself busy (a message to
-			// itself on every turn) would keep this loop, and the test
-			// driving it, running for ever.
-			return n, true
-		}
+// budget returns the invocations a run may make at an instant where done
+// have run: what the busy limit leaves, or -1 for no bound.
+func (m *Manual) budget(done int) int {
+	if m.busyLimit <= 0 {
+		return -1
 	}
-	return n, false
+	return max(m.busyLimit-done, 0)
+}
+
+// run runs invocations until nothing is ready or, with limit ≥ 0, until
+// limit have run; busy reports that something was still ready then (an
+// actor that keeps itself busy, a message to itself on every turn, would
+// keep this loop, and the test driving it, running for ever). A system
+// that needs exactly limit and is then idle is not busy: before, reaching
+// the limit was enough, so such a RunUntilIdle failed its test and such an
+// Advance stopped short of its target with nothing left to run
+// (TestManualBusyLimitExactlyReachedIsIdle).
+func (m *Manual) run(limit int) (n int, busy bool) {
+	for limit < 0 || n < limit {
+		if !m.RunOnce() {
+			return n, false
+		}
+		n++
+	}
+	return n, m.Pending() > 0
 }
 
 // endRun records how a run ended and reports a busy one to onBusy with
@@ -124,11 +136,12 @@ func (m *Manual) endRun(n int, busy bool) {
 // SetBusyLimit bounds the invocations a run makes at one virtual instant
 // to limit: one RunUntilIdle, and all the runs of an Advance at a deadline,
 // the runs of deadlines that leave the clock where it is included (timers
-// of zero delay armed again on every turn). Past it the run stops, onBusy
-// is called with the count and an Advance returns without going on to
-// later deadlines, so a system that never becomes idle fails its test
-// instead of hanging it; Busy then reports true. limit ≤ 0 removes the
-// bound. Call it before driving the executor.
+// of zero delay armed again on every turn). When something is still ready
+// once limit have run, the run stops, onBusy is called with the count and
+// an Advance returns without going on to later deadlines, so a system
+// that never becomes idle fails its test instead of hanging it; Busy then
+// reports true. limit ≤ 0 removes the bound. Call it before driving the
+// executor.
 func (m *Manual) SetBusyLimit(limit int, onBusy func(n int)) {
 	m.busyLimit, m.onBusy = max(limit, 0), onBusy
 }
@@ -159,11 +172,7 @@ func (m *Manual) Advance(d time.Duration) int {
 	at := m.clock.Now()
 	total, here := 0, 0 // here: invocations since the clock stood at at
 	for last := false; ; {
-		limit := 0
-		if m.busyLimit > 0 {
-			limit = m.busyLimit - here
-		}
-		n, busy := m.run(limit)
+		n, busy := m.run(m.budget(here))
 		total, here = total+n, here+n
 		if busy {
 			m.endRun(here, true)
