@@ -353,6 +353,14 @@ func (g *Grain) Reactivate() {
 		g.t.Fatalf("testkit: Reactivate %s: the activation %s did not stop", g.Identity, g.PID)
 		return
 	}
+	// The future also fails when the pill was refused or dropped (a full
+	// bounded mailbox): the activation still runs, and a new one beside
+	// it would be a second activation of the identity
+	// (TestReactivateRefusedPillFails).
+	if err := f.Wait(); err != nil {
+		g.t.Fatalf("testkit: Reactivate %s: the activation %s did not stop: %v", g.Identity, g.PID, err)
+		return
+	}
 	g.activate()
 }
 
