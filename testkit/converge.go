@@ -18,6 +18,12 @@ import (
 // disagreement and then reports every running member's status and view,
 // and the registry's (convergeReport).
 func (tc *TestCluster) AwaitConverged(ctx context.Context) error {
+	if tc.manual != nil {
+		if err := tc.advanceUntil(ctx, tc.converged, DefaultVirtualBudget); err != nil {
+			return fmt.Errorf("testkit: cluster not converged: %w\n%s", err, tc.convergeReport())
+		}
+		return nil
+	}
 	wake := make(chan struct{}, 1)
 	notify := func() {
 		select {
@@ -37,12 +43,6 @@ func (tc *TestCluster) AwaitConverged(ctx context.Context) error {
 			u()
 		}
 	}()
-	if tc.manual != nil {
-		if err := tc.advanceUntil(ctx, tc.converged, DefaultVirtualBudget, wake); err != nil {
-			return fmt.Errorf("testkit: cluster not converged: %w\n%s", err, tc.convergeReport())
-		}
-		return nil
-	}
 	for {
 		why := tc.converged()
 		if why == "" {

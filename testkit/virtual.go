@@ -11,11 +11,13 @@ import (
 // expiries (timers of the clock, no goroutine of their own), every
 // member's actor timers (receive timeouts, future timeouts, the attempt
 // timeouts of grain requests), the placement's ticks, the wait-out, the
-// retry backoff, remote's heartbeat pings, Pause. The members' workers,
-// their connections and the goroutines behind a cluster request stay real
-// goroutines, and what reads the wall clock reads it still: a blocking
-// request's deadline (Request's ctx, RequestFuture's timeout), remote's
-// read deadline (HeartbeatTimeout) and reconnect backoff.
+// retry backoff, remote's heartbeat pings, reconnect backoff and give-up,
+// Pause. The members' workers, their connections and the goroutines
+// behind a cluster request stay real goroutines, and what reads the wall
+// clock reads it still: a blocking request's deadline (Request's ctx,
+// RequestFuture's timeout), the activation timeout, remote's read
+// deadline (HeartbeatTimeout, see virtualHeartbeatTimeout) and its dial,
+// handshake and write timeouts.
 
 // DefaultVirtualBudget is the virtual time AwaitConverged, and NewCluster
 // with VirtualTime, let pass at most before they give up: as much as the
@@ -35,7 +37,8 @@ const virtualStep = 20 * time.Millisecond
 const settleWait = 20 * time.Millisecond
 
 // Eventually fails the test unless cond becomes true within budget
-// (0: DefaultVirtualBudget), and reports whether it did. On a cluster
+// (0: DefaultVirtualBudget), and reports whether it did; call it from
+// the test goroutine. On a cluster
 // with VirtualTime, budget is virtual time: while cond is false it moves
 // the clock to the next timer's deadline (at most 20 ms at a time), lets
 // the members run what that set off, and looks again, so it returns with
@@ -63,7 +66,7 @@ func (tc *TestCluster) Eventually(cond func() bool, budget time.Duration, msgAnd
 		}
 		return "condition not met"
 	}
-	if err := tc.advanceUntil(context.Background(), why, budget, nil); err != nil {
+	if err := tc.advanceUntil(context.Background(), why, budget); err != nil {
 		tc.t.Fatalf("testkit: Eventually: %v%s", err, formatMsg(msgAndArgs))
 		return false
 	}
@@ -72,12 +75,11 @@ func (tc *TestCluster) Eventually(cond func() bool, budget time.Duration, msgAnd
 
 // advanceUntil moves the virtual clock step by step until why returns ""
 // or budget of virtual time has passed or ctx ends (the wall-clock
-// bound), waking early on wake (an event that may have changed the
-// answer). The error says which bound ended the wait and the last why.
-func (tc *TestCluster) advanceUntil(ctx context.Context, why func() string, budget time.Duration, wake <-chan struct{}) error {
+// bound). The error says which bound ended the wait and the last why.
+func (tc *TestCluster) advanceUntil(ctx context.Context, why func() string, budget time.Duration) error {
 	end := tc.manual.Now().Add(budget)
 	for {
-		tc.settle(wake)
+		tc.settle()
 		w := why()
 		if w == "" {
 			return nil
@@ -99,32 +101,28 @@ func (tc *TestCluster) advanceUntil(ctx context.Context, why func() string, budg
 
 // settle gives the members' goroutines the chance to run what the last
 // move of the clock set off: it returns once every running member's
-// workers have been seen parked with nothing queued on two checks in a
-// row, 100 µs apart (a timer that only woke a connection's goroutine
-// leaves the workers idle at the first look, and the message it sends
-// arrives a moment later), on wake, or after settleWait of wall time,
-// whichever comes first. It polls: no state change of a worker pool is
-// published as an event.
-func (tc *TestCluster) settle(wake <-chan struct{}) {
+// workers are parked with nothing queued, or after settleWait of wall
+// time, whichever comes first. Without it the clock ran ahead of the
+// members: attempts and activations timed out in virtual time before
+// their replies were handled, and neither convergence nor a first grain
+// call came within their budgets (TestVirtualClusterConvergesCallsAndRecovers).
+// It polls every 100 µs: no state change of a worker pool is published
+// as an event.
+func (tc *TestCluster) settle() {
+	if tc.idle() {
+		return
+	}
 	limit := time.NewTimer(settleWait)
 	defer limit.Stop()
 	tick := time.NewTicker(100 * time.Microsecond)
 	defer tick.Stop()
-	quiet := 0
-	if tc.idle() {
-		quiet = 1
-	}
-	for quiet < 2 {
+	for {
 		select {
 		case <-limit.C:
 			return
-		case <-wake:
-			return
 		case <-tick.C:
 			if tc.idle() {
-				quiet++
-			} else {
-				quiet = 0
+				return
 			}
 		}
 	}

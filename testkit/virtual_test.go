@@ -86,6 +86,12 @@ func TestVirtualEventuallyNamesTheCondition(t *testing.T) {
 	require.False(t, tc.Eventually(func() bool { return false }, 3*time.Second, "the moon is %s", "blue"))
 	require.Equal(t, "testkit: Eventually: condition not met after 3s of virtual time: the moon is blue", rec.lastFatal())
 	require.Equal(t, 3*time.Second, tc.Now().Sub(start))
+
+	// On the system clock the budget is wall time.
+	rec = newRecorder(t)
+	tc = testkit.NewCluster(rec, testkit.Nodes(1))
+	require.False(t, tc.Eventually(func() bool { return false }, 20*time.Millisecond, "never"))
+	require.Equal(t, "testkit: Eventually: condition not met within 20ms: never", rec.lastFatal())
 }
 
 // TestVirtualClusterHeartbeatTimeoutIsLong: under VirtualTime a member's
