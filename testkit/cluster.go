@@ -50,11 +50,13 @@ func Kinds(kinds ...cluster.Kind) ClusterOption {
 func TCP() ClusterOption { return clusterOptionFunc(func(o *clusterOptions) { o.tcp = true }) }
 
 // VirtualTime gives every member, the registry and the fault timers one
-// virtual clock (scheduler.ManualClock) that moves only on
-// TestCluster.Advance. Workers and connections stay real goroutines, so a
-// test advances the clock step by step while it waits for the effect it
-// expects (a request that times out, a lease that expires), and NewCluster
-// returns without waiting for the members to converge.
+// virtual clock (scheduler.ManualClock) that moves only when the test
+// moves it: TestCluster.Advance, and TestCluster.Eventually and
+// AwaitConverged (NewCluster's included), which move it step by step
+// while they wait. Workers and connections stay real goroutines, and a
+// few deadlines stay on the wall clock (see virtual.go and
+// docs/testing.md): a blocking Request waits in wall time while nothing
+// moves the clock, so a test waits on a future with Eventually instead.
 func VirtualTime() ClusterOption {
 	return clusterOptionFunc(func(o *clusterOptions) { o.virtual = true })
 }
@@ -153,10 +155,9 @@ type member struct {
 }
 
 // NewCluster starts a test cluster (Nodes(3) by default) and waits until
-// every member is ready with the same view. See ClusterOption for the
-// options. With VirtualTime it does not wait, since only the test moves
-// the clock: call AwaitConverged then, advancing the clock when it needs
-// time (a short ctx per attempt, then Advance).
+// every member is ready with the same view (AwaitConverged: with
+// VirtualTime, moving the virtual clock until they are). See
+// ClusterOption for the options.
 func NewCluster(t testing.TB, opts ...ClusterOption) *TestCluster {
 	t.Helper()
 	o := clusterOptions{nodes: 3, registry: FastRegistry(), workers: 2}
@@ -189,12 +190,10 @@ func NewCluster(t testing.TB, opts ...ClusterOption) *TestCluster {
 	for range o.nodes {
 		tc.AddNode()
 	}
-	if !o.virtual {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := tc.AwaitConverged(ctx); err != nil {
-			t.Fatalf("testkit: NewCluster: %v", err)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := tc.AwaitConverged(ctx); err != nil {
+		t.Fatalf("testkit: NewCluster: %v", err)
 	}
 	return tc
 }
@@ -327,17 +326,7 @@ func (tc *TestCluster) start(slot int, addr string) (*member, error) {
 			return nil, err
 		}
 	}
-	rcfg := remote.DefaultConfig()
-	rcfg.ReconnectBackoffMin = 5 * time.Millisecond
-	rcfg.ReconnectBackoffMax = 100 * time.Millisecond
-	rcfg.HeartbeatInterval = 100 * time.Millisecond
-	rcfg.HeartbeatTimeout = time.Second
-	rcfg.GiveUpAfter = 2 * time.Second
-	rcfg.DialTimeout = time.Second
-	rcfg.HandshakeTimeout = time.Second
-	for _, f := range o.remoteTune {
-		f(&rcfg)
-	}
+	rcfg := memberRemoteConfig(o)
 	rcfg.ListenAddress, rcfg.SystemName, rcfg.Serializers = addr, ClusterName, ser
 
 	ccfg := cluster.Config{}
@@ -363,6 +352,39 @@ func (tc *TestCluster) start(slot int, addr string) (*member, error) {
 		return nil, err
 	}
 	return &member{slot: slot, addr: sys.Address(), sys: sys, c: cluster.Get(sys), coord: coord, pz: pz, reg: mreg}, nil
+}
+
+// virtualHeartbeatTimeout is remote's HeartbeatTimeout under
+// VirtualTime. The pings that keep an idle connection alive go out on the
+// member's clock (every HeartbeatInterval of virtual time), but the
+// reader's deadline is wall time: with the second of the system-clock
+// setting, a connection over which nothing passed for a second of wall
+// time while the test did not move the clock was closed as dead
+// ("nothing received for 1s"), under a cluster that was fine. A kill
+// closes its connections at once (faultNet), so it does not wait for
+// this; a partition's held connection is not closed by remote within a
+// test's run (ConfigureRemote can set a shorter one).
+const virtualHeartbeatTimeout = time.Hour
+
+// memberRemoteConfig is a member's remote config before its address,
+// system name and serializers: the testkit's fast timing, then the
+// options' ConfigureRemote.
+func memberRemoteConfig(o clusterOptions) remote.Config {
+	rcfg := remote.DefaultConfig()
+	rcfg.ReconnectBackoffMin = 5 * time.Millisecond
+	rcfg.ReconnectBackoffMax = 100 * time.Millisecond
+	rcfg.HeartbeatInterval = 100 * time.Millisecond
+	rcfg.HeartbeatTimeout = time.Second
+	if o.virtual {
+		rcfg.HeartbeatTimeout = virtualHeartbeatTimeout
+	}
+	rcfg.GiveUpAfter = 2 * time.Second
+	rcfg.DialTimeout = time.Second
+	rcfg.HandshakeTimeout = time.Second
+	for _, f := range o.remoteTune {
+		f(&rcfg)
+	}
+	return rcfg
 }
 
 func (tc *TestCluster) stopCoord(c *scheduler.Coordinator) {

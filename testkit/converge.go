@@ -10,11 +10,20 @@ import (
 )
 
 // AwaitConverged waits until every running member is ready and sees the
-// same view, which holds exactly the running members, or ctx ends. In
-// VirtualTime the test must advance the clock meanwhile. The error on
-// timeout names the first disagreement and then reports every running
-// member's status and view, and the registry's (convergeReport).
+// same view, which holds exactly the running members, or ctx ends. With
+// VirtualTime it moves the clock itself while it waits, as Eventually
+// does, for at most DefaultVirtualBudget of virtual time (and until ctx
+// ends in wall time): the clock then stands at most one step past the
+// moment the cluster converged. The error on timeout names the first
+// disagreement and then reports every running member's status and view,
+// and the registry's (convergeReport).
 func (tc *TestCluster) AwaitConverged(ctx context.Context) error {
+	if tc.manual != nil {
+		if err := tc.advanceUntil(ctx, tc.converged, DefaultVirtualBudget); err != nil {
+			return fmt.Errorf("testkit: cluster not converged: %w\n%s", err, tc.convergeReport())
+		}
+		return nil
+	}
 	wake := make(chan struct{}, 1)
 	notify := func() {
 		select {

@@ -17,10 +17,13 @@
 // a new activation, idle activations passivate on the virtual clock, a
 // failed start is the caller's *cluster.ActivationFailedError), with stubs
 // in place of the grains it calls (Grain.Stub, Grain.StubProbe,
-// WithGrainStub); NewCluster starts an in-process cluster with fault
-// injection (Kill, Stop, Restart, AddNode, Partition, PartitionRegistry,
-// Pause) and an Observer that checks single activation; FencedStore is a
-// store that refuses writes with stale fencing tokens.
+// WithGrainStub; a call of the grain to itself reaches the grain);
+// NewCluster starts an in-process cluster with fault injection (Kill,
+// Stop, Restart, AddNode, Partition, PartitionRegistry, Pause) and an
+// Observer that checks single activation, optionally on one virtual clock
+// (VirtualTime) that TestCluster.Eventually and AwaitConverged move while
+// they wait; FencedStore is a store that refuses writes with stale
+// fencing tokens.
 //
 // Functions that take a testing.TB call only its Helper, Cleanup, Fatalf
 // and Errorf methods. docs/testing.md shows both modes step by step.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
 	"github.com/fraktor-go/fraktor/testkit"
 )
@@ -57,4 +58,46 @@ func ExampleNewGrain() {
 	// stored/alice 1.1
 	// 6
 	// stored/alice 1.2
+}
+
+// A cluster on virtual time: NewCluster returns it converged (it moves
+// the clock while it waits), and Eventually moves the clock while a
+// condition is false, here through a killed member's lease expiry, up to
+// a budget of virtual time. The test never moves the clock by hand, and
+// seconds of virtual time take milliseconds.
+func ExampleTestCluster_Eventually() {
+	t := exampleT()
+	defer t.finish()
+
+	tc := testkit.NewCluster(t, testkit.Nodes(3), testkit.VirtualTime(),
+		testkit.Kinds(plainCounter()), testkit.Serializers(counterMessages))
+	fmt.Println("members:", len(tc.Node(0).Members()))
+
+	id := cluster.NewIdentity("counter", "7")
+	f := tc.Node(0).RequestFuture(id, &addReq{N: 2}, 0)
+	tc.Eventually(func() bool { return isDone(f) }, time.Second, "the add is answered")
+	res, err := f.Result()
+	fmt.Println(res.(*total).N, err)
+
+	killed := tc.Now()
+	tc.Kill(2)
+	tc.Eventually(func() bool { return len(tc.Node(0).Members()) == 2 }, 5*time.Second,
+		"member 0 sees member 2 gone")
+	lease := testkit.FastRegistry().LeaseTTL
+	fmt.Println("members:", len(tc.Node(0).Members()),
+		"after at least the lease less one renewal:", tc.Now().Sub(killed) >= lease-testkit.FastRegistry().RenewInterval)
+	// Output:
+	// members: 3
+	// 2 <nil>
+	// members: 2 after at least the lease less one renewal: true
+}
+
+// isDone reports whether f has completed.
+func isDone(f *actor.Future) bool {
+	select {
+	case <-f.Done():
+		return true
+	default:
+		return false
+	}
 }

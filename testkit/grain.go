@@ -29,7 +29,13 @@ import (
 // the grain makes to other grains, through cluster.Get(ctx.System()) or a
 // generated client, go to the stubs the test gives (Stub, StubProbe,
 // WithGrainStub); a call to a kind without one fails with
-// cluster.ErrNoSuchKind.
+// cluster.ErrNoSuchKind. A call to the grain's own identity reaches the
+// grain itself, as in the cluster: a Send or a future's request arrives
+// in its mailbox behind what is there and is handled on a later turn;
+// a blocking one (Request, Call, a client's blocking method) would wait
+// for its own caller's turn to end, which in the cluster only its
+// deadline ends, so it fails at once with cluster.ErrTimeout, and the
+// test with an error that says so (grain_self.go).
 type Grain struct {
 	// Sys is the deterministic system the grain runs on.
 	Sys *ManualSystem
@@ -86,6 +92,9 @@ func NewGrain(t testing.TB, kind cluster.Kind, id cluster.Identity, opts ...Opti
 		}
 		c.GuardianStrategy = sup
 		g.stubs = stubsOf(c)
+		g.stubs.mu.Lock()
+		g.stubs.self = g
+		g.stubs.mu.Unlock()
 	})
 	sys := NewManualSystem(t, all...)
 	if sys == nil {

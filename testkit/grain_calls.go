@@ -28,6 +28,7 @@ type GrainStub func(id cluster.Identity, msg any) (any, error)
 type grainStubs struct {
 	mu    sync.Mutex
 	kinds map[string]stubRoute
+	self  *Grain // the grain under test (NewGrain); nil for a system
 }
 
 type stubRoute struct {
@@ -45,8 +46,13 @@ func (s *grainStubs) set(kind string, r stubRoute) {
 func (s *grainStubs) RouteGrain(call *cluster.GrainCall) {
 	s.mu.Lock()
 	r, ok := s.kinds[call.Identity.Kind]
+	self := s.self
 	s.mu.Unlock()
 	switch {
+	case self != nil && call.Identity == self.Identity:
+		// The grain under test is the grain called, stub or no stub
+		// (grain_self.go).
+		self.selfCall(call)
 	case !ok:
 		call.Fail(fmt.Errorf("%w: %q (testkit: no stub for it: Grain.Stub, Grain.StubProbe, WithGrainStub)", cluster.ErrNoSuchKind, call.Identity.Kind))
 	case r.probe != nil && call.Blocking():
@@ -107,7 +113,9 @@ func WithGrainStub(kind string, fn GrainStub) Option {
 }
 
 // Stub makes fn answer the grain's calls to the grains of kind (a kind
-// name) from now on, in place of an earlier stub or probe of kind. Calls
+// name) from now on, in place of an earlier stub or probe of kind. A
+// call of the grain to its own identity is not stubbed: it reaches the
+// grain itself, as in the cluster (see Grain). Calls
 // go through cluster.Get(ctx.System()) and the generated clients alike:
 // Request, Call and the blocking client methods get fn's answer at once;
 // RequestFuture, CallFuture and the clients' Future methods complete
