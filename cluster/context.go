@@ -56,17 +56,40 @@ func (c *Cluster) RequestFuture(id Identity, msg any, timeout time.Duration) *ac
 	if c.det != nil {
 		return c.futureDetached(id, msg, timeout, false)
 	}
+	return c.requestFuture(id, msg, timeout, nil)
+}
+
+// requestFuture is RequestFuture and CallFuture (with reply, which maps
+// the reply) on a running cluster. The first attempt's message leaves on
+// the caller's goroutine, in the order of the caller's other messages to
+// id: to the grain's known PID at once, or queued on the identity's
+// resolution as a Send is (queuedRequest). Waiting for the reply, and the
+// retries, run on a tracked goroutine. Were the first attempt sent there
+// too, a Send made right after the RequestFuture could reach the grain
+// first (TestClusterRequestFutureKeepsOrderWithSends).
+func (c *Cluster) requestFuture(id Identity, msg any, timeout time.Duration, reply func(any, error) (any, error)) *actor.Future {
 	if timeout <= 0 {
 		timeout = c.cfg.RequestTimeout
 	}
 	f := c.root.NewFuture(0)
+	if err := c.checkRequest(id, msg); err != nil {
+		f.Complete(nil, err)
+		return f
+	}
+	start := c.now()
+	first := &queuedRequest{msg: msg, until: time.Now().Add(timeout), attempt: c.cfg.AttemptTimeout}
+	c.sendFirst(id, first)
 	started := c.goTracked(func() {
 		ctx, cancel := c.boundContext(timeout)
 		defer cancel()
-		res, err := c.requestBound(ctx, id, msg)
+		res, err := c.requestFrom(ctx, id, msg, first, start)
+		if reply != nil {
+			res, err = reply(res, err)
+		}
 		f.Complete(res, err)
 	})
 	if !started {
+		first.abandoned.Store(true)
 		f.Complete(nil, ErrShuttingDown)
 	}
 	return f
@@ -150,27 +173,54 @@ func (c *Cluster) request(ctx context.Context, id Identity, msg any) (any, error
 // requestBound is a request on a ctx that has a deadline and ends when the
 // cluster stops: the futures' boundContext, or request's.
 func (c *Cluster) requestBound(ctx context.Context, id Identity, msg any) (any, error) {
-	if err := id.Validate(); err != nil {
+	if err := c.checkRequest(id, msg); err != nil {
 		return nil, err
+	}
+	return c.requestFrom(ctx, id, msg, nil, c.now())
+}
+
+// checkRequest refuses a request before anything is sent: an invalid
+// identity, a member leaving, a nil message (remote cannot encode it, and
+// a local grain would get a nil message it answers nothing to: the caller
+// would wait for its deadline, TestClusterNilRequestFailsAtOnce).
+func (c *Cluster) checkRequest(id Identity, msg any) error {
+	if err := id.Validate(); err != nil {
+		return err
 	}
 	if err := c.leaving(); err != nil {
-		return nil, err
+		return err
 	}
 	if msg == nil {
-		// Remote cannot encode it, and a local grain would get a nil
-		// message it answers nothing to: the caller would wait for its
-		// deadline (TestClusterNilRequestFailsAtOnce).
-		return nil, errNilRequest
+		return errNilRequest
 	}
-	start := c.now()
+	return nil
+}
+
+// requestFrom makes the attempts of a request that started at start, the
+// first one already sent or queued when first is not nil (requestFuture).
+func (c *Cluster) requestFrom(ctx context.Context, id Identity, msg any, first *queuedRequest, start time.Time) (any, error) {
 	var last error
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
 			c.metrics.retried(id.Kind)
 		}
-		pid, err := c.resolve(ctx, id)
+		var (
+			pid *actor.PID
+			fut *actor.Future
+			err error
+		)
+		if attempt == 1 && first != nil {
+			select {
+			case <-first.ready:
+				pid, fut, err = first.pid, first.fut, first.err
+			case <-ctx.Done():
+				first.abandoned.Store(true)
+				return nil, c.ended(id, ctx.Err())
+			}
+		} else if pid, err = c.resolve(ctx, id); err == nil {
+			fut = c.root.RequestFuture(pid, msg, c.attemptTimeout(ctx, c.cfg.AttemptTimeout))
+		}
 		if err == nil {
-			fut := c.root.RequestFuture(pid, msg, c.attemptTimeout(ctx, c.cfg.AttemptTimeout))
 			res, ferr := fut.ResultContext(ctx)
 			if ferr == nil {
 				c.metrics.requested(id.Kind, c.now().Sub(start))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fraktor-go/fraktor/actor"
@@ -221,13 +222,96 @@ func (c *Cluster) land(id Identity, f *flight, pid *actor.PID, owner string, err
 			close(f.done)
 			g.mu.Unlock()
 			if err != nil && len(sends) > 0 {
-				c.log.Debug("cluster: sends not delivered", "kind", id.Kind, "count", len(sends), "err", err)
+				n := 0
+				for _, m := range sends {
+					if q, ok := m.(*queuedRequest); ok {
+						q.fail(err) // its requester retries or gives up
+						continue
+					}
+					n++
+				}
+				if n > 0 {
+					c.log.Debug("cluster: sends not delivered", "kind", id.Kind, "count", n, "err", err)
+				}
 			}
 			return
 		}
 		g.mu.Unlock()
 		for _, m := range sends {
+			if q, ok := m.(*queuedRequest); ok {
+				q.send(c, pid)
+				continue
+			}
 			c.root.Send(pid, m)
 		}
+	}
+}
+
+// queuedRequest is the first attempt of a RequestFuture or CallFuture
+// (requestFuture): sent at once to a known PID, or queued on the
+// identity's flight among the Sends, in the caller's order. Once ready is
+// closed, pid and fut are the attempt (sent to pid), or err why the flight
+// could not resolve the identity.
+type queuedRequest struct {
+	msg     any
+	until   time.Time     // the request's deadline (wall clock, as its ctx)
+	attempt time.Duration // Config.AttemptTimeout
+	ready   chan struct{} // set by sendFirst
+	pid     *actor.PID
+	fut     *actor.Future
+	err     error
+	// abandoned: the requester has given up (its deadline, Shutdown); a
+	// flight that lands later does not send it.
+	abandoned atomic.Bool
+}
+
+// sentReady is the ready of a queuedRequest sent on its caller's
+// goroutine: closed already, so that the warm path makes no channel.
+var sentReady = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
+
+// send sends the request to pid, the identity's activation, with what is
+// left of its deadline as the attempt's timeout (at most attempt).
+func (q *queuedRequest) send(c *Cluster, pid *actor.PID) {
+	if !q.abandoned.Load() {
+		d := max(min(q.attempt, time.Until(q.until)), time.Millisecond)
+		q.pid, q.fut = pid, c.root.RequestFuture(pid, q.msg, d)
+	} else {
+		q.err = actor.ErrTimeout
+	}
+	close(q.ready)
+}
+
+// sendNow is send on the caller's goroutine, before anyone waits on ready.
+func (q *queuedRequest) sendNow(c *Cluster, pid *actor.PID) {
+	d := max(min(q.attempt, time.Until(q.until)), time.Millisecond)
+	q.pid, q.fut, q.ready = pid, c.root.RequestFuture(pid, q.msg, d), sentReady
+}
+
+// fail ends the attempt without sending: the flight failed with err.
+func (q *queuedRequest) fail(err error) {
+	q.err = err
+	close(q.ready)
+}
+
+// sendFirst sends q, a request's first attempt, to id's known PID, or
+// queues it on id's resolution (starting one when none is under way), as
+// Send does with a message.
+func (c *Cluster) sendFirst(id Identity, q *queuedRequest) {
+	if pid := c.cached(id, c.now()); pid != nil {
+		q.sendNow(c, pid)
+		return
+	}
+	q.ready = make(chan struct{}) // before join: the flight may land at once
+	f, lead, pid := c.flights.join(id, q, c, c.now(), nil)
+	switch {
+	case pid != nil:
+		q.ready = nil
+		q.sendNow(c, pid)
+	case lead:
+		c.leadSends(id, f)
 	}
 }

@@ -110,23 +110,12 @@ func CallFuture(c *Cluster, id Identity, req any, timeout time.Duration) *actor.
 	if c.det != nil {
 		return c.futureDetached(id, emptyIfNil(req), timeout, true)
 	}
-	if timeout <= 0 {
-		timeout = c.cfg.RequestTimeout
-	}
-	f := c.root.NewFuture(0)
-	started := c.goTracked(func() {
-		ctx, cancel := c.boundContext(timeout)
-		defer cancel()
-		res, err := c.requestBound(ctx, id, emptyIfNil(req))
+	return c.requestFuture(id, emptyIfNil(req), timeout, func(res any, err error) (any, error) {
 		if ge, ok := res.(*clusterpb.GrainError); ok && err == nil {
-			res, err = nil, &GrainError{Code: ge.Code, Message: ge.Message}
+			return nil, &GrainError{Code: ge.Code, Message: ge.Message}
 		}
-		f.Complete(res, err)
+		return res, err
 	})
-	if !started {
-		f.Complete(nil, ErrShuttingDown)
-	}
-	return f
 }
 
 // emptyIfNil returns msg, or a new empty message of its type when msg is a
