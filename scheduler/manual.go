@@ -110,9 +110,8 @@ func (m *Manual) budget(done int) int {
 // limit have run; busy reports that something was still ready then (an
 // actor that keeps itself busy, a message to itself on every turn, would
 // keep this loop, and the test driving it, running for ever). A system
-// that needs exactly limit and is then idle is not busy: before, reaching
-// the limit was enough, so such a RunUntilIdle failed its test and such an
-// Advance stopped short of its target with nothing left to run
+// that needs exactly limit and is then idle is not busy: its RunUntilIdle
+// passes, and its Advance reaches its target
 // (TestManualBusyLimitExactlyReachedIsIdle).
 func (m *Manual) run(limit int) (n int, busy bool) {
 	for limit < 0 || n < limit {
