@@ -17,7 +17,7 @@ type Future struct {
 	done   chan struct{} // made on first need (waitDone, Done) unless signal; guarded by mu then
 	state  atomic.Uint32
 	set    bool // result and err are written: PipeTo may read them
-	reg    bool
+	reg    regState
 	signal bool // done is a pooled signal, not closed (future_signal.go)
 	timed  bool // tm is armed (a timeout, or watchClose) or has fired (guarded by mu)
 	result any
@@ -31,6 +31,16 @@ type Future struct {
 	idbuf  futureID
 }
 
+// regState says where a future is registered. (A byte beside the other
+// flags, so the Future keeps its size class, TestFutureIDInline.)
+type regState uint8
+
+const (
+	regNone    regState = iota // not registered: no remote handler was set
+	regID                      // in the registry by its ID
+	regIndexed                 // by its ID, and by its target's address (request_index.go)
+)
+
 func (s *System) newFuture(target *PID, timeout time.Duration) *Future {
 	return s.startFuture(&Future{}, target, timeout)
 }
@@ -43,11 +53,20 @@ func (s *System) startFuture(f *Future, target *PID, timeout time.Duration) *Fut
 	f.ref.p = f
 	f.pidv.cacheRef(&f.ref)
 	s.metrics.futureStarted()
-	// Registered, f is reachable by ID (failRequestsTo, answers from the
-	// wire) and may complete at once on another goroutine: every field
-	// complete reads is written before add.
-	f.reg = s.registerFutures.Load()
-	for f.reg && !s.registry.add(id, f) {
+	// Registered, f is reachable by ID (answers from the wire), and once
+	// indexed, by its target's address (failRequestsTo); either way it may
+	// complete at once on another goroutine: every field complete reads is
+	// written before add. Whether f is indexed is decided here, once: a
+	// request to an address that later becomes this node's own (remote
+	// sets it at its start) stays indexed, and failRequestsTo refuses
+	// this node's address as before.
+	if s.registerFutures.Load() {
+		f.reg = regID
+		if target != nil && s.otherNode(target.Address) {
+			f.reg = regIndexed
+		}
+	}
+	for f.reg != regNone && !s.registry.add(id, f) {
 		// Another process has this ID. Spawn and RegisterProcess refuse
 		// IDs of a future's form (a peer that saw a future's ID as a
 		// request's sender could otherwise name the next one in a remote
@@ -56,6 +75,9 @@ func (s *System) startFuture(f *Future, target *PID, timeout time.Duration) *Fut
 		// the wire, looked up by ID, reach it and not the other process.
 		id = f.idbuf.format(s.futureSeq.Add(1))
 		f.pidv.ID = id
+	}
+	if f.reg == regIndexed {
+		s.indexRequest(f)
 	}
 	if s.stopped.Load() {
 		f.complete(nil, ErrSystemStopped)
@@ -253,8 +275,11 @@ func (f *Future) complete(v any, err error) {
 	if timed {
 		f.sys.tq.cancel(&f.tm)
 	}
-	if f.reg {
+	if f.reg != regNone {
 		f.sys.registry.remove(f.pidv.ID)
+		if f.reg == regIndexed {
+			f.sys.registry.removeRequest(f.target.Address, f)
+		}
 	}
 	f.sys.metrics.futureCompleted(err)
 	f.releaseTurn() // completed before anyone waited: the request still runs
@@ -339,22 +364,43 @@ func (f *Future) StopProcess(_ *PID) { f.complete(nil, ErrFutureStopped) }
 // calls it when the node at address is declared gone, so that requests
 // waiting for an answer from it fail at once instead of at their deadline.
 // Only futures made by RequestFuture (and Request) are affected, and only
-// while futures are registered (SetRemoteHandler). It scans the registry;
-// safe for concurrent use.
+// while futures are registered (SetRemoteHandler). It takes them from the
+// request index (request_index.go), not from a walk of the registry: its
+// cost is the number of requests pending to address. Safe for concurrent
+// use.
 func (s *System) failRequestsTo(address string, reason error) int {
-	if address == "" || address == LocalAddress || address == s.Address() {
+	if !s.otherNode(address) {
 		return 0
 	}
-	var hit []*Future
-	s.registry.each(func(p Process) {
-		if f, ok := p.(*Future); ok && f.target != nil && f.target.Address == address && f.state.Load() == 0 {
-			hit = append(hit, f)
+	n := 0
+	for f := range s.registry.takeRequests(address) {
+		if f.state.Load() == 0 {
+			f.complete(nil, fmt.Errorf("%w: request to %s: %w", ErrDeadLetter, f.target, reason))
+			n++
 		}
-	})
-	for _, f := range hit {
-		f.complete(nil, fmt.Errorf("%w: request to %s: %w", ErrDeadLetter, f.target, reason))
 	}
-	return len(hit)
+	return n
+}
+
+// indexRequest puts f, registered by ID, in the request index under its
+// target's address. Only after the registry has it: failRequestsTo may
+// complete it as soon as it is indexed, and a completion before the
+// registry's add would leave the completed future in the registry for
+// good. Whatever completed f in between (an answer to its ID) removed it
+// from the index before it was there, so f, found completed after the
+// add, is taken out again (TestIndexRequestCompletedMeanwhile): either
+// that check sees the completion, or the completion's removal comes after
+// the add, under the same lock.
+func (s *System) indexRequest(f *Future) {
+	s.registry.addRequest(f.target.Address, f)
+	if f.state.Load() != 0 {
+		s.registry.removeRequest(f.target.Address, f)
+	}
+}
+
+// otherNode reports whether address names another node than this one.
+func (s *System) otherNode(address string) bool {
+	return address != "" && address != LocalAddress && address != s.Address()
 }
 
 // Requester is anything that can make a request: the root context and actor contexts.

@@ -67,7 +67,9 @@ type Host interface {
 	// to a process at address, with an error that wraps ErrDeadLetter and
 	// reason, and returns how many it failed. A transport calls it when the
 	// node at address is declared gone, so requests waiting for it fail at
-	// once instead of at their deadline. It scans the registry.
+	// once instead of at their deadline. Its cost is the number of requests
+	// pending to address, whatever the number of actors: the requests to
+	// other nodes are indexed by address (actor/request_index.go).
 	FailRequestsTo(address string, reason error) int
 	// SetRedirect installs r for the children of parent, a live local
 	// actor (a later call for the same parent replaces it). A user message

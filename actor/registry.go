@@ -23,6 +23,15 @@ type registry struct {
 	// One flag for nested IDs ("#..."), one for the rest: the futures that
 	// remote registers set only the second.
 	namedSeqTop, namedSeqNested atomic.Bool
+
+	// How many processes each has visited, in all: a walk of every actor
+	// is what a peer's termination must not cost
+	// (TestFailRequestsToWalksNoActors).
+	visits atomic.Uint64
+
+	// The registered futures of requests to other nodes, by address
+	// (request_index.go).
+	requests requestIndex
 }
 
 type registryShard struct {
@@ -162,13 +171,28 @@ func (r *registry) len() int {
 
 // each calls f for every registered process (for metrics collection).
 func (r *registry) each(f func(Process)) {
-	r.seq.each(func(c *cell) { f(c) })
+	n := uint64(0)
+	r.seq.each(func(c *cell) { n++; f(c) })
 	for i := range r.shards {
 		s := &r.shards[i]
 		s.mu.RLock()
 		for _, p := range s.m {
+			n++
 			f(p)
 		}
 		s.mu.RUnlock()
 	}
+	r.visits.Add(n)
+}
+
+// addRequest indexes f, registered by ID and not yet completable by anyone
+// else, under address, its request's target's.
+func (r *registry) addRequest(address string, f *Future) { r.requests.add(r.seed, address, f) }
+
+// removeRequest drops f, which addRequest indexed under address.
+func (r *registry) removeRequest(address string, f *Future) { r.requests.remove(r.seed, address, f) }
+
+// takeRequests removes and returns the futures indexed under address.
+func (r *registry) takeRequests(address string) map[*Future]struct{} {
+	return r.requests.take(r.seed, address)
 }

@@ -1,0 +1,138 @@
+package actor
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// dropAll stands for the processes of other nodes: it drops everything.
+type dropAll struct{}
+
+func (dropAll) SendUser(*PID, any, *PID)       {}
+func (dropAll) SendSystem(*PID, SystemMessage) {}
+func (dropAll) StopProcess(*PID)               {}
+
+// remoteTestSystem is a system whose PIDs of other addresses resolve to
+// dropAll, with its futures registered, as under remote.
+func remoteTestSystem(tb testing.TB) *System {
+	tb.Helper()
+	sys, err := NewSystem(SystemConfig{})
+	require.NoError(tb, err)
+	tb.Cleanup(func() { _ = sys.Shutdown(tb.Context()) })
+	host{sys}.SetRemoteHandler(func(*PID) Process { return dropAll{} })
+	return sys
+}
+
+// indexed returns how many futures the request index holds under address.
+func (r *registry) indexed(address string) int {
+	s := r.requests.shard(r.seed, address)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m[address])
+}
+
+// spawnIdle spawns n actors that do nothing.
+func spawnIdle(tb testing.TB, sys *System, n int) {
+	tb.Helper()
+	props := PropsFromFunc(func(Context) {})
+	for range n {
+		sys.Root().Spawn(props)
+	}
+	require.GreaterOrEqual(tb, sys.ProcessCount(), n)
+}
+
+// TestFailRequestsToWalksNoActors: with many actors, peer after peer
+// terminating fails exactly the requests pending to each, and no
+// termination walks the registry (before, each one visited every actor).
+// Requests to another peer and local requests are left alone.
+func TestFailRequestsToWalksNoActors(t *testing.T) {
+	sys := remoteTestSystem(t)
+	const actors, peers, pending = 20_000, 50, 3
+	spawnIdle(t, sys, actors)
+	gone := errors.New("node gone")
+	other := sys.Root().RequestFuture(NewPID("alive:1", "a"), "hello", 0)
+	local := sys.Root().RequestFuture(sys.Root().Spawn(PropsFromFunc(func(Context) {})), "no answer", 0)
+	require.Equal(t, 1, sys.registry.indexed("alive:1"))
+
+	before := sys.registry.visits.Load()
+	for p := range peers {
+		addr := "dead:" + strconv.Itoa(p)
+		fs := make([]*Future, pending)
+		for i := range fs {
+			fs[i] = sys.Root().RequestFuture(NewPID(addr, "a"), "hello", 0)
+		}
+		require.Equal(t, pending, sys.failRequestsTo(addr, gone), addr)
+		for _, f := range fs {
+			_, err := f.Result()
+			require.ErrorIs(t, err, ErrDeadLetter)
+			require.ErrorIs(t, err, gone)
+		}
+		require.Zero(t, sys.failRequestsTo(addr, gone), "nothing left to fail at %s", addr)
+		require.Zero(t, sys.registry.indexed(addr))
+	}
+	assert.Zero(t, sys.registry.visits.Load()-before, "a peer's termination walked the registry")
+
+	for _, f := range []*Future{other, local} {
+		select {
+		case <-f.Done():
+			t.Fatal("a future that is not a request to a dead address completed")
+		default:
+		}
+	}
+	assert.Zero(t, sys.registry.indexed(sys.Address()), "a local request is not indexed")
+	other.StopProcess(other.PID())
+	local.StopProcess(local.PID())
+	assert.Zero(t, sys.registry.indexed("alive:1"), "a completed request leaves the index")
+}
+
+// TestIndexRequestCompletedMeanwhile: a request that completes between its
+// registration and its indexing (an answer to its ID) is not left in the
+// index, where it would stay until its target's node went.
+func TestIndexRequestCompletedMeanwhile(t *testing.T) {
+	sys := remoteTestSystem(t)
+	f := sys.Root().RequestFuture(NewPID("far:1", "a"), "hello", 0)
+	require.Equal(t, regIndexed, f.reg)
+	f.complete("answer", nil)
+	require.Zero(t, sys.registry.indexed("far:1"))
+	sys.indexRequest(f) // what startFuture does after the registry's add
+	assert.Zero(t, sys.registry.indexed("far:1"), "a completed future stayed in the index")
+}
+
+// TestRequestIndexOnlyWithRemote: without a remote handler futures are not
+// registered, and a request to another address is not indexed either.
+func TestRequestIndexOnlyWithRemote(t *testing.T) {
+	sys := newTestSystem(t)
+	f := sys.Root().RequestFuture(NewPID("far:1", "a"), "hello", 0)
+	assert.Equal(t, regNone, f.reg)
+	assert.Zero(t, sys.registry.indexed("far:1"))
+	_, err := f.Result()
+	assert.ErrorIs(t, err, ErrDeadLetter)
+}
+
+// BenchmarkFailRequestsTo: one request to a peer, then the peer's
+// termination, on a system with idle actors; ns/op should not grow with
+// the actor count.
+//
+//	go test ./actor -run '^$' -bench FailRequestsTo -benchmem
+func BenchmarkFailRequestsTo(b *testing.B) {
+	for _, actors := range []int{0, 100_000} {
+		b.Run("actors="+strconv.Itoa(actors), func(b *testing.B) {
+			sys := remoteTestSystem(b)
+			spawnIdle(b, sys, actors)
+			gone := errors.New("node gone")
+			pid := NewPID("dead:1", "a")
+			b.ReportAllocs()
+			for b.Loop() {
+				f := sys.Root().RequestFuture(pid, "hello", 0)
+				if n := sys.failRequestsTo(pid.Address, gone); n != 1 {
+					b.Fatalf("failed %d requests, want 1", n)
+				}
+				_ = f.Wait()
+			}
+		})
+	}
+}
