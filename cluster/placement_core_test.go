@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -796,4 +797,31 @@ func TestPlacementCoreBusyRefusalNamesTheMember(t *testing.T) {
 	assert.Contains(t, r.Error(), "waiting for member "+mC.Key())
 	c.ack(mC.Key(), 2, coreT0)
 	grant(t, c, x, coreT0)
+}
+
+// TestActivationRefusalTextNotDoubled: the owner sends a refusal's whole
+// text, its sentinel's included, in ActivationResponse.Error, and the
+// caller wraps the sentinel again: ownerRefusal drops the repeated prefix,
+// so a caller's ErrTimeout does not read "cluster: activation busy:
+// cluster: activation busy: ...". A text without the prefix (an owner
+// that sends only the reason) is kept whole.
+func TestActivationRefusalTextNotDoubled(t *testing.T) {
+	t1 := NewTopology(1, []Member{mA, mC})
+	t2 := NewTopology(2, []Member{mA, mB, mC})
+	x := moving(t, "user", t1, t2, mA, mB)
+	c := newTestCore(mB)
+	mustInstall(t, c, t2, coreT0)
+	_, _, r := c.activate(x, t2.Epoch, t2.Hash, coreT0)
+	refusedWith(t, r, errBusy)
+	wire := r.err.Error() // what refusalResponse sends
+	got := ownerRefusal(errBusy, wire)
+	require.ErrorIs(t, got, errBusy)
+	assert.Equal(t, 1, strings.Count(got.Error(), errBusy.Error()), "%v", got)
+	assert.Equal(t, wire, got.Error())
+
+	got = ownerRefusal(errFenced, "lease lost")
+	require.ErrorIs(t, got, errFenced)
+	assert.Equal(t, errFenced.Error()+": lease lost", got.Error())
+	assert.Equal(t, ErrNoSuchKind, ownerRefusal(ErrNoSuchKind, ErrNoSuchKind.Error()))
+	assert.Equal(t, ErrNoSuchKind, ownerRefusal(ErrNoSuchKind, ""))
 }
