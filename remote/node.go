@@ -84,6 +84,7 @@ type Node struct {
 	running   atomic.Bool                          // state == stateRunning, for Send
 	peerIDs   map[string]string                    // address → node ID of the last incarnation connected there (bounded: rememberPeer)
 	peersCap  int                                  // the size at which rememberPeer forgets idle peers; maxKnownPeers
+	retired   map[string]string                    // address → node ID of endpoints retired unused (retireUnused); bounded by peersCap
 	raws      map[net.Conn]rawState                // every open socket
 	forced    bool                                 // Close's grace period is over
 	ln        net.Listener
@@ -96,6 +97,10 @@ type Node struct {
 	// not completed; the accept loop refuses more than
 	// Config.MaxPendingHandshakes.
 	inboundHandshakes atomic.Int64
+	// inboundConns counts inbound connections from their admission in the
+	// handshake until they close; admitInbound refuses more than
+	// Config.MaxInboundConnections.
+	inboundConns atomic.Int64
 
 	refusals logThrottle // the log of refused inbound envelopes
 
@@ -119,6 +124,7 @@ type nodeStats struct {
 	directWrites                     atomic.Uint64 // envelopes written by their sender (tryDirect)
 	directHandoffs                   atomic.Uint64 // of those, frames finished by the writer goroutine (rest)
 	handshakesRefused                atomic.Uint64
+	inboundRefused                   atomic.Uint64
 	protocolErrors                   atomic.Uint64
 	queueFull                        atomic.Uint64
 	connections                      atomic.Int64
@@ -136,6 +142,9 @@ type Stats struct {
 	QueueFull         uint64 // envelopes Send refused because their peer's queue was full
 	QueuedBytes       int64  // estimated bytes of the envelopes queued for all peers now
 	Connections       int64  // established connections now open
+	InboundRefused    uint64 // inbound handshakes refused at Config.MaxInboundConnections (also in HandshakesRefused)
+	Inbound           int64  // inbound connections now established or admitted in a handshake
+	Endpoints         int    // peer addresses with an endpoint now (queue, connection or reconnect state)
 }
 
 // NewNode validates cfg and returns a Node that is not listening yet.
@@ -145,7 +154,7 @@ func NewNode(cfg Config, hooks Hooks, opts ...Option) (*Node, error) {
 	}
 	n := &Node{
 		cfg: cfg, hooks: hooks, ser: cfg.Serializers, log: cfg.Logger, id: cfg.NodeID,
-		endpoints: map[string]*endpoint{}, peerIDs: map[string]string{}, peersCap: maxKnownPeers, raws: map[net.Conn]rawState{},
+		endpoints: map[string]*endpoint{}, peerIDs: map[string]string{}, retired: map[string]string{}, peersCap: maxKnownPeers, raws: map[net.Conn]rawState{},
 		stopping: make(chan struct{}), closed: make(chan struct{}),
 	}
 	for _, o := range opts {
@@ -234,7 +243,16 @@ func (n *Node) Stats() Stats {
 		Undelivered: n.stats.undelivered.Load(), HandshakesRefused: n.stats.handshakesRefused.Load(),
 		ProtocolErrors: n.stats.protocolErrors.Load(), QueueFull: n.stats.queueFull.Load(),
 		QueuedBytes: n.queuedBytes(), Connections: n.stats.connections.Load(),
+		InboundRefused: n.stats.inboundRefused.Load(), Inbound: n.inboundConns.Load(), Endpoints: n.endpointCount(),
 	}
+}
+
+// endpointCount is the number of endpoints in the snapshot.
+func (n *Node) endpointCount() int {
+	if m := n.epSnap.Load(); m != nil {
+		return len(*m)
+	}
+	return 0
 }
 
 // queuedBytes sums the estimated bytes queued for every peer.
@@ -381,6 +399,12 @@ func (n *Node) endpointFor(address string) (*endpoint, error) {
 		return ep, nil
 	}
 	ep := newEndpoint(n, address)
+	if id, ok := n.retired[address]; ok {
+		// The last endpoint here was retired unused (retireUnused): a new
+		// node ID on this one's connection is still reported as a restart.
+		ep.peer = id
+		delete(n.retired, address)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ep.cancel = cancel
 	n.endpoints[address] = ep
@@ -546,6 +570,9 @@ func (n *Node) serveInbound(ctx context.Context, raw net.Conn) {
 	fr := newHandshakeReader(raw)
 	var ep *endpoint
 	hs := n.localHandshake(raw, func(peer hello) error {
+		if err := n.admitInbound(peer.Address); err != nil {
+			return err
+		}
 		for range 8 {
 			e, err := n.endpointFor(peer.Address)
 			if err != nil {
@@ -556,15 +583,19 @@ func (n *Node) serveInbound(ctx context.Context, raw net.Conn) {
 			}
 			if err == nil {
 				ep = e
+			} else {
+				n.inboundConns.Add(-1)
 			}
 			return err
 		}
+		n.inboundConns.Add(-1)
 		return fmt.Errorf("%w: endpoint for %q keeps terminating", ErrStopped, peer.Address)
 	})
 	peer, err := hs.accept(fr, raw)
 	if err != nil {
 		if ep != nil {
 			ep.cancelPending()
+			n.inboundConns.Add(-1)
 		}
 		n.refused(Peer{Address: peer.Address, NodeID: peer.NodeID}, remote, true, err)
 		n.closeRaw(raw, false)
@@ -579,6 +610,31 @@ func (n *Node) serveInbound(ctx context.Context, raw net.Conn) {
 		return
 	}
 	n.readLoop(c)
+}
+
+// admitInbound counts an inbound handshake claiming address as a
+// connection (until closeConn, or its handshake fails), or refuses it with
+// ErrTooManyConnections when Config.MaxInboundConnections are counted: the
+// bound on what claimed addresses can make this node hold (endpoints,
+// connections, goroutines), since under plain TCP or one-way TLS any party
+// may claim any address. A claim of an address whose endpoint this node has
+// sent to is let in beyond the bound: a peer this node uses is not locked
+// out by others filling it (TestInboundCapAdmitsAPeerInUse).
+func (n *Node) admitInbound(address string) error {
+	limit := n.cfg.maxInbound()
+	k := n.inboundConns.Add(1)
+	if k <= limit {
+		return nil
+	}
+	n.mu.Lock()
+	ep := n.endpoints[address]
+	n.mu.Unlock()
+	if ep != nil && ep.used.Load() {
+		return nil
+	}
+	n.inboundConns.Add(-1)
+	n.stats.inboundRefused.Add(1)
+	return fmt.Errorf("%w: %d inbound connections (Config.MaxInboundConnections %d)", ErrTooManyConnections, k-1, limit)
 }
 
 // refused logs and reports a failed handshake.
