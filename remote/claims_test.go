@@ -191,6 +191,9 @@ func TestInboundCapAdmitsAPeerInUse(t *testing.T) {
 	kind, code := r2.claim("peer-again", used)
 	require.Equal(t, kindReject, kind)
 	assert.Equal(t, RejectDuplicate, code, "a claim of an address in use is not refused as busy")
+	r2.expectClosed()
+	require.Eventually(t, func() bool { return b.Stats().Inbound == 1 }, waitTimeout, time.Millisecond,
+		"the refused claim still counted: %d inbound", b.Stats().Inbound)
 
 	r3 := dialRaw(t, b.Address())
 	kind, code = r3.claim("other", "127.0.0.1:1002")

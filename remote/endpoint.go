@@ -33,11 +33,13 @@ type endpoint struct {
 	stop   chan struct{}      // closed by terminate
 	cancel context.CancelFunc // cancels run's ctx (an in-flight dial)
 
-	// used is set by the first local Send to the address (enqueue): this
-	// node needs the peer (a request, a watch, a reply it sent), so a lost
-	// connection is redialled. An endpoint that only exists because a peer
-	// dialled in is retired instead when its connection ends
-	// (retireUnused).
+	// used is set, under Node.mu, by the first local Send to the address
+	// (Node.endpointFor): this node needs the peer (a request, a watch, a
+	// reply it sent), so a lost connection is redialled. An endpoint that
+	// only exists because a peer dialled in is retired instead when its
+	// connection ends (retireUnused). Only used endpoints are in the
+	// Node's lock-free snapshot, so Send finds an unused one on its slow
+	// path, which marks it: the per-message path pays nothing for this.
 	used atomic.Bool
 
 	mu              sync.Mutex
@@ -94,9 +96,6 @@ func (ep *endpoint) current() *conn {
 // full, ErrBlocked when the peer's node ID is blocked, errEndpointGone once
 // the endpoint has stopped taking sends. It waits for no lock.
 func (ep *endpoint) enqueue(it outItem) error {
-	if !ep.used.Load() { // a load, no store, on the hot path
-		ep.used.Store(true)
-	}
 	if ep.n.bl.active() {
 		if id := ep.peerID(); id != "" && ep.n.bl.IsBlocked(id) {
 			return fmt.Errorf("%w: node %s", ErrBlocked, id)
@@ -200,18 +199,31 @@ func (ep *endpoint) cancelPending() {
 // node ID is kept in Node.retired so that the next endpoint at the address
 // still reports a restart. It reports whether it retired the endpoint; run
 // then exits.
+//
+// It first waits for the reader of the connection installed last: that
+// reader may still deliver envelopes it read before the connection closed,
+// and the peer's next connection would come to a new endpoint, whose
+// reader would not wait for it (conn.after) and could overtake them
+// (TestReconnectKeepsOrderWhenRetired). The wait is short: the connection
+// is closed, so the reader delivers what it holds and its next read fails.
 func (ep *endpoint) retireUnused() bool {
 	if ep.used.Load() {
 		return false
+	}
+	ep.mu.Lock()
+	last := ep.lastRead
+	ep.mu.Unlock()
+	if last != nil {
+		<-last
 	}
 	n := ep.n
 	n.mu.Lock() // before ep.mu, as everywhere
 	defer n.mu.Unlock()
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
-	// A Send sets used before it pushes: either it is seen here, or its
-	// push finds the queue closed (errEndpointGone) and it retries, after
-	// the endpoint left n.endpoints below, on a new one.
+	// A Send marks the endpoint used under n.mu before it can push to it
+	// (endpointFor; the snapshot holds only used endpoints), so nothing
+	// can be pushed to an endpoint retired here.
 	if ep.termErr != nil || ep.conn != nil || ep.inboundPending > 0 || ep.used.Load() || n.state != stateRunning || !ep.q.closeIfIdle() {
 		return false
 	}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"math/rand/v2"
 	"net"
 	"sync"
@@ -247,15 +246,15 @@ func (n *Node) Stats() Stats {
 	}
 }
 
-// endpointCount is the number of endpoints in the snapshot.
+// endpointCount is the number of endpoints.
 func (n *Node) endpointCount() int {
-	if m := n.epSnap.Load(); m != nil {
-		return len(*m)
-	}
-	return 0
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.endpoints)
 }
 
-// queuedBytes sums the estimated bytes queued for every peer.
+// queuedBytes sums the estimated bytes queued for every peer (an endpoint
+// outside the snapshot was never sent to: it has nothing queued).
 func (n *Node) queuedBytes() int64 {
 	var b int64
 	if m := n.epSnap.Load(); m != nil {
@@ -321,7 +320,7 @@ func (n *Node) send(address string, target, sender *actor.PID, msg any) error {
 		}
 	}
 	for range 8 {
-		ep, err := n.endpointFor(address)
+		ep, err := n.endpointFor(address, true)
 		if err != nil {
 			return n.sendFailed(address, target, sender, msg, err)
 		}
@@ -367,7 +366,8 @@ func (n *Node) sendFailed(address string, target, sender *actor.PID, msg any, er
 }
 
 // liveEndpoint returns the endpoint for address from the lock-free
-// snapshot, or nil (none yet, or the Node is not running).
+// snapshot, or nil (none yet, none this node has sent to, or the Node is
+// not running).
 func (n *Node) liveEndpoint(address string) *endpoint {
 	if !n.running.Load() {
 		return nil
@@ -378,15 +378,22 @@ func (n *Node) liveEndpoint(address string) *endpoint {
 	return nil
 }
 
-// publishEndpoints refreshes the snapshot liveEndpoint reads. n.mu held.
+// publishEndpoints refreshes the snapshot liveEndpoint reads: the
+// endpoints this node has sent to (endpoint.used). n.mu held.
 func (n *Node) publishEndpoints() {
-	m := maps.Clone(n.endpoints)
+	m := make(map[string]*endpoint, len(n.endpoints))
+	for a, ep := range n.endpoints {
+		if ep.used.Load() {
+			m[a] = ep
+		}
+	}
 	n.epSnap.Store(&m)
 }
 
 // endpointFor returns the live endpoint for address, creating it (and its
-// goroutine) if needed.
-func (n *Node) endpointFor(address string) (*endpoint, error) {
+// goroutine) if needed. local (a Send, not an inbound handshake) marks it
+// used.
+func (n *Node) endpointFor(address string, local bool) (*endpoint, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.state != stateRunning {
@@ -396,9 +403,14 @@ func (n *Node) endpointFor(address string) (*endpoint, error) {
 		return nil, fmt.Errorf("%w: %q is this node's own address", ErrIdentityMismatch, address)
 	}
 	if ep := n.endpoints[address]; ep != nil {
+		if local && !ep.used.Load() {
+			ep.used.Store(true)
+			n.publishEndpoints()
+		}
 		return ep, nil
 	}
 	ep := newEndpoint(n, address)
+	ep.used.Store(local)
 	if id, ok := n.retired[address]; ok {
 		// The last endpoint here was retired unused (retireUnused): a new
 		// node ID on this one's connection is still reported as a restart.
@@ -573,23 +585,13 @@ func (n *Node) serveInbound(ctx context.Context, raw net.Conn) {
 		if err := n.admitInbound(peer.Address); err != nil {
 			return err
 		}
-		for range 8 {
-			e, err := n.endpointFor(peer.Address)
-			if err != nil {
-				return err
-			}
-			if err = e.admit(peer, true); errors.Is(err, errEndpointGone) {
-				continue
-			}
-			if err == nil {
-				ep = e
-			} else {
-				n.inboundConns.Add(-1)
-			}
+		e, err := n.admitEndpoint(peer)
+		if err != nil {
+			n.inboundConns.Add(-1) // counted by admitInbound
 			return err
 		}
-		n.inboundConns.Add(-1)
-		return fmt.Errorf("%w: endpoint for %q keeps terminating", ErrStopped, peer.Address)
+		ep = e
+		return nil
 	})
 	peer, err := hs.accept(fr, raw)
 	if err != nil {
@@ -610,6 +612,26 @@ func (n *Node) serveInbound(ctx context.Context, raw net.Conn) {
 		return
 	}
 	n.readLoop(c)
+}
+
+// admitEndpoint applies the connection rules of the endpoint for peer's
+// address (made if needed) to an inbound handshake and returns the
+// endpoint that admitted it.
+func (n *Node) admitEndpoint(peer hello) (*endpoint, error) {
+	for range 8 {
+		e, err := n.endpointFor(peer.Address, false)
+		if err != nil {
+			return nil, err
+		}
+		if err = e.admit(peer, true); errors.Is(err, errEndpointGone) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
+	return nil, fmt.Errorf("%w: endpoint for %q keeps terminating", ErrStopped, peer.Address)
 }
 
 // admitInbound counts an inbound handshake claiming address as a
