@@ -229,8 +229,7 @@ func (ep *endpoint) retireUnused() bool {
 	}
 	ep.termErr = errEndpointGone
 	if n.endpoints[ep.addr] == ep {
-		delete(n.endpoints, ep.addr)
-		n.publishEndpoints()
+		delete(n.endpoints, ep.addr) // not in the snapshot: it was never used
 	}
 	if ep.peer != "" {
 		if len(n.retired) >= n.peersCap {

@@ -420,7 +420,9 @@ func (n *Node) endpointFor(address string, local bool) (*endpoint, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ep.cancel = cancel
 	n.endpoints[address] = ep
-	n.publishEndpoints()
+	if local { // an unused endpoint is not in the snapshot: no copy per claim
+		n.publishEndpoints()
+	}
 	n.wg.Go(func() { ep.run(ctx) })
 	return ep, nil
 }
@@ -429,7 +431,9 @@ func (n *Node) removeEndpoint(ep *endpoint) {
 	n.mu.Lock()
 	if n.endpoints[ep.addr] == ep {
 		delete(n.endpoints, ep.addr)
-		n.publishEndpoints()
+		if ep.used.Load() {
+			n.publishEndpoints()
+		}
 	}
 	n.mu.Unlock()
 }
