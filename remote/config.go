@@ -20,6 +20,10 @@ const (
 	// defaultMaxFrameSize is DefaultConfig's MaxFrameSize, and what a
 	// hello without the field says (see hello.MaxFrame).
 	defaultMaxFrameSize = 4 << 20
+
+	// DefaultMaxInboundConnections is what a zero
+	// Config.MaxInboundConnections means.
+	DefaultMaxInboundConnections = 1024
 )
 
 // Config configures a Node (and, through the actor runtime, the remote
@@ -77,6 +81,17 @@ type Config struct {
 	// beyond it is closed at once, before anything is read or allocated
 	// for it (EventHandshakeRefused, ErrHandshake). At least 1.
 	MaxPendingHandshakes int
+	// MaxInboundConnections bounds the inbound connections established (or
+	// admitted in a handshake) at once; 0 means
+	// DefaultMaxInboundConnections. Under plain TCP, one-way TLS, or mutual
+	// TLS whose certificates cover whole hosts, a hello may claim any
+	// address, and each claimed address holds an endpoint, a connection and
+	// two goroutines here while it stays connected: the bound caps what
+	// claims can make the node hold. A handshake beyond it is refused
+	// (ErrTooManyConnections, reject code 8, Stats.InboundRefused), unless
+	// it claims the address of an endpoint this node has sent to (a peer it
+	// uses keeps getting in). Raise it for clusters larger than the default.
+	MaxInboundConnections int
 
 	// OutboundQueueSize bounds the envelopes queued per peer, and
 	// OutboundQueueBytes their size in bytes (at least MaxFrameSize). Send
@@ -111,23 +126,32 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// maxInbound is MaxInboundConnections with 0 read as the default.
+func (c *Config) maxInbound() int64 {
+	if c.MaxInboundConnections == 0 {
+		return DefaultMaxInboundConnections
+	}
+	return int64(c.MaxInboundConnections)
+}
+
 // DefaultConfig returns a Config for a node on loopback with a free port.
 func DefaultConfig() Config {
 	return Config{
-		ListenAddress:        "127.0.0.1:0",
-		SystemName:           "fraktor",
-		MaxFrameSize:         defaultMaxFrameSize,
-		DialTimeout:          5 * time.Second,
-		HandshakeTimeout:     5 * time.Second,
-		WriteTimeout:         10 * time.Second,
-		HeartbeatInterval:    time.Second,
-		HeartbeatTimeout:     10 * time.Second,
-		MaxPendingHandshakes: 256,
-		OutboundQueueSize:    8192,
-		OutboundQueueBytes:   16 << 20,
-		ReconnectBackoffMin:  100 * time.Millisecond,
-		ReconnectBackoffMax:  5 * time.Second,
-		GiveUpAfter:          30 * time.Second,
+		ListenAddress:         "127.0.0.1:0",
+		SystemName:            "fraktor",
+		MaxFrameSize:          defaultMaxFrameSize,
+		DialTimeout:           5 * time.Second,
+		HandshakeTimeout:      5 * time.Second,
+		WriteTimeout:          10 * time.Second,
+		HeartbeatInterval:     time.Second,
+		HeartbeatTimeout:      10 * time.Second,
+		MaxPendingHandshakes:  256,
+		MaxInboundConnections: DefaultMaxInboundConnections,
+		OutboundQueueSize:     8192,
+		OutboundQueueBytes:    16 << 20,
+		ReconnectBackoffMin:   100 * time.Millisecond,
+		ReconnectBackoffMax:   5 * time.Second,
+		GiveUpAfter:           30 * time.Second,
 	}
 }
 
@@ -185,6 +209,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxPendingHandshakes < 1 {
 		bad("MaxPendingHandshakes must be at least 1, got %d", c.MaxPendingHandshakes)
+	}
+	if c.MaxInboundConnections < 0 {
+		bad("MaxInboundConnections must not be negative (0: the default), got %d", c.MaxInboundConnections)
 	}
 	if c.OutboundQueueSize < 1 {
 		bad("OutboundQueueSize must be at least 1, got %d", c.OutboundQueueSize)

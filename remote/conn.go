@@ -113,6 +113,9 @@ func (n *Node) closeConn(c *conn, err error) {
 		close(c.closed)
 		n.closeRaw(c.raw, c.writeFailed.Load())
 		n.stats.connections.Add(-1)
+		if c.inbound {
+			n.inboundConns.Add(-1) // counted by admitInbound
+		}
 		n.log.Debug("remote: connection closed", "peer", c.peerRef().String(), "remote", c.remoteAddr, "inbound", c.inbound, "reason", err)
 		n.emit(Event{Kind: EventDisconnected, Peer: c.peerRef(), RemoteAddr: c.remoteAddr, Inbound: c.inbound, Err: err})
 	})

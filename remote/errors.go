@@ -39,6 +39,10 @@ var (
 	// ErrHandshake: the handshake failed for a transport reason (timeout, TLS
 	// failure, connection closed).
 	ErrHandshake = errors.New("remote: handshake failed")
+	// ErrTooManyConnections: an inbound handshake was refused because
+	// Config.MaxInboundConnections inbound connections are established
+	// (or admitted) already.
+	ErrTooManyConnections = errors.New("remote: too many inbound connections")
 	// ErrQueueFull: the peer's bounded outbound queue is full.
 	ErrQueueFull = errors.New("remote: outbound queue full")
 	// ErrStopped: the Node is closing or closed.
@@ -95,6 +99,10 @@ const (
 	RejectBlocked
 	RejectDuplicate
 	RejectStopping
+	// RejectBusy: the acceptor holds Config.MaxInboundConnections inbound
+	// connections. A node that predates the code reads it as an unreadable
+	// reject (RejectMalformed); either way the dialer backs off and retries.
+	RejectBusy
 )
 
 // sentinel returns the error a reject code stands for.
@@ -112,6 +120,8 @@ func (c RejectCode) sentinel() error {
 		return ErrDuplicateConnection
 	case RejectStopping:
 		return ErrStopped
+	case RejectBusy:
+		return ErrTooManyConnections
 	default:
 		return ErrMalformed
 	}
@@ -132,6 +142,8 @@ func rejectCodeOf(err error) RejectCode {
 		return RejectDuplicate
 	case errors.Is(err, ErrStopped):
 		return RejectStopping
+	case errors.Is(err, ErrTooManyConnections):
+		return RejectBusy
 	default:
 		return RejectMalformed
 	}

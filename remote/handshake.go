@@ -97,7 +97,7 @@ func decodeReject(body []byte) *RejectError {
 	c := cursor{b: body}
 	code := c.uvarint()
 	reason := c.str("reason", maxReasonLen)
-	if c.finish("reject") != nil || code == 0 || code > uint64(RejectStopping) {
+	if c.finish("reject") != nil || code == 0 || code > uint64(RejectBusy) {
 		return &RejectError{Code: RejectMalformed, Reason: "unreadable reject frame"}
 	}
 	return &RejectError{Code: RejectCode(code), Reason: reason}

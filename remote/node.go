@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"math/rand/v2"
 	"net"
 	"sync"
@@ -84,6 +83,7 @@ type Node struct {
 	running   atomic.Bool                          // state == stateRunning, for Send
 	peerIDs   map[string]string                    // address → node ID of the last incarnation connected there (bounded: rememberPeer)
 	peersCap  int                                  // the size at which rememberPeer forgets idle peers; maxKnownPeers
+	retired   map[string]string                    // address → node ID of endpoints retired unused (retireUnused); bounded by peersCap
 	raws      map[net.Conn]rawState                // every open socket
 	forced    bool                                 // Close's grace period is over
 	ln        net.Listener
@@ -96,6 +96,10 @@ type Node struct {
 	// not completed; the accept loop refuses more than
 	// Config.MaxPendingHandshakes.
 	inboundHandshakes atomic.Int64
+	// inboundConns counts inbound connections from their admission in the
+	// handshake until they close; admitInbound refuses more than
+	// Config.MaxInboundConnections.
+	inboundConns atomic.Int64
 
 	refusals logThrottle // the log of refused inbound envelopes
 
@@ -119,6 +123,7 @@ type nodeStats struct {
 	directWrites                     atomic.Uint64 // envelopes written by their sender (tryDirect)
 	directHandoffs                   atomic.Uint64 // of those, frames finished by the writer goroutine (rest)
 	handshakesRefused                atomic.Uint64
+	inboundRefused                   atomic.Uint64
 	protocolErrors                   atomic.Uint64
 	queueFull                        atomic.Uint64
 	connections                      atomic.Int64
@@ -136,6 +141,9 @@ type Stats struct {
 	QueueFull         uint64 // envelopes Send refused because their peer's queue was full
 	QueuedBytes       int64  // estimated bytes of the envelopes queued for all peers now
 	Connections       int64  // established connections now open
+	InboundRefused    uint64 // inbound handshakes refused at Config.MaxInboundConnections (also in HandshakesRefused)
+	Inbound           int64  // inbound connections now established or admitted in a handshake
+	Endpoints         int    // peer addresses with an endpoint now (queue, connection or reconnect state)
 }
 
 // NewNode validates cfg and returns a Node that is not listening yet.
@@ -145,7 +153,7 @@ func NewNode(cfg Config, hooks Hooks, opts ...Option) (*Node, error) {
 	}
 	n := &Node{
 		cfg: cfg, hooks: hooks, ser: cfg.Serializers, log: cfg.Logger, id: cfg.NodeID,
-		endpoints: map[string]*endpoint{}, peerIDs: map[string]string{}, peersCap: maxKnownPeers, raws: map[net.Conn]rawState{},
+		endpoints: map[string]*endpoint{}, peerIDs: map[string]string{}, retired: map[string]string{}, peersCap: maxKnownPeers, raws: map[net.Conn]rawState{},
 		stopping: make(chan struct{}), closed: make(chan struct{}),
 	}
 	for _, o := range opts {
@@ -234,10 +242,19 @@ func (n *Node) Stats() Stats {
 		Undelivered: n.stats.undelivered.Load(), HandshakesRefused: n.stats.handshakesRefused.Load(),
 		ProtocolErrors: n.stats.protocolErrors.Load(), QueueFull: n.stats.queueFull.Load(),
 		QueuedBytes: n.queuedBytes(), Connections: n.stats.connections.Load(),
+		InboundRefused: n.stats.inboundRefused.Load(), Inbound: n.inboundConns.Load(), Endpoints: n.endpointCount(),
 	}
 }
 
-// queuedBytes sums the estimated bytes queued for every peer.
+// endpointCount is the number of endpoints.
+func (n *Node) endpointCount() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.endpoints)
+}
+
+// queuedBytes sums the estimated bytes queued for every peer (an endpoint
+// outside the snapshot was never sent to: it has nothing queued).
 func (n *Node) queuedBytes() int64 {
 	var b int64
 	if m := n.epSnap.Load(); m != nil {
@@ -303,7 +320,7 @@ func (n *Node) send(address string, target, sender *actor.PID, msg any) error {
 		}
 	}
 	for range 8 {
-		ep, err := n.endpointFor(address)
+		ep, err := n.endpointFor(address, true)
 		if err != nil {
 			return n.sendFailed(address, target, sender, msg, err)
 		}
@@ -349,7 +366,8 @@ func (n *Node) sendFailed(address string, target, sender *actor.PID, msg any, er
 }
 
 // liveEndpoint returns the endpoint for address from the lock-free
-// snapshot, or nil (none yet, or the Node is not running).
+// snapshot, or nil (none yet, none this node has sent to, or the Node is
+// not running).
 func (n *Node) liveEndpoint(address string) *endpoint {
 	if !n.running.Load() {
 		return nil
@@ -360,15 +378,22 @@ func (n *Node) liveEndpoint(address string) *endpoint {
 	return nil
 }
 
-// publishEndpoints refreshes the snapshot liveEndpoint reads. n.mu held.
+// publishEndpoints refreshes the snapshot liveEndpoint reads: the
+// endpoints this node has sent to (endpoint.used). n.mu held.
 func (n *Node) publishEndpoints() {
-	m := maps.Clone(n.endpoints)
+	m := make(map[string]*endpoint, len(n.endpoints))
+	for a, ep := range n.endpoints {
+		if ep.used.Load() {
+			m[a] = ep
+		}
+	}
 	n.epSnap.Store(&m)
 }
 
 // endpointFor returns the live endpoint for address, creating it (and its
-// goroutine) if needed.
-func (n *Node) endpointFor(address string) (*endpoint, error) {
+// goroutine) if needed. local (a Send, not an inbound handshake) marks it
+// used.
+func (n *Node) endpointFor(address string, local bool) (*endpoint, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.state != stateRunning {
@@ -378,13 +403,26 @@ func (n *Node) endpointFor(address string) (*endpoint, error) {
 		return nil, fmt.Errorf("%w: %q is this node's own address", ErrIdentityMismatch, address)
 	}
 	if ep := n.endpoints[address]; ep != nil {
+		if local && !ep.used.Load() {
+			ep.used.Store(true)
+			n.publishEndpoints()
+		}
 		return ep, nil
 	}
 	ep := newEndpoint(n, address)
+	ep.used.Store(local)
+	if id, ok := n.retired[address]; ok {
+		// The last endpoint here was retired unused (retireUnused): a new
+		// node ID on this one's connection is still reported as a restart.
+		ep.peer = id
+		delete(n.retired, address)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ep.cancel = cancel
 	n.endpoints[address] = ep
-	n.publishEndpoints()
+	if local { // an unused endpoint is not in the snapshot: no copy per claim
+		n.publishEndpoints()
+	}
 	n.wg.Go(func() { ep.run(ctx) })
 	return ep, nil
 }
@@ -393,7 +431,9 @@ func (n *Node) removeEndpoint(ep *endpoint) {
 	n.mu.Lock()
 	if n.endpoints[ep.addr] == ep {
 		delete(n.endpoints, ep.addr)
-		n.publishEndpoints()
+		if ep.used.Load() {
+			n.publishEndpoints()
+		}
 	}
 	n.mu.Unlock()
 }
@@ -546,25 +586,22 @@ func (n *Node) serveInbound(ctx context.Context, raw net.Conn) {
 	fr := newHandshakeReader(raw)
 	var ep *endpoint
 	hs := n.localHandshake(raw, func(peer hello) error {
-		for range 8 {
-			e, err := n.endpointFor(peer.Address)
-			if err != nil {
-				return err
-			}
-			if err = e.admit(peer, true); errors.Is(err, errEndpointGone) {
-				continue
-			}
-			if err == nil {
-				ep = e
-			}
+		if err := n.admitInbound(peer.Address); err != nil {
 			return err
 		}
-		return fmt.Errorf("%w: endpoint for %q keeps terminating", ErrStopped, peer.Address)
+		e, err := n.admitEndpoint(peer)
+		if err != nil {
+			n.inboundConns.Add(-1) // counted by admitInbound
+			return err
+		}
+		ep = e
+		return nil
 	})
 	peer, err := hs.accept(fr, raw)
 	if err != nil {
 		if ep != nil {
 			ep.cancelPending()
+			n.inboundConns.Add(-1)
 		}
 		n.refused(Peer{Address: peer.Address, NodeID: peer.NodeID}, remote, true, err)
 		n.closeRaw(raw, false)
@@ -579,6 +616,51 @@ func (n *Node) serveInbound(ctx context.Context, raw net.Conn) {
 		return
 	}
 	n.readLoop(c)
+}
+
+// admitEndpoint applies the connection rules of the endpoint for peer's
+// address (made if needed) to an inbound handshake and returns the
+// endpoint that admitted it.
+func (n *Node) admitEndpoint(peer hello) (*endpoint, error) {
+	for range 8 {
+		e, err := n.endpointFor(peer.Address, false)
+		if err != nil {
+			return nil, err
+		}
+		if err = e.admit(peer, true); errors.Is(err, errEndpointGone) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
+	return nil, fmt.Errorf("%w: endpoint for %q keeps terminating", ErrStopped, peer.Address)
+}
+
+// admitInbound counts an inbound handshake claiming address as a
+// connection (until closeConn, or its handshake fails), or refuses it with
+// ErrTooManyConnections when Config.MaxInboundConnections are counted: the
+// bound on what claimed addresses can make this node hold (endpoints,
+// connections, goroutines), since under plain TCP or one-way TLS any party
+// may claim any address. A claim of an address whose endpoint this node has
+// sent to is let in beyond the bound: a peer this node uses is not locked
+// out by others filling it (TestInboundCapAdmitsAPeerInUse).
+func (n *Node) admitInbound(address string) error {
+	limit := n.cfg.maxInbound()
+	k := n.inboundConns.Add(1)
+	if k <= limit {
+		return nil
+	}
+	n.mu.Lock()
+	ep := n.endpoints[address]
+	n.mu.Unlock()
+	if ep != nil && ep.used.Load() {
+		return nil
+	}
+	n.inboundConns.Add(-1)
+	n.stats.inboundRefused.Add(1)
+	return fmt.Errorf("%w: %d inbound connections (Config.MaxInboundConnections %d)", ErrTooManyConnections, k-1, limit)
 }
 
 // refused logs and reports a failed handshake.

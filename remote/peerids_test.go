@@ -20,7 +20,6 @@ func TestPeerIDsBounded(t *testing.T) {
 	mem := NewMemoryNetwork()
 	cfg := testConfig()
 	cfg.ListenAddress = "node-b:1"
-	cfg.ReconnectBackoffMin, cfg.ReconnectBackoffMax, cfg.GiveUpAfter = time.Millisecond, time.Millisecond, 20*time.Millisecond
 	b, rb := startNode(t, cfg, WithTransport(mem))
 	claim := func(i int) {
 		raw, err := mem.Dial(context.Background(), b.Address())
@@ -33,7 +32,10 @@ func TestPeerIDsBounded(t *testing.T) {
 	for i := range claims {
 		claim(i)
 	}
-	rb.waitUntil(t, "every claim's endpoint gone", func(r *recorder) bool { return len(r.terminated) == claims })
+	// Each claim's endpoint is retired when its connection ends (nothing
+	// was sent to it: retireUnused).
+	rb.waitUntil(t, "every claim's connection gone", func(r *recorder) bool { return countKind(r.events, EventDisconnected) == claims })
+	require.Eventually(t, func() bool { return b.Stats().Endpoints == 0 }, waitTimeout, time.Millisecond)
 	known := func() int {
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -46,7 +48,9 @@ func TestPeerIDsBounded(t *testing.T) {
 	b.peersCap = 10
 	b.mu.Unlock()
 	claim(claims)
-	rb.waitUntil(t, "the last claim's endpoint gone", func(r *recorder) bool { return len(r.terminated) == claims+1 })
+	rb.waitUntil(t, "the last claim's connection gone", func(r *recorder) bool { return countKind(r.events, EventDisconnected) == claims+1 })
+	require.Eventually(t, func() bool { return b.Stats().Endpoints == 0 }, waitTimeout, time.Millisecond)
+	require.Empty(t, rb.terminated, "a claimant that left is not reported terminated")
 	b.mu.Lock()
 	_, blockedKept := b.peerIDs["claim-0:1"]
 	_, newKept := b.peerIDs[fmt.Sprintf("claim-%d:1", claims)]
@@ -57,4 +61,15 @@ func TestPeerIDsBounded(t *testing.T) {
 
 	err := b.Send("claim-0:1", Envelope{Target: PIDRef{"claim-0:1", "x"}, Message: ping(1)})
 	require.True(t, errors.Is(err, ErrBlocked), "Send to the blocked node's address fails at once: %v", err)
+}
+
+// countKind counts the events of kind.
+func countKind(events []Event, kind EventKind) int {
+	k := 0
+	for _, e := range events {
+		if e.Kind == kind {
+			k++
+		}
+	}
+	return k
 }

@@ -93,6 +93,75 @@ func TestReconnectKeepsOrderBehindOldReader(t *testing.T) {
 	})
 }
 
+// TestReconnectKeepsOrderWhenRetired: as TestReconnectKeepsOrderBehindOldReader,
+// but B never sends to A, so B's endpoint for A is retired when the first
+// connection ends (retireUnused) and A's next connection makes a new one.
+// The retirement waits for the old reader: without that, envelope 4 on the
+// new connection was delivered while 2 and 3 still sat in the old reader.
+func TestReconnectKeepsOrderWhenRetired(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := NewMemoryNetwork()
+		cfg := testConfig()
+		cfg.ListenAddress = "node-b:1"
+		cfg.HeartbeatInterval = 10 * time.Second // B's heartbeat ping finds the first connection closed, before waitTimeout
+		cfg.HeartbeatTimeout = 2 * time.Hour
+		cfg.GiveUpAfter = 3 * time.Hour
+		entered, release := make(chan struct{}), make(chan struct{})
+		rec := newRecorder()
+		rec.onDeliver = func(_ Peer, env Envelope) {
+			if env.Message.(*Ping).Seq == 1 {
+				close(entered)
+				<-release
+			}
+		}
+		b, err := NewNode(cfg, rec.hooks(), WithTransport(mem))
+		require.NoError(t, err)
+		require.NoError(t, b.Start(context.Background()))
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+			defer cancel()
+			require.NoError(t, b.Close(ctx))
+		}()
+
+		const aAddr = "node-a:1"
+		enc := newEnvelopeEncoder(aAddr, b.Address())
+		frame := pingFrames(t, b, enc)
+		dial := func() *rawClient {
+			raw, err := mem.Dial(context.Background(), b.Address())
+			require.NoError(t, err)
+			r := &rawClient{t: t, c: raw, fr: newFrameReader(raw, MaxFrameSize)}
+			r.handshake(cfg.SystemName, "node-a", aAddr)
+			return r
+		}
+
+		r1 := dial()
+		r1.write(frame(frame(nil, 1, 2), 3))
+		<-entered
+		require.NoError(t, r1.c.Close())
+		rec.waitEvent(t, EventDisconnected, nil)
+
+		r2 := dial()
+		enc = newEnvelopeEncoder(aAddr, b.Address())
+		wrote := make(chan error, 1)
+		go func() {
+			_, err := r2.c.Write(frame(nil, 4))
+			wrote <- err
+		}()
+		synctest.Wait()
+		close(release)
+		rec.waitUntil(t, "four envelopes", func(r *recorder) bool { return len(r.delivered) == 4 })
+		require.NoError(t, <-wrote)
+		var seqs []uint64
+		rec.mu.Lock()
+		for _, d := range rec.delivered {
+			seqs = append(seqs, d.Env.Message.(*Ping).Seq)
+		}
+		rec.mu.Unlock()
+		require.Equal(t, []uint64{1, 2, 3, 4}, seqs)
+		require.NoError(t, r2.c.Close())
+	})
+}
+
 // killableTransport is TCP whose sockets (dialed and accepted) the test
 // can close under the Node, as a network failure would.
 type killableTransport struct {

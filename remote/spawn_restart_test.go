@@ -67,17 +67,22 @@ func TestSpawnAnswerToEarlierIncarnationRefused(t *testing.T) {
 	first := take()
 	require.Equal(t, "first", first.req.Name)
 
-	// The node dies before the answer; the peer notices, fails to redial,
-	// and its answer waits in its queue for the address.
+	// The node dies before the answer; the peer notices. It had sent
+	// nothing to the node, so it does not redial (its endpoint is retired);
+	// its answer makes a new endpoint, whose dial fails, and waits in its
+	// queue for the address.
 	addr := r1.Address()
 	crash(t, r1)
 	require.NoError(t, sys1.Shutdown(ctxWait(t)))
-	// (A redial that reached the dying node's listener before it closed
-	// fails in the handshake instead.)
-	waitFor(t, events, "the peer's redial failing", func(e remote.Event) bool {
-		return e.Kind == remote.EventDialFailed || e.Kind == remote.EventHandshakeRefused && !e.Inbound
+	waitFor(t, events, "the peer seeing the connection end", func(e remote.Event) bool {
+		return e.Kind == remote.EventDisconnected && e.Inbound
 	})
 	answer(first, "first")
+	// (A dial that reached the dying node's listener before it closed
+	// fails in the handshake instead.)
+	waitFor(t, events, "the peer's dial failing", func(e remote.Event) bool {
+		return e.Kind == remote.EventDialFailed || e.Kind == remote.EventHandshakeRefused && !e.Inbound
+	})
 
 	// The node comes back at the same address and asks for a spawn.
 	cfg := testConfig(t)
