@@ -241,3 +241,42 @@ func TestDashboardPageRecoversFromDisconnect(t *testing.T) {
 	b.do(t, "connected again", nil, until(updated+`.textContent.startsWith('updated')`))
 	require.NotContains(t, eval[string](t, b, updated+`.className`), "err", "the error colour ends with the error")
 }
+
+// A poll that gets no answer (the process is stopped in a debugger or by
+// SIGSTOP: the kernel still accepts the connection) ends after
+// the page's poll timeout and the page says "disconnected"; when answers
+// come again, it recovers. Before, the page waited for that answer for
+// good: it kept showing the last state and "updated <time>", in the
+// normal colour, as if it were live.
+func TestDashboardPageShowsStalledPoll(t *testing.T) {
+	bin := chromium()
+	if bin == "" && os.Getenv("FRAKTOR_REQUIRE_CHROMIUM") == "1" {
+		t.Fatal("dashboard: no Chromium on PATH and FRAKTOR_REQUIRE_CHROMIUM=1 (CI): install the chromium package")
+	}
+	if bin == "" {
+		t.Skip("dashboard: no Chromium on PATH (Debian: apt-get install chromium; make test installs it); the browser test cannot run")
+	}
+	d := dashboard.New(dashboard.Config{})
+	t.Cleanup(d.Close)
+	var stalled atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if stalled.Load() && r.URL.Path == "/api/state" {
+			<-r.Context().Done() // the page gives up and closes the connection
+			return
+		}
+		d.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+
+	b := newBrowser(t, bin)
+	defer b.close()
+	_, err := chromedp.Run(b.ctx, chromedp.Navigate(srv.URL))
+	require.NoError(t, err)
+	updated := `document.getElementById('updated')`
+	b.do(t, "connected", nil, until(updated+`.textContent.startsWith('updated')`))
+	stalled.Store(true)
+	b.do(t, "a stalled poll shows disconnected", nil, until(updated+`.textContent.startsWith('disconnected')`))
+	require.Contains(t, eval[string](t, b, updated+`.className`), "err")
+	stalled.Store(false)
+	b.do(t, "connected again", nil, until(updated+`.textContent.startsWith('updated')`))
+}
