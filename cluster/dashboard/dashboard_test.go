@@ -33,7 +33,7 @@ func get(t *testing.T, url string) (*http.Response, []byte) {
 // The handler serves the embedded page and the state of the attached
 // members: status, lease, activations by kind, request metrics and events.
 func TestDashboardServesState(t *testing.T) {
-	reg := fastRegistry(t)
+	reg := steadyRegistry(t)
 	a, b := startMember(t, reg, "a"), startMember(t, reg, "b")
 	d := dashboard.New(dashboard.Config{Title: "unit", RateWindow: time.Nanosecond})
 	t.Cleanup(d.Close)
@@ -107,7 +107,7 @@ func TestLatencyBucketsAscend(t *testing.T) {
 func TestDashboardEventTextsBounded(t *testing.T) {
 	huge := strings.Repeat("x", 64<<10)
 	broken := cluster.NewKind("broken", actor.PropsFromProducer(func() actor.Actor { panic("test: " + huge) }))
-	a := startMember(t, fastRegistry(t), "a", broken)
+	a := startMember(t, steadyRegistry(t), "a", broken)
 	awaitMembers(t, 1, a)
 	d := dashboard.New(dashboard.Config{Events: 20})
 	t.Cleanup(d.Close)
@@ -146,7 +146,7 @@ func TestDashboardLargeEventsBound(t *testing.T) {
 	var d *dashboard.Dashboard
 	require.NotPanics(t, func() { d = dashboard.New(dashboard.Config{Events: math.MaxInt}) })
 	t.Cleanup(d.Close)
-	a := startMember(t, fastRegistry(t), "a")
+	a := startMember(t, steadyRegistry(t), "a")
 	awaitMembers(t, 1, a)
 	d.Attach(a.c, nil)
 	st := d.State(context.Background())
