@@ -197,21 +197,6 @@ func (c *Cluster) shutdownDetached() error {
 	return nil
 }
 
-// checkCall refuses a call as requestBound does before it resolves:
-// an invalid identity, a cluster that has shut down, a nil message.
-func (c *Cluster) checkCall(id Identity, msg any) error {
-	if err := id.Validate(); err != nil {
-		return err
-	}
-	if err := c.leaving(); err != nil {
-		return err
-	}
-	if msg == nil {
-		return errNilRequest
-	}
-	return nil
-}
-
 // route hands g to the router, and fails it with CodeInternal when the
 // router panics, as a grain method's panic fails its call.
 func (c *Cluster) route(g *GrainCall) {
@@ -227,7 +212,7 @@ func (c *Cluster) route(g *GrainCall) {
 // requestDetached is request on a detached Cluster: ctx has a deadline
 // and ends at Shutdown (request made it so).
 func (c *Cluster) requestDetached(ctx context.Context, id Identity, msg any) (any, error) {
-	if err := c.checkCall(id, msg); err != nil {
+	if err := c.checkRequest(id, msg); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -259,7 +244,7 @@ func (c *Cluster) futureDetached(id Identity, msg any, timeout time.Duration, ty
 		timeout = c.cfg.RequestTimeout
 	}
 	f := c.root.NewFuture(0)
-	if err := c.checkCall(id, msg); err != nil {
+	if err := c.checkRequest(id, msg); err != nil {
 		f.Complete(nil, err)
 		return f
 	}
@@ -280,7 +265,7 @@ func (c *Cluster) futureDetached(id Identity, msg any, timeout time.Duration, ty
 // sendDetached is Send on a detached Cluster: what it refuses is dropped
 // with a Debug log, as a real Send drops it.
 func (c *Cluster) sendDetached(id Identity, msg any) {
-	if err := c.checkCall(id, msg); err != nil {
+	if err := c.checkRequest(id, msg); err != nil {
 		c.log.Debug("cluster: message not sent", "kind", id.Kind, "err", err)
 		return
 	}
