@@ -62,6 +62,19 @@ func TestConsulIncarnationNeverReused(t *testing.T) {
 		require.ErrorIs(t, err, ErrLockDelay)
 		assert.NotErrorIs(t, err, cluster.ErrIncarnationReused)
 	})
+	t.Run("a malformed record refuses the ID", func(t *testing.T) {
+		// Not a number (here written by hand with a newline): which
+		// incarnations were registered is unknown, so none is let in
+		// until an operator repairs or deletes the record.
+		_, err := client.KV().Put(&api.KVPair{Key: ks.incarnation("f"), Value: []byte("5\n")}, nil)
+		require.NoError(t, err)
+		_, err = p.Join(context.Background(), testMember("f", 9))
+		require.ErrorIs(t, err, ErrBadRecord)
+		assert.Contains(t, err.Error(), ks.incarnation("f"))
+		_, err = client.KV().Put(&api.KVPair{Key: ks.incarnation("f"), Value: []byte("5")}, nil)
+		require.NoError(t, err)
+		joinMember(t, p, testMember("f", 9))
+	})
 }
 
 // waitDeleted blocks (on Consul's blocking queries) until key is gone.
