@@ -282,8 +282,15 @@ func (c *Cluster) throttled(id Identity, attempts int, err error) {
 
 // attemptTimeout is one attempt's share of the request's deadline.
 func (c *Cluster) attemptTimeout(ctx context.Context, d time.Duration) time.Duration {
-	if dl, ok := ctx.Deadline(); ok {
-		d = min(d, time.Until(dl))
+	dl, _ := ctx.Deadline()
+	return attemptWithin(d, dl)
+}
+
+// attemptWithin is an attempt's timeout: at most d, and no later than
+// deadline (none when zero), yet at least a millisecond.
+func attemptWithin(d time.Duration, deadline time.Time) time.Duration {
+	if !deadline.IsZero() {
+		d = min(d, time.Until(deadline))
 	}
 	return max(d, time.Millisecond)
 }

@@ -277,8 +277,7 @@ var sentReady = func() chan struct{} {
 // left of its deadline as the attempt's timeout (at most attempt).
 func (q *queuedRequest) send(c *Cluster, pid *actor.PID) {
 	if !q.abandoned.Load() {
-		d := max(min(q.attempt, time.Until(q.until)), time.Millisecond)
-		q.pid, q.fut = pid, c.root.RequestFuture(pid, q.msg, d)
+		q.pid, q.fut = pid, c.root.RequestFuture(pid, q.msg, attemptWithin(q.attempt, q.until))
 	} else {
 		q.err = actor.ErrTimeout
 	}
@@ -287,8 +286,7 @@ func (q *queuedRequest) send(c *Cluster, pid *actor.PID) {
 
 // sendNow is send on the caller's goroutine, before anyone waits on ready.
 func (q *queuedRequest) sendNow(c *Cluster, pid *actor.PID) {
-	d := max(min(q.attempt, time.Until(q.until)), time.Millisecond)
-	q.pid, q.fut, q.ready = pid, c.root.RequestFuture(pid, q.msg, d), sentReady
+	q.pid, q.fut, q.ready = pid, c.root.RequestFuture(pid, q.msg, attemptWithin(q.attempt, q.until)), sentReady
 }
 
 // fail ends the attempt without sending: the flight failed with err.
