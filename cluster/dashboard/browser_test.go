@@ -280,3 +280,46 @@ func TestDashboardPageShowsStalledPoll(t *testing.T) {
 	stalled.Store(false)
 	b.do(t, "connected again", nil, until(updated+`.textContent.startsWith('updated')`))
 }
+
+// A superseded row (a member's previous incarnation, still in the view
+// until its lease expires) reads "previous incarnation", is dimmed and is
+// not counted among the members in view.
+func TestDashboardPageShowsPreviousIncarnation(t *testing.T) {
+	bin := chromium()
+	if bin == "" && os.Getenv("FRAKTOR_REQUIRE_CHROMIUM") == "1" {
+		t.Fatal("dashboard: no Chromium on PATH and FRAKTOR_REQUIRE_CHROMIUM=1 (CI): install the chromium package")
+	}
+	if bin == "" {
+		t.Skip("dashboard: no Chromium on PATH (Debian: apt-get install chromium; make test installs it); the browser test cannot run")
+	}
+	d := dashboard.New(dashboard.Config{})
+	t.Cleanup(d.Close)
+	st := dashboard.State{Title: "incarnations", Now: time.Now(), Members: []dashboard.MemberState{
+		{ID: "a", Key: "a/1", Incarnation: 1, Local: true, InView: true, Status: "ready", Lease: "held"},
+		{ID: "b", Key: "b/2", Incarnation: 2, Local: true, InView: true, Status: "ready", Lease: "held"},
+		{ID: "b", Key: "b/1", Incarnation: 1, InView: true, Status: "in view", Superseded: true},
+	}}
+	body, err := json.Marshal(st)
+	require.NoError(t, err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/state" {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(body)
+			return
+		}
+		d.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+
+	b := newBrowser(t, bin)
+	defer b.close()
+	_, err = chromedp.Run(b.ctx, chromedp.Navigate(srv.URL))
+	require.NoError(t, err)
+	b.do(t, "three rows", nil, until(`document.querySelectorAll('#members tr').length === 3`))
+	require.Equal(t, "2", eval[string](t, b, `document.getElementById('c-members').textContent`))
+	rows := eval[[]string](t, b, `[...document.querySelectorAll('#members tr')].map(r => r.className + '|' + r.innerText)`)
+	require.Len(t, rows, 3)
+	require.NotContains(t, rows[0]+rows[1], "previous incarnation")
+	require.Regexp(t, `^row-gone\|`, rows[2])
+	require.Contains(t, rows[2], "previous incarnation")
+}

@@ -194,8 +194,13 @@ type MemberState struct {
 	Incarnation uint64 `json:"incarnation"`
 	Local       bool   `json:"local"`
 	// InView: a ready member of this process has it in its current view.
-	InView bool   `json:"inView"`
-	Status string `json:"status"`
+	InView bool `json:"inView"`
+	// Superseded: a newer incarnation of the same member ID is listed
+	// too. After a fence or a restart the registry keeps the previous
+	// incarnation in the view until its lease expires. The page shows such
+	// a row as "previous incarnation" and does not count it as a member.
+	Superseded bool   `json:"superseded,omitempty"`
+	Status     string `json:"status"`
 	// Lease is the membership lease state ("held", "lost", ...) and
 	// LeaseLeftMs how long it is still guaranteed; local members only.
 	Lease       string         `json:"lease,omitempty"`
@@ -262,5 +267,18 @@ func (d *Dashboard) State(ctx context.Context) State {
 				Incarnation: v.Incarnation, InView: true, Status: "in view", Kinds: v.Kinds})
 		}
 	}
+	markSuperseded(st.Members)
 	return st
+}
+
+// markSuperseded marks each row whose member ID has a row of a newer
+// incarnation.
+func markSuperseded(rows []MemberState) {
+	newest := make(map[string]uint64, len(rows))
+	for _, r := range rows {
+		newest[r.ID] = max(newest[r.ID], r.Incarnation)
+	}
+	for i := range rows {
+		rows[i].Superseded = rows[i].Incarnation < newest[rows[i].ID]
+	}
 }

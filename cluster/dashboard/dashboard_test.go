@@ -152,3 +152,61 @@ func TestDashboardLargeEventsBound(t *testing.T) {
 	st := d.State(context.Background())
 	require.Len(t, st.Events, 1, "the view at attach")
 }
+
+// After a fence the member rejoins under a new incarnation while the
+// registry keeps its previous one in the view until that lease expires. The
+// state marks the older row Superseded (the page shows it as "previous
+// incarnation" and does not count it); before, it was a second member.
+func TestDashboardMarksPreviousIncarnation(t *testing.T) {
+	// A long lease keeps the previous incarnation in the view while the
+	// test looks; the fence period is short so the member fences soon.
+	reg, err := cluster.NewMemoryRegistry(cluster.MemoryConfig{LeaseTTL: time.Minute,
+		RenewInterval: 100 * time.Millisecond, FencePeriod: time.Second})
+	require.NoError(t, err)
+	t.Cleanup(reg.Close)
+	a, b := startMember(t, reg, "a"), startMember(t, reg, "b")
+	awaitMembers(t, 2, a, b)
+	d := dashboard.New(dashboard.Config{})
+	t.Cleanup(d.Close)
+	d.Attach(a.c, nil)
+	d.Attach(b.c, nil)
+	old := b.c.Self()
+
+	both := make(chan struct{}, 1)
+	sub := actor.Subscribe(a.sys.EventStream(), func(ev *cluster.TopologyChanged) {
+		n := 0
+		for _, m := range ev.Members {
+			if m.ID == "b" {
+				n++
+			}
+		}
+		if n == 2 {
+			select {
+			case both <- struct{}{}:
+			default:
+			}
+		}
+	})
+	t.Cleanup(func() { a.sys.EventStream().Unsubscribe(sub) })
+	reg.Partition(old.Key()) // b's renewals fail: it fences and rejoins
+	select {
+	case <-both:
+	case <-time.After(wait):
+		t.Fatalf("a never saw two incarnations of b: %v", a.c.Members())
+	}
+	awaitReady(t, b)
+	require.Greater(t, b.c.Self().Incarnation, old.Incarnation)
+
+	st := d.State(context.Background())
+	rows := map[string]dashboard.MemberState{}
+	for _, m := range st.Members {
+		rows[m.Key] = m
+	}
+	require.Len(t, rows, 3, "a, b and b's previous incarnation: %+v", st.Members)
+	prev, ok := rows[old.Key()]
+	require.True(t, ok, "the previous incarnation is listed: %+v", st.Members)
+	require.True(t, prev.Superseded)
+	require.True(t, prev.InView)
+	require.False(t, rows[b.c.Self().Key()].Superseded)
+	require.False(t, rows[a.c.Self().Key()].Superseded)
+}
