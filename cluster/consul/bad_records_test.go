@@ -142,7 +142,10 @@ func TestConsulNonCanonicalKeysAreBadRecords(t *testing.T) {
 		assert.Equal(t, 1, logs.count("skipping record", k, "canonical"), "warnings for %s:\n%s", k, logs.String())
 	}
 
-	// The canonical records of the same IDs still work.
+	// The canonical records of the same IDs still work. Incarnation records
+	// are read only at their canonical key: another spelling refuses nothing.
+	_, err = client.KV().Put(&api.KVPair{Key: ks.incarnations() + "%62", Value: []byte("9")}, nil)
+	require.NoError(t, err)
 	b := joinMember(t, p, testMember("b", 1))
 	c := joinMember(t, p, testMember("c", 1))
 	waitView(t, a, "b and c joined", hasMembers("a#1", "b#1", "c#1"))
