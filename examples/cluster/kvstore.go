@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/consul/api"
 
@@ -26,6 +27,9 @@ type kvRecord struct {
 	Balance int64
 	Applied map[string]int64
 	Refused map[string]bool
+	// Carried is the sum of the applied requests that compact removed:
+	// Balance = Carried + Σ Applied.
+	Carried int64 `json:",omitempty"`
 }
 
 func newKVStore(addr, clusterName string) (*kvStore, error) {
@@ -83,7 +87,7 @@ func (s *kvStore) load(id string, tok cluster.FencingToken) (accountState, error
 	if err != nil {
 		return accountState{}, err
 	}
-	st := accountState{token: tok, balance: rec.Balance, applied: rec.Applied, refused: map[string]struct{}{}}
+	st := accountState{token: tok, balance: rec.Balance, applied: rec.Applied, refused: map[string]struct{}{}, carried: rec.Carried}
 	for k := range rec.Refused {
 		st.refused[k] = struct{}{}
 	}
@@ -100,4 +104,74 @@ func (s *kvStore) commit(id string, tok cluster.FencingToken, req string, delta 
 		}
 	})
 	return err
+}
+
+// compact removes the ledger entries whose request ID starts with own from
+// every account, adding the applied amounts to Carried, and returns how many
+// it removed. A process calls it when its check is done: the entries are
+// kept only so that the check can find its requests, and the records stay
+// in Consul across runs, so without it they grew with every request of
+// every run (Consul refuses a value over 512 KiB; each write rewrites the
+// whole record) (TestDemoWithConsul/join). Balance and the token stay as
+// they are, and check-and-set keeps the writes of live activations, which
+// read the record afresh for each change; an activation that loaded the
+// entries keeps them in memory, with its own carried, so its audit still
+// adds up. Entries of a run that never got to compact (a process killed)
+// stay.
+func (s *kvStore) compact(own string) (int, error) {
+	if own == "" {
+		return 0, errors.New("demo: store: compact needs a request prefix")
+	}
+	pairs, _, err := s.kv.List(s.prefix, nil)
+	if err != nil {
+		return 0, fmt.Errorf("demo: store: compact: %w", err)
+	}
+	removed := 0
+	for _, p := range pairs {
+		for attempt := 0; ; attempt++ {
+			var rec kvRecord
+			if err := json.Unmarshal(p.Value, &rec); err != nil {
+				return removed, fmt.Errorf("demo: store: %s: %w", p.Key, err)
+			}
+			n := 0
+			for req, d := range rec.Applied {
+				if strings.HasPrefix(req, own) {
+					rec.Carried += d
+					delete(rec.Applied, req)
+					n++
+				}
+			}
+			for req := range rec.Refused {
+				if strings.HasPrefix(req, own) {
+					delete(rec.Refused, req)
+					n++
+				}
+			}
+			if n == 0 {
+				break
+			}
+			b, err := json.Marshal(&rec)
+			if err != nil {
+				return removed, fmt.Errorf("demo: store: %w", err)
+			}
+			ok, _, err := s.kv.CAS(&api.KVPair{Key: p.Key, Value: b, ModifyIndex: p.ModifyIndex}, nil)
+			if err != nil {
+				return removed, fmt.Errorf("demo: store: compact: %w", err)
+			}
+			if ok {
+				removed += n
+				break
+			}
+			if attempt == 50 {
+				return removed, errContention
+			}
+			if p, _, err = s.kv.Get(p.Key, nil); err != nil {
+				return removed, fmt.Errorf("demo: store: compact: %w", err)
+			}
+			if p == nil {
+				break
+			}
+		}
+	}
+	return removed, nil
 }
