@@ -43,7 +43,27 @@ func newKVStore(addr, clusterName string) (*kvStore, error) {
 var errContention = errors.New("demo: store: too many concurrent writers")
 
 func (s *kvStore) update(id string, tok cluster.FencingToken, fn func(*kvRecord)) (kvRecord, error) {
-	key := s.prefix + id
+	return s.rewrite(s.prefix+id, func(rec *kvRecord) (bool, error) {
+		if tok.Less(rec.Token) {
+			return false, errStale
+		}
+		rec.Token = tok
+		if rec.Applied == nil {
+			rec.Applied = map[string]int64{}
+		}
+		if rec.Refused == nil {
+			rec.Refused = map[string]bool{}
+		}
+		fn(rec)
+		return true, nil
+	})
+}
+
+// rewrite applies change to the record at key (a zero record when there is
+// none) and writes it back with check-and-set, reading it again after each
+// lost race. change returns false to leave the record as it is, or an error
+// to give up.
+func (s *kvStore) rewrite(key string, change func(*kvRecord) (bool, error)) (kvRecord, error) {
 	for range 50 {
 		pair, _, err := s.kv.Get(key, nil)
 		if err != nil {
@@ -56,17 +76,9 @@ func (s *kvStore) update(id string, tok cluster.FencingToken, fn func(*kvRecord)
 			}
 			idx = pair.ModifyIndex
 		}
-		if tok.Less(rec.Token) {
-			return kvRecord{}, errStale
+		if write, err := change(&rec); err != nil || !write {
+			return rec, err
 		}
-		rec.Token = tok
-		if rec.Applied == nil {
-			rec.Applied = map[string]int64{}
-		}
-		if rec.Refused == nil {
-			rec.Refused = map[string]bool{}
-		}
-		fn(&rec)
 		b, err := json.Marshal(&rec)
 		if err != nil {
 			return kvRecord{}, fmt.Errorf("demo: store: %w", err)
@@ -122,18 +134,15 @@ func (s *kvStore) compact(own string) (int, error) {
 	if own == "" {
 		return 0, errors.New("demo: store: compact needs a request prefix")
 	}
-	pairs, _, err := s.kv.List(s.prefix, nil)
+	keys, _, err := s.kv.Keys(s.prefix, "", nil)
 	if err != nil {
 		return 0, fmt.Errorf("demo: store: compact: %w", err)
 	}
 	removed := 0
-	for _, p := range pairs {
-		for attempt := 0; ; attempt++ {
-			var rec kvRecord
-			if err := json.Unmarshal(p.Value, &rec); err != nil {
-				return removed, fmt.Errorf("demo: store: %s: %w", p.Key, err)
-			}
-			n := 0
+	for _, key := range keys {
+		n := 0
+		_, err := s.rewrite(key, func(rec *kvRecord) (bool, error) {
+			n = 0
 			for req, d := range rec.Applied {
 				if strings.HasPrefix(req, own) {
 					rec.Carried += d
@@ -147,31 +156,12 @@ func (s *kvStore) compact(own string) (int, error) {
 					n++
 				}
 			}
-			if n == 0 {
-				break
-			}
-			b, err := json.Marshal(&rec)
-			if err != nil {
-				return removed, fmt.Errorf("demo: store: %w", err)
-			}
-			ok, _, err := s.kv.CAS(&api.KVPair{Key: p.Key, Value: b, ModifyIndex: p.ModifyIndex}, nil)
-			if err != nil {
-				return removed, fmt.Errorf("demo: store: compact: %w", err)
-			}
-			if ok {
-				removed += n
-				break
-			}
-			if attempt == 50 {
-				return removed, errContention
-			}
-			if p, _, err = s.kv.Get(p.Key, nil); err != nil {
-				return removed, fmt.Errorf("demo: store: compact: %w", err)
-			}
-			if p == nil {
-				break
-			}
+			return n > 0, nil
+		})
+		if err != nil {
+			return removed, fmt.Errorf("compact %s: %w", key, err)
 		}
+		removed += n
 	}
 	return removed, nil
 }
