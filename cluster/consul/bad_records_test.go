@@ -94,6 +94,67 @@ func TestConsulBadRecordLoggedOnce(t *testing.T) {
 	}
 }
 
+// A member or released key in another spelling than the one the keyspace
+// writes (an escaped letter, a leading zero) decodes to a member too, but
+// it is a bad record: skipped and logged. Before, "%61/1" held by a live
+// session put a#1 in the view twice, "c/01" made c#1 a member that no Join
+// of c#1 ever checks or takes, and "%64/1" reported d#1 released, so a
+// later d#1 (whose Join checks only the canonical marker) would have been
+// live and released at once.
+func TestConsulNonCanonicalKeysAreBadRecords(t *testing.T) {
+	agent := testconsul.Start(t)
+	cfg := testConfig(t, agent)
+	logs := &logCapture{}
+	cfg.Logger = slog.New(logs)
+	p := newProvider(t, cfg)
+	a := joinMember(t, p, testMember("a", 1))
+	waitView(t, a, "a", hasMembers("a#1"))
+
+	client := apiClient(t, agent)
+	session, _, err := client.Session().CreateNoChecks(&api.SessionEntry{TTL: "10s", Behavior: api.SessionBehaviorDelete}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = client.Session().Destroy(session, nil) })
+	ks := newKeyspace(cfg.KeyPrefix, cfg.Cluster)
+	write := func(key string, m cluster.Member, session string, releasedAt time.Time) string {
+		value, err := encodeRecord(m, releasedAt)
+		require.NoError(t, err)
+		ok := true
+		if session != "" {
+			ok, _, err = client.KV().Acquire(&api.KVPair{Key: key, Value: value, Session: session}, nil)
+		} else {
+			_, err = client.KV().Put(&api.KVPair{Key: key, Value: value}, nil)
+		}
+		require.NoError(t, err)
+		require.True(t, ok, "%s not taken", key)
+		return key
+	}
+	bad := []string{
+		write(ks.members()+"%61/1", testMember("a", 1), session, time.Time{}),
+		write(ks.members()+"c/01", testMember("c", 1), session, time.Time{}),
+		write(ks.released()+"%64/1", testMember("d", 1), "", time.Now()),
+	}
+	_, meta, err := client.KV().List(ks.root, &api.QueryOptions{RequireConsistent: true})
+	require.NoError(t, err)
+	top := waitView(t, a, "the writes seen", func(top cluster.Topology) bool { return top.Epoch >= meta.LastIndex })
+	assert.Equal(t, []string{"a#1"}, memberKeys(top), "non-canonical member keys are not members")
+	assert.Empty(t, a.Released(), "a non-canonical marker is no release")
+	for _, k := range bad {
+		assert.Equal(t, 1, logs.count("skipping record", k, "canonical"), "warnings for %s:\n%s", k, logs.String())
+	}
+
+	// The canonical records of the same IDs still work. Incarnation records
+	// are read only at their canonical key: another spelling refuses nothing.
+	_, err = client.KV().Put(&api.KVPair{Key: ks.incarnations() + "%62", Value: []byte("9")}, nil)
+	require.NoError(t, err)
+	b := joinMember(t, p, testMember("b", 1))
+	c := joinMember(t, p, testMember("c", 1))
+	waitView(t, a, "b and c joined", hasMembers("a#1", "b#1", "c#1"))
+	require.NoError(t, b.Leave(context.Background()))
+	waitView(t, a, "b left", hasMembers("a#1", "c#1"))
+	assert.Equal(t, []string{"b#1"}, memberKeys(cluster.Topology{Members: a.Released()}))
+	require.NoError(t, c.Leave(context.Background()))
+}
+
 // putRecord writes m's record at key without a session and returns the
 // key's ModifyIndex.
 func putRecord(t *testing.T, client *api.Client, key string, m cluster.Member) uint64 {

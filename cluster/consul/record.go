@@ -40,11 +40,18 @@ func (k keyspace) incarnations() string { return k.root + "incarnations/" }
 func (k keyspace) incarnation(id string) string { return k.incarnations() + url.PathEscape(id) }
 
 func (k keyspace) member(m cluster.Member) string {
-	return k.members() + url.PathEscape(m.ID) + "/" + strconv.FormatUint(m.Incarnation, 10)
+	return k.members() + recordPath(m.ID, m.Incarnation)
 }
 
 func (k keyspace) releasedKey(m cluster.Member) string {
-	return k.released() + url.PathEscape(m.ID) + "/" + strconv.FormatUint(m.Incarnation, 10)
+	return k.released() + recordPath(m.ID, m.Incarnation)
+}
+
+// recordPath is the canonical "<escaped ID>/<incarnation>" of a member or
+// released key: the only spelling of an incarnation that decodeRecord
+// accepts.
+func recordPath(id string, inc uint64) string {
+	return url.PathEscape(id) + "/" + strconv.FormatUint(inc, 10)
 }
 
 // record is the JSON value of a member or released key.
@@ -89,8 +96,9 @@ func validateMember(m cluster.Member) error {
 }
 
 // decodeRecord parses the value stored at key (relative to the members/ or
-// released/ prefix, i.e. "<escaped ID>/<incarnation>") and checks that it
-// names the same incarnation. Errors wrap ErrBadRecord.
+// released/ prefix, i.e. "<escaped ID>/<incarnation>"), checks that the key
+// is in the form keyspace writes and that the value names the same
+// incarnation. Errors wrap ErrBadRecord.
 func decodeRecord(rel string, value []byte) (cluster.Member, time.Time, error) {
 	if len(value) > maxRecordSize {
 		return cluster.Member{}, time.Time{}, fmt.Errorf("%w: %d-byte value at %q", ErrBadRecord, len(value), rel)
@@ -106,6 +114,13 @@ func decodeRecord(rel string, value []byte) (cluster.Member, time.Time, error) {
 	inc, err := strconv.ParseUint(incText, 10, 64)
 	if err != nil {
 		return cluster.Member{}, time.Time{}, fmt.Errorf("%w: key %q: incarnation: %v", ErrBadRecord, rel, err)
+	}
+	// Only the form keyspace writes is a record. Other spellings of the same
+	// member ("%61/1" or "a/01" for a#1) decode to it as well: a second
+	// record of a live member, or one no Join ever checks or takes
+	// (TestConsulNonCanonicalKeysAreBadRecords).
+	if canon := recordPath(id, inc); rel != canon {
+		return cluster.Member{}, time.Time{}, fmt.Errorf("%w: key %q is not in canonical form (%q)", ErrBadRecord, rel, canon)
 	}
 	var r record
 	if err := json.Unmarshal(value, &r); err != nil {

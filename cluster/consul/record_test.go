@@ -52,6 +52,10 @@ func TestDecodeRecordRejects(t *testing.T) {
 		{"bad escape", "%zz/1", good},
 		{"key names another member", "b/1", good},
 		{"key names another incarnation", "a/2", good},
+		{"escaped letter", "%61/1", good},
+		{"leading zero", "a/01", good},
+		{"lower-case escape", "a%2fb/1", []byte(`{"id":"a/b","incarnation":1}`)},
+		{"needless escape", "a%2Db/1", []byte(`{"id":"a-b","incarnation":1}`)},
 		{"not JSON", "a/1", []byte("{")},
 		{"empty ID", "/1", []byte(`{"id":"","incarnation":1}`)},
 		{"oversized", "a/1", []byte(`{"id":"a","incarnation":1,"address":"` + strings.Repeat("x", maxRecordSize) + `"}`)},
@@ -74,7 +78,8 @@ func TestValidateMember(t *testing.T) {
 }
 
 // FuzzDecodeRecord: KV values come from the network; decoding never panics,
-// and whatever decodes re-encodes to a record that decodes to the same member.
+// whatever decodes sits at its member's canonical key, and re-encodes to a
+// record that decodes to the same member.
 func FuzzDecodeRecord(f *testing.F) {
 	good, _ := encodeRecord(cluster.Member{ID: "a", Incarnation: 7, Address: "h:1", Kinds: []string{"k"}, Weight: 2}, time.Unix(5, 0))
 	f.Add("a/7", good)
@@ -87,6 +92,7 @@ func FuzzDecodeRecord(f *testing.F) {
 			require.ErrorIs(t, err, ErrBadRecord)
 			return
 		}
+		require.Equal(t, recordPath(m.ID, m.Incarnation), rel, "only the canonical key decodes")
 		again, err := encodeRecord(m, at)
 		if err != nil {
 			return // not valid UTF-8: Join would have refused this member

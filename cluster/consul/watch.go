@@ -39,9 +39,10 @@ type watcher struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu   sync.Mutex
-	subs map[*membership]struct{}
-	last *view // the last delivered view; nil before the first
+	mu    sync.Mutex
+	subs  map[*membership]struct{}
+	last  *view // the last delivered view; nil before the first
+	stale error // the failure since the last delivered view; nil while live
 
 	// Owned by run.
 	badKeys   map[string]uint64 // skipped key -> ModifyIndex, logged once
@@ -70,13 +71,19 @@ func startWatcher(cfg Config, log *slog.Logger, client *api.Client) *watcher {
 }
 
 // add subscribes m and hands it the last view at once when that view
-// already includes m's registration.
+// already includes m's registration, and the watcher's staleness: a feed
+// starts live, and a membership that joins while the view query fails
+// must not report a live view until a query succeeds (the runtime trusts
+// a live view for placement; TestConsulJoinWhileViewStaleStartsStale).
 func (w *watcher) add(m *membership) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.subs[m] = struct{}{}
 	if w.last != nil && w.last.index >= m.joinIndex {
 		w.deliver(m, w.last)
+	}
+	if w.stale != nil {
+		m.ViewFailed(w.stale)
 	}
 }
 
@@ -101,7 +108,7 @@ func (w *watcher) deliver(m *membership, v *view) {
 func (w *watcher) publish(v *view) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.last = v
+	w.last, w.stale = v, nil
 	for m := range w.subs {
 		w.deliver(m, v)
 	}
@@ -110,6 +117,7 @@ func (w *watcher) publish(v *view) {
 func (w *watcher) failed(err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.stale = err
 	for m := range w.subs {
 		m.ViewFailed(err)
 	}

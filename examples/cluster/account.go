@@ -28,6 +28,7 @@ type accountState struct {
 	balance int64
 	applied map[string]int64    // request → signed amount
 	refused map[string]struct{} // withdrawals refused for lack of funds
+	carried int64               // the applied amounts no longer listed: balance = carried + Σ applied
 }
 
 // accountStore is the database the grains persist to: it outlives any
@@ -147,7 +148,7 @@ func (g *accountGrain) Audit(ctx cluster.GrainContext, _ *accountpb.AuditRequest
 		ctx.Passivate()
 		return nil, g.err
 	}
-	r := &AuditResult{Balance: g.state.balance, Applied: make(map[string]int64, len(g.state.applied))}
+	r := &AuditResult{Balance: g.state.balance, Carried: g.state.carried, Applied: make(map[string]int64, len(g.state.applied))}
 	for k, v := range g.state.applied {
 		r.Applied[k] = v
 	}

@@ -67,8 +67,8 @@ func (v *verdict) fail(format string, args ...any) {
 //     or is there with another amount;
 //   - a request acknowledged as refused was applied;
 //   - a ledger holds a request nobody sent;
-//   - an account's balance differs from the sum of its ledger, or is
-//     negative (overdrawn);
+//   - an account's balance differs from the sum of its ledger (plus what
+//     it carries from finished runs, --join), or is negative (overdrawn);
 //   - the sum of all balances differs from acknowledged deposits minus
 //     acknowledged withdrawals plus the failed requests found applied;
 //   - no deposit or withdrawal was acknowledged at all.
@@ -130,8 +130,8 @@ func check(out *outcomes, ledgers map[string]*AuditResult, own string) *verdict 
 			}
 			v.fail("ledger of %s holds request %s (%+d) that no caller sent", a, req, d)
 		}
-		if sum != l.Balance {
-			v.fail("account %s: balance %d but its ledger sums to %d", a, l.Balance, sum)
+		if sum += l.Carried; sum != l.Balance {
+			v.fail("account %s: balance %d but its ledger sums to %d (%d carried)", a, l.Balance, sum, l.Carried)
 		}
 		if l.Balance < 0 {
 			v.fail("account %s overdrawn: %d", a, l.Balance)

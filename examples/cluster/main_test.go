@@ -161,6 +161,20 @@ func TestCheck(t *testing.T) {
 
 // Failures of the killed member's callers after the kill are counted apart:
 // they were in flight on a member cut off from the others.
+// --join: what finished runs' entries left behind (kvStore.compact) is
+// part of an account's balance, and the check adds it to the ledger.
+func TestCheckCountsCarried(t *testing.T) {
+	o := newOutcomes()
+	o.acked["p-1"] = op{"a", 5}
+	l := map[string]*AuditResult{"a": {Balance: 15, Carried: 7, Applied: map[string]int64{"p-1": 5, "q-1": 3}}}
+	v := check(o, l, "p")
+	require.True(t, v.ok(), v.problems)
+	l["a"].Carried = 6
+	v = check(o, l, "p")
+	require.False(t, v.ok())
+	require.Contains(t, strings.Join(v.problems, "\n"), "balance 15 but its ledger sums to 14 (6 carried)")
+}
+
 func TestOutcomesAttributeKilledMember(t *testing.T) {
 	o := newOutcomes()
 	timeout := fmt.Errorf("%w: acct-1", cluster.ErrTimeout)

@@ -35,11 +35,13 @@ func run(ctx context.Context, o options, w io.Writer) int {
 	reg, embedded := prov.(*cluster.MemoryRegistry)
 	kill := embedded && !o.noKill && o.members > 1
 	var st accountStore = newStore()
+	var kv *kvStore
 	if o.join {
-		if st, err = newKVStore(o.consul, clusterName); err != nil {
+		if kv, err = newKVStore(o.consul, clusterName); err != nil {
 			fmt.Fprintln(w, err)
 			return 1
 		}
+		st = kv
 	}
 
 	// Members.
@@ -203,6 +205,16 @@ loop:
 	}
 	fmt.Fprintln(w, "shutting down gracefully")
 	shutdownAll()
+	compacted := ""
+	if kv != nil {
+		// The ledgers outlive the run in Consul. This run's entries served
+		// only its check, which works on the audit above: they go now.
+		n, err := kv.compact(requestPrefix(members[0].name, seed))
+		compacted = fmt.Sprintf("ledger entries of this run folded into the balances in Consul: %d\n", n)
+		if err != nil {
+			compacted += fmt.Sprintf("  (compacting the ledgers: %v)\n", err)
+		}
+	}
 
 	// Summary.
 	fmt.Fprintln(w, "\n== summary ==")
@@ -231,6 +243,7 @@ loop:
 	if kill {
 		fmt.Fprintf(w, "%s\n", track.reactivated())
 	}
+	fmt.Fprint(w, compacted)
 	if auditErr != nil {
 		fmt.Fprintf(w, "consistency check: FAILED: %v\n", auditErr)
 		return 1

@@ -273,12 +273,15 @@ func (x *Result) GetErr() string {
 }
 
 // AuditResult answers Audit: the balance, the applied requests with their
-// signed amounts and the refused ones.
+// signed amounts and the refused ones. carried is the sum of the applied
+// requests no longer listed (a finished run's, folded in when it ended), so
+// the balance is carried plus the sum of applied.
 type AuditResult struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Balance       int64                  `protobuf:"varint,1,opt,name=balance,proto3" json:"balance,omitempty"`
 	Applied       map[string]int64       `protobuf:"bytes,2,rep,name=applied,proto3" json:"applied,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	Refused       []string               `protobuf:"bytes,3,rep,name=refused,proto3" json:"refused,omitempty"`
+	Carried       int64                  `protobuf:"varint,4,opt,name=carried,proto3" json:"carried,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -334,6 +337,13 @@ func (x *AuditResult) GetRefused() []string {
 	return nil
 }
 
+func (x *AuditResult) GetCarried() int64 {
+	if x != nil {
+		return x.Carried
+	}
+	return 0
+}
+
 var File_examples_cluster_accountpb_account_proto protoreflect.FileDescriptor
 
 const file_examples_cluster_accountpb_account_proto_rawDesc = "" +
@@ -351,11 +361,12 @@ const file_examples_cluster_accountpb_account_proto_rawDesc = "" +
 	"\abalance\x18\x01 \x01(\x03R\abalance\x12\x18\n" +
 	"\aapplied\x18\x02 \x01(\bR\aapplied\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x10\n" +
-	"\x03err\x18\x04 \x01(\tR\x03err\"\xc2\x01\n" +
+	"\x03err\x18\x04 \x01(\tR\x03err\"\xdc\x01\n" +
 	"\vAuditResult\x12\x18\n" +
 	"\abalance\x18\x01 \x01(\x03R\abalance\x12C\n" +
 	"\aapplied\x18\x02 \x03(\v2).fraktor.demo.v1.AuditResult.AppliedEntryR\aapplied\x12\x18\n" +
-	"\arefused\x18\x03 \x03(\tR\arefused\x1a:\n" +
+	"\arefused\x18\x03 \x03(\tR\arefused\x12\x18\n" +
+	"\acarried\x18\x04 \x01(\x03R\acarried\x1a:\n" +
 	"\fAppliedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x012\xa3\x02\n" +
