@@ -168,7 +168,9 @@ func (c *Cluster) leadSends(id Identity, f *flight) {
 			err   error
 		)
 		for attempt := 1; ; attempt++ {
-			if pid, owner, err = c.activateOnce(ctx, id); err == nil || isFatal(err) {
+			pid, owner, err = c.activateOnce(ctx, id)
+			c.flights.tried(f)
+			if err == nil || isFatal(err) {
 				break
 			}
 			if attempt >= c.cfg.Retry.MaxAttempts {
@@ -184,6 +186,19 @@ func (c *Cluster) leadSends(id Identity, f *flight) {
 	if !started {
 		c.land(id, f, nil, "", ErrShuttingDown, true)
 	}
+}
+
+// tried counts one resolution that f made on each request queued on it:
+// the resolutions a queued request waited through are its attempts
+// (queuedRequest.tries).
+func (g *flightGroup) tried(f *flight) {
+	g.mu.Lock()
+	for _, m := range f.sends {
+		if q, ok := m.(*queuedRequest); ok {
+			q.tries++
+		}
+	}
+	g.mu.Unlock()
 }
 
 // land ends flight f: on success it delivers the queued Sends in order
@@ -260,6 +275,10 @@ type queuedRequest struct {
 	pid     *actor.PID
 	fut     *actor.Future
 	err     error
+	// tries: the resolutions made by the flights it was queued on (with
+	// g.mu; read after ready). Each is one of the request's attempts, so
+	// that its requester makes no more than Retry.MaxAttempts in all.
+	tries int
 	// abandoned: the requester has given up (its deadline, Shutdown); a
 	// flight that lands later does not send it.
 	abandoned atomic.Bool
