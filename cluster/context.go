@@ -221,7 +221,7 @@ func (c *Cluster) requestFrom(ctx context.Context, id Identity, msg any, first *
 				// The flight's resolutions while first waited on it were
 				// this request's attempts
 				// (TestClusterRequestFutureAttemptsAsRequest).
-				attempt = max(attempt, first.tries)
+				attempt = max(attempt, int(first.tries))
 				reported = err != nil && attempt >= c.cfg.Retry.MaxAttempts
 			case <-ctx.Done():
 				first.abandoned.Store(true)

@@ -277,8 +277,9 @@ type queuedRequest struct {
 	err     error
 	// tries: the resolutions made by the flights it was queued on (with
 	// g.mu; read after ready). Each is one of the request's attempts, so
-	// that its requester makes no more than Retry.MaxAttempts in all.
-	tries int
+	// that its requester makes no more than Retry.MaxAttempts in all. An
+	// int32 beside abandoned: the struct stays in its 96-byte size class.
+	tries int32
 	// abandoned: the requester has given up (its deadline, Shutdown); a
 	// flight that lands later does not send it.
 	abandoned atomic.Bool
