@@ -19,6 +19,9 @@ import (
 type failingLookup struct {
 	*cluster.PartitionIdentityLookup
 	gets *atomic.Int32
+	// entered, gate: when not nil, each failing Get reports itself on
+	// entered and then waits for a token on gate.
+	entered, gate chan struct{}
 }
 
 var errColdRefused = errors.New("test: activation refused")
@@ -26,6 +29,10 @@ var errColdRefused = errors.New("test: activation refused")
 func (l failingLookup) Get(id cluster.Identity, now time.Time) (*actor.PID, error) {
 	if strings.HasPrefix(id.ID, "cold") {
 		l.gets.Add(1)
+		if l.entered != nil {
+			l.entered <- struct{}{}
+			<-l.gate
+		}
 		return nil, errColdRefused
 	}
 	return l.PartitionIdentityLookup.Get(id, now)
@@ -45,7 +52,7 @@ func TestClusterRequestFutureAttemptsAsRequest(t *testing.T) {
 		c.Retry = cluster.RetryPolicy{MaxAttempts: attempts, Base: time.Millisecond, Max: 2 * time.Millisecond}
 		c.IdentityLookup = func(activate cluster.Activator) (cluster.IdentityLookup, error) {
 			p, err := cluster.NewPartitionIdentityLookup(cluster.DefaultLookupConfig(), cluster.WithActivator(activate))
-			return failingLookup{p, &gets}, err
+			return failingLookup{p, &gets, nil, nil}, err
 		}
 	}
 	m := startMemberWith(t, newRegistry(t), tune, counterKind())
@@ -101,4 +108,44 @@ func TestClusterRequestFutureAttemptsAsRequest(t *testing.T) {
 		require.Equal(t, 1, events("cold-m-"+name), name)
 		gets.Store(0)
 	}
+}
+
+// TestClusterRequestFutureJoiningLateCountsItsOwnAttempts: a RequestFuture
+// queued on a resolution that had already made one attempt (for a Send)
+// counts only the resolutions it waited through: two of the flight's
+// three, then one of its own, with MaxAttempts 3.
+func TestClusterRequestFutureJoiningLateCountsItsOwnAttempts(t *testing.T) {
+	var gets atomic.Int32
+	entered, gate := make(chan struct{}), make(chan struct{})
+	tune := func(c *cluster.Config) {
+		c.Retry = cluster.RetryPolicy{MaxAttempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond}
+		c.IdentityLookup = func(activate cluster.Activator) (cluster.IdentityLookup, error) {
+			p, err := cluster.NewPartitionIdentityLookup(cluster.DefaultLookupConfig(), cluster.WithActivator(activate))
+			return failingLookup{p, &gets, entered, gate}, err
+		}
+	}
+	m := startMemberWith(t, newRegistry(t), tune, counterKind())
+	awaitMembers(t, 1, m)
+	id := cluster.NewIdentity("counter", "cold")
+	step := func(what string) {
+		select {
+		case <-entered:
+		case <-time.After(wait):
+			t.Fatalf("no Get: %s", what)
+		}
+	}
+	m.c.Send(id, &Add{N: 1})
+	step("the Send's first resolution")
+	gate <- struct{}{}
+	step("the Send's second resolution")
+	f := m.c.RequestFuture(id, &Get{}, 30*time.Second) // queued on it
+	gate <- struct{}{}
+	step("the Send's third resolution")
+	gate <- struct{}{}
+	step("the request's own third attempt")
+	gate <- struct{}{}
+	_, err := f.Result()
+	require.ErrorIs(t, err, cluster.ErrTimeout)
+	require.Contains(t, err.Error(), "3 attempts")
+	require.Equal(t, int32(4), gets.Load())
 }
