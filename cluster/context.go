@@ -219,8 +219,11 @@ func (c *Cluster) requestFrom(ctx context.Context, id Identity, msg any, first *
 			case <-first.ready:
 				pid, fut, err = first.pid, first.fut, first.err
 				// The flight's resolutions while first waited on it were
-				// this request's attempts
-				// (TestClusterRequestFutureAttemptsAsRequest).
+				// this request's attempts, those after the first its
+				// retries (TestClusterRequestFutureAttemptsAsRequest).
+				for range int(first.tries) - attempt {
+					c.metrics.retried(id.Kind)
+				}
 				attempt = max(attempt, int(first.tries))
 				reported = err != nil && attempt >= c.cfg.Retry.MaxAttempts
 			case <-ctx.Done():

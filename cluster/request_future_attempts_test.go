@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
@@ -113,7 +115,8 @@ func TestClusterRequestFutureAttemptsAsRequest(t *testing.T) {
 // TestClusterRequestFutureJoiningLateCountsItsOwnAttempts: a RequestFuture
 // queued on a resolution that had already made one attempt (for a Send)
 // counts only the resolutions it waited through: two of the flight's
-// three, then one of its own, with MaxAttempts 3.
+// three, then one of its own, with MaxAttempts 3; the retry metric counts
+// its attempts after the first.
 func TestClusterRequestFutureJoiningLateCountsItsOwnAttempts(t *testing.T) {
 	var gets atomic.Int32
 	entered, gate := make(chan struct{}), make(chan struct{})
@@ -124,7 +127,8 @@ func TestClusterRequestFutureJoiningLateCountsItsOwnAttempts(t *testing.T) {
 			return failingLookup{p, &gets, entered, gate}, err
 		}
 	}
-	m := startMemberWith(t, newRegistry(t), tune, counterKind())
+	reader := sdkmetric.NewManualReader()
+	m := startMemberFull(t, newRegistry(t), tune, withMeter(reader), counterKind())
 	awaitMembers(t, 1, m)
 	id := cluster.NewIdentity("counter", "cold")
 	step := func(what string) {
@@ -148,4 +152,10 @@ func TestClusterRequestFutureJoiningLateCountsItsOwnAttempts(t *testing.T) {
 	require.ErrorIs(t, err, cluster.ErrTimeout)
 	require.Contains(t, err.Error(), "3 attempts")
 	require.Equal(t, int32(4), gets.Load())
+	// Its attempts after the first are its retries: 2 (1 counted before,
+	// only its own third).
+	sum, ok := collect(t, reader)["fraktor.cluster.request.retries"].Data.(metricdata.Sum[int64])
+	require.True(t, ok, "the retry counter exists")
+	require.Len(t, sum.DataPoints, 1)
+	require.EqualValues(t, 2, sum.DataPoints[0].Value)
 }
