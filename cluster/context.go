@@ -199,7 +199,12 @@ func (c *Cluster) checkRequest(id Identity, msg any) error {
 // requestFrom makes the attempts of a request that started at start, the
 // first one already sent or queued when first is not nil (requestFuture).
 func (c *Cluster) requestFrom(ctx context.Context, id Identity, msg any, first *queuedRequest, start time.Time) (any, error) {
-	var last error
+	var (
+		last error
+		// reported: the flight first was queued on used up the attempts
+		// and published RetryThrottled for them (leadSends).
+		reported bool
+	)
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
 			c.metrics.retried(id.Kind)
@@ -213,6 +218,14 @@ func (c *Cluster) requestFrom(ctx context.Context, id Identity, msg any, first *
 			select {
 			case <-first.ready:
 				pid, fut, err = first.pid, first.fut, first.err
+				// The flight's resolutions while first waited on it were
+				// this request's attempts, those after the first its
+				// retries (TestClusterRequestFutureAttemptsAsRequest).
+				for range int(first.tries) - attempt {
+					c.metrics.retried(id.Kind)
+				}
+				attempt = max(attempt, int(first.tries))
+				reported = err != nil && attempt >= c.cfg.Retry.MaxAttempts
 			case <-ctx.Done():
 				first.abandoned.Store(true)
 				return nil, c.ended(id, ctx.Err())
@@ -242,7 +255,9 @@ func (c *Cluster) requestFrom(ctx context.Context, id Identity, msg any, first *
 			return nil, c.ended(id, last)
 		}
 		if attempt >= c.cfg.Retry.MaxAttempts {
-			c.throttled(id, attempt, last)
+			if !reported {
+				c.throttled(id, attempt, last)
+			}
 			return nil, fmt.Errorf("%w: %s: %d attempts: %w", ErrTimeout, id, attempt, last)
 		}
 		if !c.backoff(ctx, attempt, last) {

@@ -35,6 +35,8 @@ type flight struct {
 	// landing is the PID the flight resolved, set when it begins to
 	// deliver its Sends.
 	landing *actor.PID
+	// tries: the resolutions leadSends made for it (queuedRequest.tries).
+	tries int32
 }
 
 // samePID reports whether a and b name one process (b may be nil).
@@ -90,6 +92,9 @@ func (g *flightGroup) join(id Identity, queued any, c *Cluster, now time.Time, g
 		g.m[id] = f
 	}
 	if queued != nil {
+		if q, ok := queued.(*queuedRequest); ok {
+			q.tries -= f.tries // see queuedRequest.tries
+		}
 		f.sends = append(f.sends, queued)
 	}
 	return f, lead, nil
@@ -168,7 +173,9 @@ func (c *Cluster) leadSends(id Identity, f *flight) {
 			err   error
 		)
 		for attempt := 1; ; attempt++ {
-			if pid, owner, err = c.activateOnce(ctx, id); err == nil || isFatal(err) {
+			pid, owner, err = c.activateOnce(ctx, id)
+			c.flights.tried(f)
+			if err == nil || isFatal(err) {
 				break
 			}
 			if attempt >= c.cfg.Retry.MaxAttempts {
@@ -184,6 +191,13 @@ func (c *Cluster) leadSends(id Identity, f *flight) {
 	if !started {
 		c.land(id, f, nil, "", ErrShuttingDown, true)
 	}
+}
+
+// tried counts a resolution that f made (flight.tries).
+func (g *flightGroup) tried(f *flight) {
+	g.mu.Lock()
+	f.tries++
+	g.mu.Unlock()
 }
 
 // land ends flight f: on success it delivers the queued Sends in order
@@ -204,6 +218,11 @@ func (c *Cluster) land(id Identity, f *flight, pid *actor.PID, owner string, err
 		}
 		sends := f.sends
 		f.sends = nil
+		for _, m := range sends {
+			if q, ok := m.(*queuedRequest); ok {
+				q.tries += f.tries // see queuedRequest.tries
+			}
+		}
 		if err != nil && len(sends) > 0 && !final {
 			next := &flight{done: make(chan struct{}), sends: sends}
 			g.m[id] = next
@@ -260,6 +279,14 @@ type queuedRequest struct {
 	pid     *actor.PID
 	fut     *actor.Future
 	err     error
+	// tries: the resolutions made by the flights it was queued on, each
+	// one of the request's attempts, so that its requester makes no more
+	// than Retry.MaxAttempts in all. join subtracts the flight's tries so
+	// far and land adds the flight's tries when it takes q (then q moves
+	// to a new flight, counting from 0, or ends): O(1) per resolution,
+	// however many requests are queued. With g.mu; read after ready. An
+	// int32 beside abandoned: the struct stays in its 96-byte size class.
+	tries int32
 	// abandoned: the requester has given up (its deadline, Shutdown); a
 	// flight that lands later does not send it.
 	abandoned atomic.Bool

@@ -22,3 +22,12 @@ func TestLedgerEntrySize(t *testing.T) {
 		t.Fatalf("ledger entry is %d bytes, more than 80", n)
 	}
 }
+
+// Every RequestFuture and CallFuture allocates one queuedRequest (its
+// first attempt): it stays within the 96-byte size class (its tries, an
+// int32, shares a word with abandoned).
+func TestQueuedRequestSize(t *testing.T) {
+	if n := unsafe.Sizeof(queuedRequest{}); n > 96 {
+		t.Fatalf("queuedRequest is %d bytes, more than 96", n)
+	}
+}
