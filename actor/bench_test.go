@@ -139,6 +139,24 @@ func BenchmarkSpawnStopSync(b *testing.B) {
 	}
 }
 
+// BenchmarkSpawnNamedStopSync is BenchmarkSpawnStopSync for a spawn by
+// name: the name is reserved, then filled with its actor.
+func BenchmarkSpawnNamedStopSync(b *testing.B) {
+	sys := newBenchSystem(b)
+	props := actor.PropsFromFunc(func(c actor.Context) {})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		pid, err := sys.Root().SpawnNamed(props, "named")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := sys.Root().StopFuture(pid).Wait(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkRequestFutureTimeout: RequestFuture with a timeout and Result,
 // from outside the system; compare with BenchmarkRequest (no timeout). The
 // timeout is a node on the system's timer queue, not a runtime timer.

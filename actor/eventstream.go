@@ -25,12 +25,13 @@ const DefaultSubscriptionBuffer = 1024
 // event is not delivered to that subscriber. Neither reaches the
 // publisher or ends the process.
 type EventStream struct {
-	mu     sync.Mutex
-	subs   atomic.Pointer[[]*Subscription]
-	wg     sync.WaitGroup
-	closed bool
-	buffer int
-	logger *slog.Logger
+	mu      sync.Mutex
+	subs    atomic.Pointer[[]*Subscription]
+	running int           // delivery goroutines not yet ended; under mu
+	drained chan struct{} // made by close while some run; closed by the last to end
+	closed  bool
+	buffer  int
+	logger  *slog.Logger
 }
 
 // Subscription is one subscriber of an EventStream.
@@ -98,7 +99,8 @@ func (es *EventStream) subscribe(fn func(event any), pred func(event any) bool) 
 	copy(next, old)
 	next = append(next, s)
 	es.subs.Store(&next)
-	es.wg.Go(s.deliver)
+	es.running++
+	go s.deliver()
 	return s
 }
 
@@ -145,24 +147,30 @@ func (es *EventStream) Len() int { return len(*es.subs.Load()) }
 // close ends every subscription and waits for their goroutines, or for
 // ctx: a subscriber's function may block, and Shutdown's context bounds
 // its wait for it as for everything else (TestShutdownBoundedByCtxWithBlockedSubscriber).
-// A goroutine left waiting then ends with the last subscriber's.
+// With no delivery goroutine left (no subscriber, or only ended ones) it
+// returns nil at once, whatever ctx, and so does it when they have ended
+// by the time it looks: an ended ctx reports only what really did not
+// finish (TestShutdownEndedCtxReportsOnlyUnfinished).
 func (es *EventStream) close(ctx context.Context) error {
 	es.mu.Lock()
 	es.closed = true
 	subs := *es.subs.Load()
 	es.subs.Store(&[]*Subscription{})
+	if es.running > 0 && es.drained == nil {
+		es.drained = make(chan struct{})
+	}
+	drained := es.drained
 	es.mu.Unlock()
 	for _, s := range subs {
 		s.close()
 	}
-	done := make(chan struct{})
-	go func() { es.wg.Wait(); close(done) }()
-	select {
-	case <-done:
+	if drained == nil {
 		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("actor: event stream subscribers: %w", ctx.Err())
 	}
+	if err := awaitDone(ctx, drained); err != nil {
+		return fmt.Errorf("actor: event stream subscribers: %w", err)
+	}
+	return nil
 }
 
 func (s *Subscription) offer(ev any) {
@@ -187,10 +195,20 @@ func (s *Subscription) close() {
 	}
 }
 
+// deliver is the subscription's goroutine: it calls fn for each event
+// until the subscription is closed, then counts itself out (close waits
+// for the count to reach zero).
 func (s *Subscription) deliver() {
 	for ev := range s.ch {
 		s.call(ev)
 	}
+	es := s.es
+	es.mu.Lock()
+	es.running--
+	if es.running == 0 && es.drained != nil {
+		close(es.drained)
+	}
+	es.mu.Unlock()
 }
 
 // call runs the subscriber's function on one event; a panic in it is

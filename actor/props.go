@@ -24,7 +24,8 @@ func (f ReceiveFunc) Receive(c Context) { f(c) }
 // panic in it is the actor's failure, not the spawner's: the spawn
 // succeeds, and the actor fails on its first turn with a *PanicError
 // holding the producer's panic, which its supervisor handles as any other
-// (a restart calls the producer again).
+// (a restart calls the producer again). It does not run for a spawn that
+// is refused: a taken name (ErrNameExists), a stopped system.
 type Producer func() Actor
 
 // ReceiveMiddleware wraps the delivery of every message to Receive. It may

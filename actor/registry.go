@@ -127,6 +127,33 @@ func (r *registry) add(id string, p Process) bool {
 	return true
 }
 
+// reserving holds a name in the map from reserve to fill: taken for add
+// and reserve, absent for get and each.
+var reserving Process = &reservation{}
+
+// reservation is the type of reserving; it is never handed out.
+type reservation struct{}
+
+func (*reservation) SendUser(*PID, any, *PID)       {}
+func (*reservation) SendSystem(*PID, SystemMessage) {}
+func (*reservation) StopProcess(*PID)               {}
+
+// reserve holds id, a name (not generated), for an actor about to be made,
+// unless the id is taken; fill then registers the actor under it. Between
+// the two, the name is taken (add, reserve) and has no process (get: a
+// message to it is a dead letter, as before a spawn registers its actor).
+func (r *registry) reserve(id string) bool { return r.add(id, reserving) }
+
+// fill registers c under id, which reserve holds for it. Nothing removes a
+// reservation: remove and removeIf are called only by the process
+// registered under an ID.
+func (r *registry) fill(id string, c *cell) {
+	s := r.shard(id)
+	s.mu.Lock()
+	s.m[id] = c
+	s.mu.Unlock()
+}
+
 func (r *registry) get(id string) (Process, bool) {
 	if c := r.lookupSeq(id); c != nil {
 		return c, true
@@ -135,6 +162,9 @@ func (r *registry) get(id string) (Process, bool) {
 	s.mu.RLock()
 	p, ok := s.m[id]
 	s.mu.RUnlock()
+	if p == reserving {
+		return nil, false
+	}
 	return p, ok
 }
 
@@ -157,6 +187,8 @@ func (r *registry) removeIf(id string, p Process) bool {
 	return true
 }
 
+// len counts the registered processes, and the names reserved for actors
+// being spawned.
 func (r *registry) len() int {
 	n := 0
 	r.seq.each(func(*cell) { n++ })
@@ -177,6 +209,9 @@ func (r *registry) each(f func(Process)) {
 		s := &r.shards[i]
 		s.mu.RLock()
 		for _, p := range s.m {
+			if p == reserving {
+				continue
+			}
 			n++
 			f(p)
 		}

@@ -2,6 +2,8 @@ package actor
 
 import (
 	"errors"
+	"hash/maphash"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -32,7 +34,7 @@ func (r *registry) indexed(address string) int {
 	s := r.requests.shard(r.seed, address)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.m[address])
+	return len(s.m[address].m)
 }
 
 // spawnIdle spawns n actors that do nothing.
@@ -134,5 +136,103 @@ func BenchmarkFailRequestsTo(b *testing.B) {
 				_ = f.Wait()
 			}
 		})
+	}
+}
+
+// TestIndexedOnlyAfterRegistered: a request is indexed by address only
+// once the registry has it by ID. The index's hook fails the request at
+// the first moment failRequestsTo can find it; had the index come first,
+// that failure would find nothing to unregister, and the registry's add
+// after it would keep the completed future registered for good. Before,
+// only TestFailRequestsToRacesNewRequests caught a swapped order, by
+// chance.
+func TestIndexedOnlyAfterRegistered(t *testing.T) {
+	sys := remoteTestSystem(t)
+	gone := errors.New("node gone")
+	failed := 0
+	sys.registry.requests.onIndexed = func(f *Future) {
+		failed += sys.failRequestsTo(f.target.Address, gone)
+	}
+	processes := sys.ProcessCount()
+	f := sys.Root().RequestFuture(NewPID("far:1", "a"), "hello", 0)
+	require.Equal(t, 1, failed, "the hook ran once and failed the request")
+	_, err := f.Result()
+	require.ErrorIs(t, err, gone)
+	_, registered := sys.registry.get(f.PID().ID)
+	assert.False(t, registered, "a request failed as soon as it was indexed stayed registered")
+	assert.Equal(t, processes, sys.ProcessCount())
+	assert.Zero(t, sys.registry.indexed("far:1"))
+}
+
+// heapAfterGC returns the bytes of live heap objects after a collection.
+func heapAfterGC() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// TestRequestSetShrinksAfterBurst: a burst of requests to one peer that
+// stays, answered but for one, leaves its set the room of the one, not of
+// the burst. Before, the set's map kept the room it grew to (about 2 MB
+// for this burst) until the peer's node was failed.
+func TestRequestSetShrinksAfterBurst(t *testing.T) {
+	var x requestIndex
+	seed := maphash.MakeSeed()
+	const burst = 100_000
+	fs := make([]Future, burst)
+	before := heapAfterGC()
+	for i := range fs {
+		x.add(seed, "peer:1", &fs[i])
+	}
+	for i := 1; i < burst; i++ {
+		x.remove(seed, "peer:1", &fs[i])
+	}
+	grown := int64(heapAfterGC()) - int64(before)
+	assert.Less(t, grown, int64(64<<10), "the set kept %d bytes after its burst", grown)
+	set := x.take(seed, "peer:1")
+	require.Len(t, set, 1)
+	assert.Contains(t, set, &fs[0])
+	runtime.KeepAlive(fs)
+}
+
+// TestRequestSetSteadyAllocatesNothing: a peer answered a few requests at
+// a time (its set never holds shrinkFloor) costs no allocation per
+// request, after its set's first.
+func TestRequestSetSteadyAllocatesNothing(t *testing.T) {
+	var x requestIndex
+	seed := maphash.MakeSeed()
+	var fs [shrinkFloor - 1]Future
+	for i := range fs {
+		x.add(seed, "peer:1", &fs[i])
+	}
+	for i := range fs {
+		x.remove(seed, "peer:1", &fs[i])
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		for i := range fs {
+			x.add(seed, "peer:1", &fs[i])
+		}
+		for i := range fs {
+			x.remove(seed, "peer:1", &fs[i])
+		}
+	})
+	assert.Zero(t, allocs)
+}
+
+// BenchmarkRequestToPeer: a request to another node, answered: the
+// request index's add and remove on the steady path of remote requests.
+//
+//	go test ./actor -run '^$' -bench RequestToPeer -benchmem
+func BenchmarkRequestToPeer(b *testing.B) {
+	sys := remoteTestSystem(b)
+	pid := NewPID("peer:1", "a")
+	b.ReportAllocs()
+	for b.Loop() {
+		f := sys.Root().RequestFuture(pid, "hello", 0)
+		sys.send(nil, f.PID(), "answer", nil)
+		if _, err := f.Result(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -31,6 +31,12 @@ type SpawnFunc func(info SpawnInfo, props *Props) (*PID, error)
 // wrapping *PanicError and nothing is spawned: an actor that next spawned
 // before the panic is stopped), so it must be safe for
 // concurrent use when it is shared.
+//
+// The chain runs before the name is checked, since a middleware may change
+// info.Name: for a spawn under a taken name it runs as for any other, and
+// next returns ErrNameExists (which it sees) without having run the Props'
+// producer. A middleware with side effects for the actor it spawns makes
+// them after next succeeds.
 type SpawnMiddleware func(next SpawnFunc) SpawnFunc
 
 // WithSpawnMiddleware wraps every spawn made by actors with these Props and
