@@ -29,7 +29,7 @@ func (r *Remote) undelivered(u Undelivered) {
 		// The payload could not be decoded (unregistered type, bad bytes):
 		// the Node has logged it and emitted EventUnknownType. The dead
 		// letter answers a sender on another node.
-		r.sys.DeadLetter(r.pid(env.Target), nil, r.pid(env.Sender), u.Err)
+		r.sys.DeadLetter(r.pid(env.Target), nil, r.senderPID(env.Sender), u.Err)
 		return
 	}
 	msg := env.Message
@@ -46,7 +46,7 @@ func (r *Remote) undelivered(u Undelivered) {
 			// it does not fit in a frame): the future is told why now
 			// instead of waiting out its deadline, and a cluster caller
 			// does not retry (and run the grain's handler again).
-			r.sendEnv(Envelope{Target: env.Target, Message: &DeadLetterResponse{Target: from, Reason: code}})
+			r.sendEnv(Envelope{Target: env.Target, Message: &DeadLetterResponse{Target: from, Reason: code}}, sendAnswer)
 		}
 	}
 	switch m := msg.(type) {
