@@ -199,10 +199,10 @@ func (ep *endpoint) cancelPending() {
 		if n.endpoints[ep.addr] == ep {
 			delete(n.endpoints, ep.addr) // not in the snapshot: it was never used
 		}
-		due := n.restoreRetired(ep)
+		due, rec := n.restoreRetired(ep), ep.retired
 		n.mu.Unlock()
 		if due {
-			n.retiredDue(ep.addr, ep.retired)
+			n.retiredDue(ep.addr, rec)
 		}
 		close(ep.stop)
 		ep.cancel()

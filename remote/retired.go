@@ -67,12 +67,12 @@ func (n *Node) takeRetired(ep *endpoint) {
 }
 
 // restoreRetired records again the record ep took over, when ep ends
-// quietly without a connection (a failed inbound handshake); a deadline
-// that passed meanwhile is due at once. n.mu held; it reports whether the
-// peer is due.
+// quietly without ever having had a connection (a failed inbound
+// handshake); a deadline that passed meanwhile is due at once. n.mu held;
+// it reports whether the peer is due.
 func (n *Node) restoreRetired(ep *endpoint) bool {
 	rec := ep.retired
-	if rec == nil || ep.everConnected {
+	if rec == nil {
 		return false
 	}
 	if _, ok := n.retired[ep.addr]; ok {
