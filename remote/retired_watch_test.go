@@ -93,6 +93,46 @@ func TestRetiredWatcherBackKeepsItsWatches(t *testing.T) {
 	}
 }
 
+// TestRetiredWatcherRestartedEndsItsWatches: after the watching peer's
+// connection ended, a new incarnation (another node ID) connects from its
+// address before GiveUpAfter: the old one is reported restarted at once,
+// which ends its watches; the deadline that comes later reports nothing
+// more.
+func TestRetiredWatcherRestartedEndsItsWatches(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.GiveUpAfter = time.Hour
+	clock := scheduler.NewManualClock(time.Now())
+	sysB, rb := startSystem(t, "b", cfg, remote.WithClock(clock))
+	echoOn(t, sysB, "x", "b")
+	ends := events[*remote.EndpointTerminated](t, sysB)
+	peer, _ := barePeer(t)
+	watchFrom(t, peer, rb, "x")
+	addr, id := peer.Address(), peer.NodeID()
+	crashNode(peer)
+	require.Eventually(t, func() bool { return rb.Node().Stats().Endpoints == 0 }, wait, time.Millisecond)
+
+	pcfg := remote.NodeTestConfig()
+	pcfg.Serializers = newSerializers(t, false)
+	pcfg.ListenAddress = addr
+	next, err := remote.NewNode(pcfg, remote.Hooks{})
+	require.NoError(t, err)
+	require.NoError(t, next.Start(ctxWait(t)))
+	t.Cleanup(func() { _ = next.Close(ctxWait(t)) })
+	require.NoError(t, next.Send(rb.Address(), remote.Envelope{Target: remote.PIDRef{Address: rb.Address(), ID: "x"}, Message: &Echo{Text: "new"}}))
+	ev := waitFor(t, ends, "endpoint terminated", nil)
+	assert.Equal(t, id, ev.NodeID)
+	assert.ErrorIs(t, ev.Reason, remote.ErrPeerRestarted)
+	_, in := rb.WatchCounts()
+	assert.Zero(t, in)
+
+	clock.Advance(cfg.GiveUpAfter)
+	select {
+	case ev := <-ends:
+		t.Fatalf("reported again: %+v", ev)
+	default:
+	}
+}
+
 // crashNode closes n's connections without a goodbye, as if its process had
 // died.
 func crashNode(n *remote.Node) {
