@@ -58,3 +58,23 @@ func TestRetiredWatcherDeadlineSurvivesFailedHandshake(t *testing.T) {
 	require.NoError(t, second.c.Close())
 	require.Eventually(t, func() bool { _, in := r.WatchCounts(); return in == 0 }, waitTimeout, time.Millisecond)
 }
+
+// TestRetiredBounded: the retired records stay under peersCap; at the cap
+// the records without a deadline go first, and only when every record has
+// one are they all dropped, their deadlines stopped.
+func TestRetiredBounded(t *testing.T) {
+	clock := scheduler.NewManualClock(time.Now())
+	n := &Node{cfg: testConfig(), clock: clock, retired: map[string]*retiredPeer{}, peersCap: 2}
+	ep := func(addr string) *endpoint { return &endpoint{addr: addr, peer: "id-" + addr} }
+	n.retire(ep("a"), true)
+	n.retire(ep("b"), false)
+	n.retire(ep("c"), true) // at the cap: b (no deadline) goes
+	require.Len(t, n.retired, 2)
+	require.Contains(t, n.retired, "a")
+	require.Contains(t, n.retired, "c")
+	require.Equal(t, 2, clock.Pending())
+	n.retire(ep("d"), false) // every record has a deadline: all go
+	require.Len(t, n.retired, 1)
+	require.Contains(t, n.retired, "d")
+	require.Zero(t, clock.Pending(), "the dropped records' deadlines still armed")
+}
