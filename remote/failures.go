@@ -8,7 +8,9 @@ import (
 
 // EndpointTerminated is published on the actor system's EventStream when a
 // peer incarnation is considered gone: it stayed unreachable for
-// Config.GiveUpAfter (Reason wraps ErrPeerUnreachable), said goodbye
+// Config.GiveUpAfter, or, having watched local processes over a connection
+// it made, did not come back within GiveUpAfter of that connection's end
+// (Reason wraps ErrPeerUnreachable), said goodbye
 // (ErrPeerShutdown), was replaced by a new incarnation at its address
 // (ErrPeerRestarted) or was blocked (ErrBlocked). By then every local watcher
 // of its processes has been sent Terminated{Why: AddressTerminated}, pending
