@@ -28,6 +28,17 @@ type procRef struct{ p Process }
 // NewPID returns a PID for address and id. It resolves lazily.
 func NewPID(address, id string) *PID { return &PID{Address: address, ID: id} }
 
+// NewBoundPID returns a PID for address and id that resolves to p, without
+// asking the registry or the remote resolver: for a transport whose PIDs of
+// one origin go through a process of their own (remote: the senders and
+// watchers a peer names, whose dials are budgeted). p must stand for the
+// process at address/id.
+func NewBoundPID(address, id string, p Process) *PID {
+	pid := &PID{Address: address, ID: id}
+	pid.cache(p)
+	return pid
+}
+
 // String returns "address/id".
 func (p *PID) String() string {
 	if p == nil {

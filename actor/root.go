@@ -80,8 +80,9 @@ func (r *RootContext) StopFuture(pid *PID) *Future { return r.sys.stopFuture(pid
 
 // PoisonFuture poisons pid and returns a future completed when it has
 // stopped; a nil pid fails it with ErrNilPID. The pill is a user message:
-// a full bounded mailbox of a local actor that refuses or drops it fails
-// the future with ErrMailboxFull, and the actor goes on.
+// a full bounded mailbox that refuses or drops it fails the future with
+// ErrMailboxFull (for an actor on another node, an ErrDeadLetter that
+// wraps it, when that node says why), and the actor goes on.
 func (r *RootContext) PoisonFuture(pid *PID) *Future {
 	if pid == nil {
 		return r.sys.failedFuture(ErrNilPID)
@@ -93,10 +94,14 @@ func (r *RootContext) PoisonFuture(pid *PID) *Future {
 	// future, so that a bounded mailbox that refuses or drops the pill
 	// (a dead letter with ErrMailboxFull) fails it, where before nothing
 	// answered it and its Wait waited for ever
-	// (TestPoisonFutureFullMailboxFails). Only a local actor's: what a
-	// remote node does with a pill's sender is its own.
+	// (TestPoisonFutureFullMailboxFails). A remote actor's pill carries it
+	// too: the remote node's mailbox refusal then answers the future with
+	// a DeadLetterResponse (TestRemotePoisonFutureFullMailboxFails in
+	// remote), where before the future waited for ever. Not a missing
+	// local process's: its Watch has answered already.
 	var sender *PID
-	if _, local := r.sys.resolve(pid).(*cell); local {
+	p := r.sys.resolve(pid)
+	if _, local := p.(*cell); local || (p != r.sys.deadLetters && pid.Address != LocalAddress && pid.Address != r.sys.Address()) {
 		sender = &f.pidv
 	}
 	r.sys.send(nil, pid, &PoisonPill{}, sender)

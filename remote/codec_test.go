@@ -224,7 +224,7 @@ func TestSystemMessagesRoundTrip(t *testing.T) {
 	// a node that predates reasons reads the common answer.
 	plain, err := AppendSystemMessage(nil, &DeadLetterResponse{Target: b})
 	require.NoError(t, err)
-	for r := DeadLetterUnknownType; r <= DeadLetterFrameTooLarge+1; r++ {
+	for r := DeadLetterUnknownType; r <= DeadLetterMailboxFull+1; r++ {
 		withReason, err := AppendSystemMessage(nil, &DeadLetterResponse{Target: b, Reason: r})
 		require.NoError(t, err)
 		assert.Equal(t, append(plain, byte(r)), withReason)
@@ -239,7 +239,8 @@ func TestSystemMessagesRoundTrip(t *testing.T) {
 	assert.ErrorIs(t, DeadLetterMalformed.Err(), ErrMalformed)
 	assert.ErrorIs(t, DeadLetterSerialize.Err(), ErrSerialize)
 	assert.ErrorIs(t, DeadLetterFrameTooLarge.Err(), ErrFrameTooLarge)
-	assert.NoError(t, (DeadLetterFrameTooLarge + 1).Err(), "a reason unknown here reads as no reason")
+	assert.ErrorIs(t, DeadLetterMailboxFull.Err(), actor.ErrMailboxFull)
+	assert.NoError(t, (DeadLetterMailboxFull + 1).Err(), "a reason unknown here reads as no reason")
 	assert.NoError(t, DeadLetterNoTarget.Err())
 
 	_, err = DecodeSystemMessage([]byte{99})

@@ -24,6 +24,11 @@ const (
 	// DefaultMaxInboundConnections is what a zero
 	// Config.MaxInboundConnections means.
 	DefaultMaxInboundConnections = 1024
+
+	// DefaultDialBudget is what a zero Config.DialBudget means: enough for
+	// every peer of a cluster of about a thousand nodes to be redialled
+	// once per ReconnectBackoffMax (5 s by default) with room to spare.
+	DefaultDialBudget = 256
 )
 
 // Config configures a Node (and, through the actor runtime, the remote
@@ -112,6 +117,16 @@ type Config struct {
 	// GiveUpAfter is how long a peer may stay unreachable before it is
 	// reported terminated and its queue dropped.
 	GiveUpAfter time.Duration
+	// DialBudget bounds, node-wide, the dials per second (and the burst)
+	// that others can cause: every redial (after a lost connection or a
+	// failed dial) and the first dial of an endpoint that only answers
+	// to addresses peers named (the sender of a message from the wire, a
+	// remote watcher) made. The first dial to an address that local code
+	// sent to takes nothing from it. A dial that finds the budget empty
+	// waits for its next backoff slot (Stats.DialsDeferred) while the
+	// give-up clock runs. 0 means DefaultDialBudget. Measured on the
+	// Node's clock (WithClock).
+	DialBudget int
 
 	// Kinds are the actor kinds this node offers for remote spawn, by name:
 	// a peer's Remote.SpawnNamed(ctx, address, name, kind) spawns a
@@ -134,6 +149,14 @@ func (c *Config) maxInbound() int64 {
 	return int64(c.MaxInboundConnections)
 }
 
+// dialBudget is DialBudget with 0 read as the default.
+func (c *Config) dialBudget() int {
+	if c.DialBudget == 0 {
+		return DefaultDialBudget
+	}
+	return c.DialBudget
+}
+
 // DefaultConfig returns a Config for a node on loopback with a free port.
 func DefaultConfig() Config {
 	return Config{
@@ -152,6 +175,7 @@ func DefaultConfig() Config {
 		ReconnectBackoffMin:   100 * time.Millisecond,
 		ReconnectBackoffMax:   5 * time.Second,
 		GiveUpAfter:           30 * time.Second,
+		DialBudget:            DefaultDialBudget,
 	}
 }
 
@@ -212,6 +236,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxInboundConnections < 0 {
 		bad("MaxInboundConnections must not be negative (0: the default), got %d", c.MaxInboundConnections)
+	}
+	if c.DialBudget < 0 {
+		bad("DialBudget must not be negative (0: the default), got %d", c.DialBudget)
 	}
 	if c.OutboundQueueSize < 1 {
 		bad("OutboundQueueSize must be at least 1, got %d", c.OutboundQueueSize)

@@ -15,6 +15,17 @@ func TestDefaultConfigIsValid(t *testing.T) {
 	require.NoError(t, DefaultConfig().Validate())
 }
 
+// TestDialBudgetZeroIsDefault: a Config without a DialBudget (0) gets
+// DefaultDialBudget, as a burst too.
+func TestDialBudgetZeroIsDefault(t *testing.T) {
+	c := DefaultConfig()
+	c.DialBudget = 0
+	n, err := NewNode(c, Hooks{})
+	require.NoError(t, err)
+	assert.Equal(t, DefaultDialBudget, n.dials.Burst())
+	assert.InDelta(t, float64(DefaultDialBudget), float64(n.dials.Limit()), 0)
+}
+
 func TestConfigValidate(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -36,6 +47,7 @@ func TestConfigValidate(t *testing.T) {
 		{"queue", func(c *Config) { c.OutboundQueueSize = 0 }},
 		{"queue bytes below frame size", func(c *Config) { c.OutboundQueueBytes = int64(c.MaxFrameSize) - 1 }},
 		{"pending handshakes", func(c *Config) { c.MaxPendingHandshakes = 0 }},
+		{"negative dial budget", func(c *Config) { c.DialBudget = -1 }},
 		{"nil kind props", func(c *Config) { c.Kinds = map[string]*actor.Props{"a": nil} }},
 		{"empty kind", func(c *Config) { c.Kinds = map[string]*actor.Props{"": actor.PropsFromFunc(func(actor.Context) {})} }},
 	}

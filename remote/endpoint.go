@@ -41,6 +41,11 @@ type endpoint struct {
 	// Node's lock-free snapshot, so Send finds an unused one on its slow
 	// path, which marks it: the per-message path pays nothing for this.
 	used atomic.Bool
+	// local is set by the first Send of local code to the address (a
+	// message that is not an answer to an address a peer named: see
+	// sendClass). The first dial of an endpoint with local set takes
+	// nothing from the Node's dial budget; every other dial does (run).
+	local atomic.Bool
 
 	mu              sync.Mutex
 	conn            *conn  // current established connection
@@ -51,6 +56,7 @@ type endpoint struct {
 	everConnected   bool            // after a loss, reconnect even with an empty queue
 	termErr         error           // set once by terminate or exit
 	lastRead        <-chan struct{} // readDone of the connection installed last (see conn.after)
+	retired         *retiredPeer    // the record of a retired endpoint at the address this one took over (Node.takeRetired); guarded by Node.mu
 
 	w       connWriter // the right to write to the connection; guards frame and payload
 	frame   []byte     // the frame being written, guarded by w.mu
@@ -76,6 +82,14 @@ func (ep *endpoint) signal() {
 	select {
 	case ep.wake <- struct{}{}:
 	default:
+	}
+}
+
+// markLocal records a Send of local code (see local) and wakes run: a first
+// dial the budget deferred goes at once.
+func (ep *endpoint) markLocal() {
+	if ep.local.CompareAndSwap(false, true) {
+		ep.signal()
 	}
 }
 
@@ -180,7 +194,16 @@ func (ep *endpoint) cancelPending() {
 	ep.mu.Unlock()
 	ep.signal()
 	if unused {
-		ep.n.removeEndpoint(ep)
+		n := ep.n
+		n.mu.Lock()
+		if n.endpoints[ep.addr] == ep {
+			delete(n.endpoints, ep.addr) // not in the snapshot: it was never used
+		}
+		due, rec := n.restoreRetired(ep), ep.retired
+		n.mu.Unlock()
+		if due {
+			n.retiredDue(ep.addr, rec)
+		}
 		close(ep.stop)
 		ep.cancel()
 	}
@@ -217,6 +240,10 @@ func (ep *endpoint) retireUnused() bool {
 		<-last
 	}
 	n := ep.n
+	// Whether the peer watches local processes: then it must come back
+	// within GiveUpAfter (retiredPeer). Its reader has returned, so no
+	// WatchRequest of this connection is still to come.
+	watched := n.hooks.remote != nil && n.hooks.remote.watches.watchedFrom(ep.addr)
 	n.mu.Lock() // before ep.mu, as everywhere
 	defer n.mu.Unlock()
 	ep.mu.Lock()
@@ -232,10 +259,7 @@ func (ep *endpoint) retireUnused() bool {
 		delete(n.endpoints, ep.addr) // not in the snapshot: it was never used
 	}
 	if ep.peer != "" {
-		if len(n.retired) >= n.peersCap {
-			clear(n.retired) // bounded; only restart reports for those are lost
-		}
-		n.retired[ep.addr] = ep.peer
+		n.retire(ep, watched)
 	}
 	return true
 }
@@ -323,8 +347,11 @@ func (ep *endpoint) terminate(reason error) {
 	}
 }
 
-func (ep *endpoint) reportTerminated(p Peer, reason error) {
-	n := ep.n
+func (ep *endpoint) reportTerminated(p Peer, reason error) { ep.n.reportTerminated(p, reason) }
+
+// reportTerminated logs, emits and reports (the PeerTerminated hook) that
+// the incarnation p is gone.
+func (n *Node) reportTerminated(p Peer, reason error) {
 	n.log.Info("remote: peer terminated", "peer", p.String(), "reason", reason)
 	n.emit(Event{Kind: EventPeerTerminated, Peer: p, Err: reason})
 	if n.hooks.PeerTerminated != nil {
@@ -372,6 +399,7 @@ func (ep *endpoint) run(ctx context.Context) {
 	var carry *outItem
 	pol := newLinkPolicy(&n.cfg, n.rand)
 	finalTry := false // Close gives a peer that was not failing one attempt to connect and flush
+	dialled := false  // a dial was made: every later one is a redial
 	for {
 		select {
 		case <-ep.stop:
@@ -412,7 +440,11 @@ func (ep *endpoint) run(ctx context.Context) {
 			// one is established, whatever the reason it is not.
 			now := n.clock.Now()
 			pol.wanted(now)
-			act := pol.next(now)
+			// Every dial takes from the Node's dial budget but the first
+			// one of an endpoint local code sent to (and Close's last
+			// try): see Node.allowDial.
+			budgeted := !finalTry && (dialled || reconnect || !ep.local.Load())
+			act := pol.next(now, budgeted)
 			if act.kind == linkGiveUp {
 				ep.terminate(fmt.Errorf("%w: %q unreachable for %v", ErrPeerUnreachable, ep.addr, act.down.Round(time.Millisecond)))
 				continue
@@ -431,6 +463,12 @@ func (ep *endpoint) run(ctx context.Context) {
 				ep.wait(now.Add(act.wait))
 				continue // woken or due: ask again
 			}
+			if budgeted && !n.allowDial(now) {
+				pol.budgetRefused(now)
+				continue // waits for the next backoff slot
+			}
+			pol.dialing()
+			dialled = true
 			var err error
 			if c, err = ep.dial(ctx); err != nil {
 				if ep.current() != nil {

@@ -69,7 +69,10 @@ type Remote struct {
 	log   *slog.Logger
 	kinds map[string]*actor.Props
 	addr  atomic.Pointer[string]
-	proc  *remoteProcess // shared by every PID of another node
+	proc  *remoteProcess // every PID of another node the system resolved
+	// replyProc serves the PIDs of other nodes that peers named (replyPID,
+	// senders): what is sent to them is sendReply.
+	replyProc *remoteProcess
 
 	watches watchTable
 	spawns  spawnTable
@@ -91,11 +94,12 @@ func newRemote(ctx context.Context, sys actor.Host, cfg Config, opts []Option) (
 		cfg.Serializers = NewSerializers()
 	}
 	r := &Remote{sys: sys, log: cfg.Logger, kinds: maps.Clone(cfg.Kinds)}
-	r.proc = &remoteProcess{r: r}
+	r.proc = &remoteProcess{r: r, cls: sendLocal}
+	r.replyProc = &remoteProcess{r: r, cls: sendReply}
 	r.watches.init()
 	r.spawns.init()
 	r.targets.init()
-	r.senders.init()
+	r.senders.init(r.replyProc)
 	// The system's clock first: an option given to Install may replace it.
 	opts = append([]Option{WithClock(sys.Clock())}, opts...)
 	node, err := NewNode(cfg, Hooks{

@@ -8,7 +8,9 @@ import (
 
 // EndpointTerminated is published on the actor system's EventStream when a
 // peer incarnation is considered gone: it stayed unreachable for
-// Config.GiveUpAfter (Reason wraps ErrPeerUnreachable), said goodbye
+// Config.GiveUpAfter, or, having watched local processes over a connection
+// it made, did not come back within GiveUpAfter of that connection's end
+// (Reason wraps ErrPeerUnreachable), said goodbye
 // (ErrPeerShutdown), was replaced by a new incarnation at its address
 // (ErrPeerRestarted) or was blocked (ErrBlocked). By then every local watcher
 // of its processes has been sent Terminated{Why: AddressTerminated}, pending
@@ -29,7 +31,7 @@ func (r *Remote) undelivered(u Undelivered) {
 		// The payload could not be decoded (unregistered type, bad bytes):
 		// the Node has logged it and emitted EventUnknownType. The dead
 		// letter answers a sender on another node.
-		r.sys.DeadLetter(r.pid(env.Target), nil, r.pid(env.Sender), u.Err)
+		r.sys.DeadLetter(r.pid(env.Target), nil, r.senderPID(env.Sender), u.Err)
 		return
 	}
 	msg := env.Message
@@ -46,7 +48,7 @@ func (r *Remote) undelivered(u Undelivered) {
 			// it does not fit in a frame): the future is told why now
 			// instead of waiting out its deadline, and a cluster caller
 			// does not retry (and run the grain's handler again).
-			r.sendEnv(Envelope{Target: env.Target, Message: &DeadLetterResponse{Target: from, Reason: code}})
+			r.sendEnv(Envelope{Target: env.Target, Message: &DeadLetterResponse{Target: from, Reason: code}}, sendAnswer)
 		}
 	}
 	switch m := msg.(type) {

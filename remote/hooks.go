@@ -50,8 +50,11 @@ const (
 	// EventDialFailed: a connection attempt failed; the endpoint backs off.
 	EventDialFailed
 	// EventPeerTerminated: a peer incarnation is considered gone (give-up,
-	// goodbye, restart, blocked); Err is ErrPeerUnreachable,
-	// ErrPeerShutdown, ErrPeerRestarted or ErrBlocked.
+	// goodbye, restart, blocked, or, with the remote extension, a peer
+	// that watched local processes, that this node never sent to, and
+	// that has not come back within GiveUpAfter of its connection's end);
+	// Err is ErrPeerUnreachable, ErrPeerShutdown, ErrPeerRestarted or
+	// ErrBlocked.
 	EventPeerTerminated
 	// EventQueueFull: a peer's outbound queue became full (OutboundQueueSize
 	// or OutboundQueueBytes) and Send refused an envelope with

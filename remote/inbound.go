@@ -20,7 +20,7 @@ func (r *Remote) deliver(from Peer, env Envelope) {
 		return
 	}
 	if !r.isLocal(env.Target.Address) {
-		r.sys.DeadLetter(r.pid(env.Target), env.Message, r.pid(env.Sender),
+		r.sys.DeadLetter(r.pid(env.Target), env.Message, r.senderPID(env.Sender),
 			fmt.Errorf("%w: %s sent %s to this node (%s)", ErrMisaddressed, from, env.Target, r.Address()))
 		return
 	}
@@ -104,7 +104,9 @@ func (r *Remote) post(t *target, msg any, h actor.Header, sender PIDRef) {
 func (r *Remote) deliverControl(p actor.Process, env Envelope, target *actor.PID) {
 	switch m := env.Message.(type) {
 	case *WatchRequest:
-		watcher := r.pid(m.Watcher)
+		// Bound to the reply process: the watchee's Terminated goes to an
+		// address the peer named (sendReply).
+		watcher := r.replyPID(m.Watcher)
 		if watcher == nil {
 			return
 		}
@@ -136,7 +138,7 @@ func (r *Remote) deliverControl(p actor.Process, env Envelope, target *actor.PID
 	case *StopRequest:
 		p.SendSystem(target, &actor.Stop{})
 	case *PoisonPillRequest:
-		p.SendUser(target, &actor.PoisonPill{}, r.pid(env.Sender))
+		p.SendUser(target, &actor.PoisonPill{}, r.senderPID(env.Sender))
 	case *DeadLetterResponse:
 		// Only a waiting future is told; an actor is not (as locally).
 		if _, ok := p.(*actor.Future); ok {
@@ -171,7 +173,7 @@ func (r *Remote) targetNotFound(env Envelope, target *actor.PID) {
 	switch m := env.Message.(type) {
 	case *WatchRequest:
 		if !m.Watcher.IsZero() {
-			r.sendEnv(Envelope{Target: m.Watcher, Message: &TerminatedNotice{Who: r.ref(target), Why: TerminatedNotFound}})
+			r.sendEnv(Envelope{Target: m.Watcher, Message: &TerminatedNotice{Who: r.ref(target), Why: TerminatedNotFound}}, sendAnswer)
 		}
 	case *UnwatchRequest, *TerminatedNotice, *StopRequest, *DeadLetterResponse:
 		r.log.Debug("remote: system message for a missing process dropped", "pid", target.String(), "type", fmt.Sprintf("%T", m))
@@ -185,6 +187,6 @@ func (r *Remote) targetNotFound(env Envelope, target *actor.PID) {
 			// that takes the message passes it on.
 			msg = &actor.MessageEnvelope{Header: env.Header, Message: msg}
 		}
-		r.sys.DeadLetter(target, msg, r.pid(env.Sender), nil) // answers a sender on another node
+		r.sys.DeadLetter(target, msg, r.senderPID(env.Sender), nil) // answers a sender on another node
 	}
 }

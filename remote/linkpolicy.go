@@ -35,6 +35,14 @@ type linkPolicy struct {
 	upSince   time.Time // when the last connection was established; zero: none yet
 	downSince time.Time // when the peer became unreachable; zero while reachable
 	retryAt   time.Time // no dial before this
+
+	// A dial the Node's dial budget refused (budgetRefused) waits for its
+	// next backoff slot: deferUntil, after deferrals refusals in a row.
+	// Only a budgeted dial waits for it, so that an endpoint whose first
+	// dial was deferred (it only answered a peer-named address) dials at
+	// once when local code sends to it.
+	deferrals  int
+	deferUntil time.Time
 }
 
 // linkActionKind is what the endpoint should do next.
@@ -57,8 +65,9 @@ func newLinkPolicy(cfg *Config, r backoff.Rand) linkPolicy {
 	return linkPolicy{backoffMin: cfg.ReconnectBackoffMin, backoffMax: cfg.ReconnectBackoffMax, giveUpAfter: cfg.GiveUpAfter, rand: r}
 }
 
-// next returns the action at now.
-func (p *linkPolicy) next(now time.Time) linkAction {
+// next returns the action at now; budgeted says whether the dial it may
+// return takes from the Node's dial budget.
+func (p *linkPolicy) next(now time.Time, budgeted bool) linkAction {
 	var giveUpAt time.Time
 	if !p.downSince.IsZero() {
 		giveUpAt = p.downSince.Add(p.giveUpAfter)
@@ -66,8 +75,11 @@ func (p *linkPolicy) next(now time.Time) linkAction {
 			return linkAction{kind: linkGiveUp, down: now.Sub(p.downSince)}
 		}
 	}
-	if now.Before(p.retryAt) {
-		until := p.retryAt
+	until := p.retryAt
+	if budgeted && p.deferUntil.After(until) {
+		until = p.deferUntil
+	}
+	if now.Before(until) {
 		if !giveUpAt.IsZero() && giveUpAt.Before(until) {
 			until = giveUpAt
 		}
@@ -85,6 +97,20 @@ func (p *linkPolicy) dialFailed(now time.Time) {
 	p.retryAt = now.Add(backoff.JitteredFrom(p.rand, p.failures, p.backoffMin, p.backoffMax))
 }
 
+// budgetRefused records at now that the dial budget refused a dial: the
+// next budgeted dial waits backoff.JitteredFrom(n) after the n-th refusal
+// in a row. The give-up clock runs meanwhile.
+func (p *linkPolicy) budgetRefused(now time.Time) {
+	p.deferrals++
+	if p.downSince.IsZero() {
+		p.downSince = now
+	}
+	p.deferUntil = now.Add(backoff.JitteredFrom(p.rand, p.deferrals, p.backoffMin, p.backoffMax))
+}
+
+// dialing records that a dial starts (the budget, if asked, granted it).
+func (p *linkPolicy) dialing() { p.deferrals, p.deferUntil = 0, time.Time{} }
+
 // wanted records that a connection is wanted at now: the give-up clock
 // runs from the first such moment until a connection is established.
 func (p *linkPolicy) wanted(now time.Time) {
@@ -96,9 +122,9 @@ func (p *linkPolicy) wanted(now time.Time) {
 // connected records a connection established at now: the peer is
 // reachable.
 func (p *linkPolicy) connected(now time.Time) {
-	p.failures = 0
+	p.failures, p.deferrals = 0, 0
 	p.upSince = now
-	p.downSince, p.retryAt = time.Time{}, time.Time{}
+	p.downSince, p.retryAt, p.deferUntil = time.Time{}, time.Time{}, time.Time{}
 }
 
 // lost records the loss of the connection at now: the give-up time counts

@@ -21,7 +21,7 @@ func TestLinkPolicy(t *testing.T) {
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	ms := time.Millisecond
 	type step struct {
-		do   string        // "lost", "fail", "connected" or "" (just ask)
+		do   string        // "lost", "fail", "connected", "refused" (by the dial budget), "dialing", or "" / "free" (just ask, for a dial the budget counts / does not count)
 		at   time.Duration // since t0
 		want linkAction
 	}
@@ -78,6 +78,27 @@ func TestLinkPolicy(t *testing.T) {
 			{"connected", 1340 * ms, linkAction{kind: linkDial}},
 			{"lost", 1350 * ms, linkAction{kind: linkDial}},
 		}},
+		{"a dial the budget refused waits for its backoff slot; an unbudgeted one does not", []step{
+			{"refused", 0, linkAction{kind: linkWait, wait: 100 * ms}},
+			{"", 50 * ms, linkAction{kind: linkWait, wait: 50 * ms}},
+			{"free", 50 * ms, linkAction{kind: linkDial}},
+			{"refused", 100 * ms, linkAction{kind: linkWait, wait: 200 * ms}},
+			{"dialing", 300 * ms, linkAction{kind: linkDial}},
+			{"fail", 310 * ms, linkAction{kind: linkWait, wait: 100 * ms}}, // the refusals do not count as failures
+			{"refused", 410 * ms, linkAction{kind: linkWait, wait: 100 * ms}},
+		}},
+		{"refused dials give up as failed ones do", []step{
+			{"refused", 0, linkAction{kind: linkWait, wait: 100 * ms}},
+			{"refused", 2900 * ms, linkAction{kind: linkWait, wait: 100 * ms}}, // the wait stops at give-up
+			{"", 3 * time.Second, linkAction{kind: linkGiveUp, down: 3 * time.Second}},
+		}},
+		{"a connection ends the refusals", []step{
+			{"refused", 0, linkAction{kind: linkWait, wait: 100 * ms}},
+			{"refused", 100 * ms, linkAction{kind: linkWait, wait: 200 * ms}},
+			{"connected", 150 * ms, linkAction{kind: linkDial}},
+			{"lost", 10 * time.Second, linkAction{kind: linkDial}},
+			{"refused", 10 * time.Second, linkAction{kind: linkWait, wait: 100 * ms}},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,8 +112,12 @@ func TestLinkPolicy(t *testing.T) {
 					p.dialFailed(now)
 				case "connected":
 					p.connected(now)
+				case "refused":
+					p.budgetRefused(now)
+				case "dialing":
+					p.dialing()
 				}
-				assert.Equal(t, s.want, p.next(now), "step %d (%s at %v)", i, s.do, s.at)
+				assert.Equal(t, s.want, p.next(now, s.do != "free"), "step %d (%s at %v)", i, s.do, s.at)
 			}
 		})
 	}
@@ -109,7 +134,7 @@ func TestLinkPolicySeedReplays(t *testing.T) {
 		var out []time.Duration
 		for range 10 {
 			p.dialFailed(now)
-			a := p.next(now)
+			a := p.next(now, true)
 			require.Equal(t, linkWait, a.kind)
 			out = append(out, a.wait)
 			now = now.Add(a.wait)

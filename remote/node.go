@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/internal/backoff"
 	"github.com/fraktor-go/fraktor/scheduler"
@@ -83,7 +85,7 @@ type Node struct {
 	running   atomic.Bool                          // state == stateRunning, for Send
 	peerIDs   map[string]string                    // address → node ID of the last incarnation connected there (bounded: rememberPeer)
 	peersCap  int                                  // the size at which rememberPeer forgets idle peers; maxKnownPeers
-	retired   map[string]string                    // address → node ID of endpoints retired unused (retireUnused); bounded by peersCap
+	retired   map[string]*retiredPeer              // address → what is kept of the endpoint retired unused there (retireUnused); bounded by peersCap
 	raws      map[net.Conn]rawState                // every open socket
 	forced    bool                                 // Close's grace period is over
 	ln        net.Listener
@@ -102,6 +104,10 @@ type Node struct {
 	inboundConns atomic.Int64
 
 	refusals logThrottle // the log of refused inbound envelopes
+
+	// dials is the node-wide dial budget (Config.DialBudget per second,
+	// as burst too), on the Node's clock: see allowDial.
+	dials *rate.Limiter
 
 	wg    sync.WaitGroup
 	stats nodeStats
@@ -126,6 +132,8 @@ type nodeStats struct {
 	inboundRefused                   atomic.Uint64
 	protocolErrors                   atomic.Uint64
 	queueFull                        atomic.Uint64
+	dialsDeferred                    atomic.Uint64
+	answersDropped                   atomic.Uint64
 	connections                      atomic.Int64
 }
 
@@ -144,6 +152,8 @@ type Stats struct {
 	InboundRefused    uint64 // inbound handshakes refused at Config.MaxInboundConnections (also in HandshakesRefused)
 	Inbound           int64  // inbound connections now established or admitted in a handshake
 	Endpoints         int    // peer addresses with an endpoint now (queue, connection or reconnect state)
+	DialsDeferred     uint64 // dials the dial budget (Config.DialBudget) deferred to their next backoff slot
+	AnswersDropped    uint64 // runtime answers (a DeadLetterResponse, a Terminated for a missing process) to an address without an endpoint, dropped instead of dialled
 }
 
 // NewNode validates cfg and returns a Node that is not listening yet.
@@ -153,8 +163,9 @@ func NewNode(cfg Config, hooks Hooks, opts ...Option) (*Node, error) {
 	}
 	n := &Node{
 		cfg: cfg, hooks: hooks, ser: cfg.Serializers, log: cfg.Logger, id: cfg.NodeID,
-		endpoints: map[string]*endpoint{}, peerIDs: map[string]string{}, retired: map[string]string{}, peersCap: maxKnownPeers, raws: map[net.Conn]rawState{},
+		endpoints: map[string]*endpoint{}, peerIDs: map[string]string{}, retired: map[string]*retiredPeer{}, peersCap: maxKnownPeers, raws: map[net.Conn]rawState{},
 		stopping: make(chan struct{}), closed: make(chan struct{}),
+		dials: rate.NewLimiter(rate.Limit(cfg.dialBudget()), cfg.dialBudget()),
 	}
 	for _, o := range opts {
 		o(n)
@@ -243,6 +254,7 @@ func (n *Node) Stats() Stats {
 		ProtocolErrors: n.stats.protocolErrors.Load(), QueueFull: n.stats.queueFull.Load(),
 		QueuedBytes: n.queuedBytes(), Connections: n.stats.connections.Load(),
 		InboundRefused: n.stats.inboundRefused.Load(), Inbound: n.inboundConns.Load(), Endpoints: n.endpointCount(),
+		DialsDeferred: n.stats.dialsDeferred.Load(), AnswersDropped: n.stats.answersDropped.Load(),
 	}
 }
 
@@ -282,14 +294,14 @@ func (n *Node) Send(address string, env Envelope) error {
 	if env.Header != nil {
 		msg = &actor.MessageEnvelope{Header: env.Header, Message: msg}
 	}
-	return n.send(address, refPID(env.Target), refPID(env.Sender), msg)
+	return n.send(address, refPID(env.Target), refPID(env.Sender), msg, sendLocal)
 }
 
 // send is Send with the target and sender as PIDs (nil: none), which the
-// queue holds as they are: the actor runtime's path, without a PIDRef copy.
-// An *actor.MessageEnvelope is sent as the message it carries, with its
-// header.
-func (n *Node) send(address string, target, sender *actor.PID, msg any) error {
+// queue holds as they are: the actor runtime's path, without a PIDRef copy,
+// for a message of class cls. An *actor.MessageEnvelope is sent as the
+// message it carries, with its header.
+func (n *Node) send(address string, target, sender *actor.PID, msg any, cls sendClass) error {
 	body, h := actor.UnwrapEnvelope(msg)
 	codec, err := n.ser.codecFor(body)
 	if err != nil {
@@ -312,6 +324,9 @@ func (n *Node) send(address string, target, sender *actor.PID, msg any) error {
 	}
 	// The common case takes no lock: a live endpoint from the snapshot.
 	if ep := n.liveEndpoint(address); ep != nil {
+		if cls == sendLocal && !ep.local.Load() {
+			ep.markLocal() // once per endpoint
+		}
 		switch err := ep.enqueue(item); {
 		case err == nil:
 			return nil
@@ -320,7 +335,11 @@ func (n *Node) send(address string, target, sender *actor.PID, msg any) error {
 		}
 	}
 	for range 8 {
-		ep, err := n.endpointFor(address, true)
+		ep, err := n.endpointFor(address, true, cls)
+		if ep == nil && err == nil { // an answer to an address without an endpoint
+			n.stats.answersDropped.Add(1)
+			return nil
+		}
 		if err != nil {
 			return n.sendFailed(address, target, sender, msg, err)
 		}
@@ -392,8 +411,9 @@ func (n *Node) publishEndpoints() {
 
 // endpointFor returns the live endpoint for address, creating it (and its
 // goroutine) if needed. local (a Send, not an inbound handshake) marks it
-// used.
-func (n *Node) endpointFor(address string, local bool) (*endpoint, error) {
+// used, and of class cls: a sendLocal marks it local; for a sendAnswer
+// it returns nil, nil rather than create one.
+func (n *Node) endpointFor(address string, local bool, cls sendClass) (*endpoint, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.state != stateRunning {
@@ -407,16 +427,20 @@ func (n *Node) endpointFor(address string, local bool) (*endpoint, error) {
 			ep.used.Store(true)
 			n.publishEndpoints()
 		}
+		if local && cls == sendLocal {
+			ep.markLocal()
+		}
 		return ep, nil
+	}
+	if local && cls == sendAnswer {
+		return nil, nil
 	}
 	ep := newEndpoint(n, address)
 	ep.used.Store(local)
-	if id, ok := n.retired[address]; ok {
-		// The last endpoint here was retired unused (retireUnused): a new
-		// node ID on this one's connection is still reported as a restart.
-		ep.peer = id
-		delete(n.retired, address)
-	}
+	ep.local.Store(local && cls == sendLocal)
+	// The last endpoint here was retired unused (retireUnused): a new node
+	// ID on this one's connection is still reported as a restart.
+	n.takeRetired(ep)
 	ctx, cancel := context.WithCancel(context.Background())
 	ep.cancel = cancel
 	n.endpoints[address] = ep
@@ -623,7 +647,7 @@ func (n *Node) serveInbound(ctx context.Context, raw net.Conn) {
 // endpoint that admitted it.
 func (n *Node) admitEndpoint(peer hello) (*endpoint, error) {
 	for range 8 {
-		e, err := n.endpointFor(peer.Address, false)
+		e, err := n.endpointFor(peer.Address, false, sendReply)
 		if err != nil {
 			return nil, err
 		}
@@ -740,6 +764,7 @@ func (n *Node) Close(ctx context.Context) error {
 	}
 	n.state = stateClosing
 	n.running.Store(false)
+	n.stopRetired()
 	if ctx.Err() != nil {
 		// No grace period: close every socket before anyone can say
 		// goodbye, as if the process had died.

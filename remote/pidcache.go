@@ -12,15 +12,16 @@ const pidCacheSlots = 1024
 
 // pidCache keeps the PID values of senders on other nodes, so that a
 // stream of envelopes from the same actor does not allocate a PID per
-// envelope (such a PID resolves to the remote process, which never goes
-// stale). It is direct-mapped and lock-free: a slot holds the last PID whose
-// ID hashed there; a collision replaces it.
+// envelope (such a PID is bound to proc, the remote process for PIDs peers
+// named, which never goes stale). It is direct-mapped and lock-free: a slot
+// holds the last PID whose ID hashed there; a collision replaces it.
 type pidCache struct {
 	seed  maphash.Seed
+	proc  actor.Process
 	slots [pidCacheSlots]atomic.Pointer[actor.PID]
 }
 
-func (c *pidCache) init() { c.seed = maphash.MakeSeed() }
+func (c *pidCache) init(proc actor.Process) { c.seed, c.proc = maphash.MakeSeed(), proc }
 
 // get returns a PID for ref, cached or new (and then cached).
 func (c *pidCache) get(ref PIDRef) *actor.PID {
@@ -28,7 +29,7 @@ func (c *pidCache) get(ref PIDRef) *actor.PID {
 	if p := s.Load(); p != nil && p.ID == ref.ID && p.Address == ref.Address {
 		return p
 	}
-	p := actor.NewPID(ref.Address, ref.ID)
+	p := actor.NewBoundPID(ref.Address, ref.ID, c.proc)
 	s.Store(p)
 	return p
 }

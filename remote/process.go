@@ -6,11 +6,22 @@ import (
 	"github.com/fraktor-go/fraktor/actor"
 )
 
-// remoteProcess is the process of every PID on another node (one instance
+// remoteProcess is the process of every PID on another node (two instances
 // per Remote: the target address is in the PID). It turns what the runtime
 // sends into envelopes for Node.Send. It never blocks; a failure to send is
 // reported once through the Undelivered hook, which makes it a dead letter.
-type remoteProcess struct{ r *Remote }
+//
+// cls is the send class of its PIDs: Remote.proc (sendLocal) serves the
+// PIDs the system resolved (made by local code), Remote.replyProc
+// (sendReply) the PIDs the extension made from a peer's words (the
+// sender of an inbound message, a remote watcher: replyPID), so that the
+// dials such an address causes take from the dial budget. A
+// DeadLetterResponse, and a Terminated for a process that was not found,
+// are sendAnswer whatever the PID.
+type remoteProcess struct {
+	r   *Remote
+	cls sendClass
+}
 
 var _ actor.Process = (*remoteProcess)(nil)
 
@@ -24,16 +35,18 @@ func (p *remoteProcess) SendUser(pid *actor.PID, msg any, sender *actor.PID) {
 	case *actor.PoisonPill:
 		msg = &PoisonPillRequest{}
 	case *actor.DeadLetterResponse:
-		msg = &DeadLetterResponse{Target: p.r.ref(m.Target), Reason: deadLetterReason(m.Reason)}
+		p.r.send(pid, &DeadLetterResponse{Target: p.r.ref(m.Target), Reason: deadLetterReason(m.Reason)}, sender, sendAnswer)
+		return
 	case *actor.MessageEnvelope:
 		switch inner := m.Message.(type) {
 		case *actor.PoisonPill:
 			msg = &actor.MessageEnvelope{Header: m.Header, Message: &PoisonPillRequest{}}
 		case *actor.DeadLetterResponse:
-			msg = &DeadLetterResponse{Target: p.r.ref(inner.Target), Reason: deadLetterReason(inner.Reason)}
+			p.r.send(pid, &DeadLetterResponse{Target: p.r.ref(inner.Target), Reason: deadLetterReason(inner.Reason)}, sender, sendAnswer)
+			return
 		}
 	}
-	p.r.send(pid, msg, sender)
+	p.r.send(pid, msg, sender, p.cls)
 }
 
 // SendSystem implements actor.Process. Watch and Unwatch are recorded (so
@@ -48,34 +61,45 @@ func (p *remoteProcess) SendSystem(pid *actor.PID, m actor.SystemMessage) {
 			return
 		}
 		r.watches.addOutbound(r, pid, m.Watcher)
-		r.send(pid, &WatchRequest{Watcher: r.ref(m.Watcher), Watchee: r.ref(pid)}, nil)
+		r.send(pid, &WatchRequest{Watcher: r.ref(m.Watcher), Watchee: r.ref(pid)}, nil, p.cls)
 	case *actor.Unwatch:
 		if m.Watcher == nil {
 			return
 		}
 		r.watches.removeOutbound(r, pid, m.Watcher)
-		r.send(pid, &UnwatchRequest{Watcher: r.ref(m.Watcher), Watchee: r.ref(pid)}, nil)
+		r.send(pid, &UnwatchRequest{Watcher: r.ref(m.Watcher), Watchee: r.ref(pid)}, nil, p.cls)
 	case *actor.TerminatedSystem:
 		r.watches.removeInbound(r, pid, m.Who)
-		r.send(pid, &TerminatedNotice{Who: r.ref(m.Who), Why: wireReason(m.Why)}, nil)
+		cls := p.cls
+		if m.Why == actor.TerminatedNotFound {
+			cls = sendAnswer // the answer to a Watch of a missing process
+		}
+		r.send(pid, &TerminatedNotice{Who: r.ref(m.Who), Why: wireReason(m.Why)}, nil, cls)
 	case *actor.Stop:
-		r.send(pid, &StopRequest{}, nil)
+		r.send(pid, &StopRequest{}, nil, p.cls)
 	default:
 		r.log.Debug("remote: system message not sent to a remote process", "type", fmt.Sprintf("%T", m), "pid", pid.String())
 	}
 }
 
 // StopProcess implements actor.Process: the remote process is stopped.
-func (p *remoteProcess) StopProcess(pid *actor.PID) { p.r.send(pid, &StopRequest{}, nil) }
+func (p *remoteProcess) StopProcess(pid *actor.PID) { p.r.send(pid, &StopRequest{}, nil, p.cls) }
 
-// send hands one envelope to the Node. Errors are reported through the
-// Undelivered hook (exactly once), so the result is not needed here.
-func (r *Remote) send(target *actor.PID, msg any, sender *actor.PID) {
-	_ = r.node.send(target.Address, target, sender, msg)
+// send hands one envelope of class cls to the Node. Errors are reported
+// through the Undelivered hook (exactly once), so the result is not needed
+// here.
+func (r *Remote) send(target *actor.PID, msg any, sender *actor.PID, cls sendClass) {
+	_ = r.node.send(target.Address, target, sender, msg, cls)
 }
 
-// sendEnv sends an envelope built from wire references.
-func (r *Remote) sendEnv(env Envelope) { _ = r.node.Send(env.Target.Address, env) }
+// sendEnv sends an envelope built from wire references, of class cls.
+func (r *Remote) sendEnv(env Envelope, cls sendClass) {
+	msg := env.Message
+	if env.Header != nil {
+		msg = &actor.MessageEnvelope{Header: env.Header, Message: msg}
+	}
+	_ = r.node.send(env.Target.Address, refPID(env.Target), refPID(env.Sender), msg, cls)
+}
 
 // ref is the wire form of a PID. A PID made before the remote extension was
 // installed (the guardians) carries actor.LocalAddress; on the wire it
@@ -88,6 +112,19 @@ func (r *Remote) ref(p *actor.PID) PIDRef {
 		return PIDRef{Address: r.Address(), ID: p.ID}
 	}
 	return PIDRef{Address: p.Address, ID: p.ID}
+}
+
+// replyPID is the PID of a reference a peer named (the sender of an
+// inbound message, a watcher), nil for the zero one: bound to replyProc
+// when it names another node, so that what is sent to it is sendReply.
+func (r *Remote) replyPID(p PIDRef) *actor.PID {
+	if p.IsZero() {
+		return nil
+	}
+	if r.isLocal(p.Address) {
+		return actor.NewPID(p.Address, p.ID)
+	}
+	return actor.NewBoundPID(p.Address, p.ID, r.replyProc)
 }
 
 // normalize is ref for a reference that came from the wire.

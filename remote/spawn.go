@@ -49,7 +49,7 @@ func (r *Remote) SpawnNamed(ctx context.Context, address, name, kind string) (*a
 		Target:  PIDRef{Address: address, ID: spawnerID},
 		Sender:  PIDRef{Address: r.Address(), ID: spawnerID},
 		Message: &SpawnRequest{Name: name, Kind: kind, RequestID: id},
-	})
+	}, sendLocal)
 	select {
 	case res := <-ch:
 		if res.err != nil {
@@ -71,7 +71,7 @@ func (r *Remote) SpawnNamed(ctx context.Context, address, name, kind string) (*a
 // the new incarnation): nobody knows its PID, so it would live on unused.
 func (r *Remote) stopOrphan(pid PIDRef) {
 	r.log.Debug("remote: stopping an actor spawned for a request that was given up", "pid", pid.String())
-	r.sendEnv(Envelope{Target: pid, Message: &StopRequest{}})
+	r.sendEnv(Envelope{Target: pid, Message: &StopRequest{}}, sendLocal)
 }
 
 // spawnKind spawns a top-level actor of a local kind.
@@ -111,7 +111,7 @@ func (r *Remote) handleSpawnRequest(env Envelope, m *SpawnRequest) {
 	if env.Sender.IsZero() {
 		return
 	}
-	r.sendEnv(Envelope{Target: env.Sender, Message: resp})
+	r.sendEnv(Envelope{Target: env.Sender, Message: resp}, sendReply) // the requester named that address
 }
 
 // spawnError turns SpawnResponse.Err back into a typed error. The peer's

@@ -3,6 +3,8 @@ package remote
 import (
 	"errors"
 	"fmt"
+
+	"github.com/fraktor-go/fraktor/actor"
 )
 
 // SystemMessage marks the runtime's own remote protocol messages. They are
@@ -105,6 +107,9 @@ const (
 	// DeadLetterFrameTooLarge: a message to the envelope's target did not
 	// fit in a frame on Target's node (ErrFrameTooLarge).
 	DeadLetterFrameTooLarge
+	// DeadLetterMailboxFull: Target's bounded mailbox refused or dropped
+	// the message (actor.ErrMailboxFull).
+	DeadLetterMailboxFull
 )
 
 // deadLetterReason is the wire reason of a dead letter whose local reason
@@ -123,6 +128,8 @@ func deadLetterReason(err error) DeadLetterReason {
 		return DeadLetterSerialize
 	case errors.Is(err, ErrFrameTooLarge):
 		return DeadLetterFrameTooLarge
+	case errors.Is(err, actor.ErrMailboxFull):
+		return DeadLetterMailboxFull
 	}
 	return DeadLetterNoTarget
 }
@@ -141,6 +148,8 @@ func (r DeadLetterReason) Err() error {
 		return ErrSerialize
 	case DeadLetterFrameTooLarge:
 		return ErrFrameTooLarge
+	case DeadLetterMailboxFull:
+		return actor.ErrMailboxFull
 	}
 	return nil
 }

@@ -113,6 +113,13 @@ func (w *watchTable) takeAddress(addr string) (out, in []watchEntry) {
 	return out, in
 }
 
+// watchedFrom reports whether watchers at addr watch local processes.
+func (w *watchTable) watchedFrom(addr string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.in[addr]) > 0
+}
+
 // counts returns the number of outbound and inbound watches (for tests and
 // diagnostics).
 func (w *watchTable) counts() (out, in int) {

@@ -1,0 +1,108 @@
+package remote
+
+import (
+	"fmt"
+	"time"
+)
+
+// retiredPeer is what the Node keeps of an endpoint retired unused
+// (endpoint.retireUnused): the node ID its last connection had, so that the
+// next endpoint at the address still reports a restart, and, when the peer
+// watched local processes, the time by which it must have come back.
+//
+// Why the deadline: such a peer sent WatchRequests and nothing else made
+// this node send to it, so its endpoint here is unused and is retired when
+// the connection ends; nothing would ever report the peer terminated, and
+// its watch entries (here and in the watched actors) stayed until each
+// watchee stopped, whose Terminated then had this node dial the departed
+// address until GiveUpAfter. A peer that only had a blip redials at once
+// (its endpoint to this node is used: it sent the watches) and brings its
+// node ID back in the handshake of its next connection, which makes a new
+// endpoint here; a peer that has not done so within GiveUpAfter (the time
+// this node grants any unreachable peer) is reported terminated, which ends
+// its watches, without a dial (TestRetiredWatcherGoneEndsItsWatches).
+type retiredPeer struct {
+	id       string
+	deadline time.Time // zero: no watches to end
+	stop     func() bool
+}
+
+// retire records ep, retired unused, in n.retired; watched arms the
+// deadline. n.mu held.
+func (n *Node) retire(ep *endpoint, watched bool) {
+	if len(n.retired) >= n.peersCap {
+		// Bounded: the records without a deadline go first (only restart
+		// reports for those are lost), then every record.
+		for a, rec := range n.retired {
+			if rec.stop == nil {
+				delete(n.retired, a)
+			}
+		}
+		if len(n.retired) >= n.peersCap {
+			for _, rec := range n.retired {
+				rec.stop()
+			}
+			clear(n.retired)
+		}
+	}
+	rec := &retiredPeer{id: ep.peer}
+	if watched {
+		rec.deadline = n.clock.Now().Add(n.cfg.GiveUpAfter)
+		addr := ep.addr
+		rec.stop = n.clock.AfterFunc(n.cfg.GiveUpAfter, func() { n.retiredDue(addr, rec) })
+	}
+	n.retired[ep.addr] = rec
+}
+
+// takeRetired hands the record of address to a new endpoint there, which
+// takes over the peer's fate: a connection with the same node ID keeps its
+// watches, another node ID is a restart, a give-up reports it terminated,
+// and a quiet end (retireUnused, cancelPending) records it again. n.mu
+// held.
+func (n *Node) takeRetired(ep *endpoint) {
+	if rec, ok := n.retired[ep.addr]; ok {
+		ep.peer, ep.retired = rec.id, rec
+		delete(n.retired, ep.addr)
+	}
+}
+
+// restoreRetired records again the record ep took over, when ep ends
+// quietly without ever having had a connection (a failed inbound
+// handshake); a deadline that passed meanwhile is due at once. n.mu held;
+// it reports whether the peer is due.
+func (n *Node) restoreRetired(ep *endpoint) bool {
+	rec := ep.retired
+	if rec == nil {
+		return false
+	}
+	if _, ok := n.retired[ep.addr]; ok {
+		return false
+	}
+	n.retired[ep.addr] = rec
+	return rec.stop != nil && !n.clock.Now().Before(rec.deadline)
+}
+
+// retiredDue runs when the deadline of rec, retired at addr, has come: unless
+// the peer came back meanwhile (the record was taken by a new endpoint) it
+// is reported terminated.
+func (n *Node) retiredDue(addr string, rec *retiredPeer) {
+	n.mu.Lock()
+	due := n.state == stateRunning && n.retired[addr] == rec
+	if due {
+		delete(n.retired, addr) // reported gone: a later node ID there is no restart of it
+	}
+	n.mu.Unlock()
+	if due {
+		n.reportTerminated(Peer{Address: addr, NodeID: rec.id},
+			fmt.Errorf("%w: %q left and did not come back within %v", ErrPeerUnreachable, addr, n.cfg.GiveUpAfter))
+	}
+}
+
+// stopRetired stops the deadlines of the retired peers (Close). n.mu held.
+func (n *Node) stopRetired() {
+	for _, rec := range n.retired {
+		if rec.stop != nil {
+			rec.stop()
+		}
+	}
+}

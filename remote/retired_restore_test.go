@@ -1,0 +1,80 @@
+package remote
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/scheduler"
+)
+
+// TestRetiredWatcherDeadlineSurvivesFailedHandshake: a watching peer's
+// endpoint was retired; a handshake claiming its address (and node ID)
+// is admitted, which hands the retired record to a new endpoint, and is
+// still pending when the deadline comes, so the deadline finds the peer
+// possibly back and reports nothing. The handshake then fails: the record
+// is restored, its deadline has passed, and the peer is reported
+// terminated then, ending its watch. Without the restore, the record was
+// lost with the failed endpoint and the watch stayed for good.
+func TestRetiredWatcherDeadlineSurvivesFailedHandshake(t *testing.T) {
+	cfg := testConfig()
+	cfg.GiveUpAfter = time.Hour
+	clock := scheduler.NewManualClock(time.Now())
+	sys, err := actor.NewSystem(actor.SystemConfig{Name: "b", Extensions: []actor.ExtensionInstaller{Install(cfg, WithClock(clock))}})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+		defer cancel()
+		require.NoError(t, sys.Shutdown(ctx))
+	})
+	r := Get(sys)
+	x, err := sys.Root().SpawnNamed(actor.PropsFromFunc(func(actor.Context) {}), "x")
+	require.NoError(t, err)
+	const addr = "127.0.0.1:1001"
+
+	first := dialRaw(t, r.Address())
+	kind, _ := first.claim("w", addr)
+	require.Equal(t, kindWelcome, kind)
+	watcher := actor.NewPID(addr, "w")
+	r.watches.addInbound(watchKey{watcher: r.ref(watcher), watchee: r.ref(x)}, watchEntry{watcher: watcher, watchee: x})
+	require.Eventually(t, func() bool { return r.node.Stats().Connections == 1 }, waitTimeout, time.Millisecond)
+	require.NoError(t, first.c.Close())
+	require.Eventually(t, func() bool { return r.node.Stats().Endpoints == 0 }, waitTimeout, time.Millisecond)
+
+	// A handshake claiming the address is admitted (welcome) and left
+	// without its ack while the deadline passes.
+	second := dialRaw(t, r.Address())
+	second.write(appendFrame(nil, kindHello, (&hello{Version: ProtocolVersion, SystemName: "fraktor", NodeID: "w", Address: addr}).append(nil)))
+	kind, _, err = second.fr.next()
+	require.NoError(t, err)
+	require.Equal(t, kindWelcome, kind)
+	clock.Advance(cfg.GiveUpAfter)
+	_, in := r.WatchCounts()
+	require.Equal(t, 1, in, "reported while a handshake that may bring the peer back was pending")
+
+	require.NoError(t, second.c.Close())
+	require.Eventually(t, func() bool { _, in := r.WatchCounts(); return in == 0 }, waitTimeout, time.Millisecond)
+}
+
+// TestRetiredBounded: the retired records stay under peersCap; at the cap
+// the records without a deadline go first, and only when every record has
+// one are they all dropped, their deadlines stopped.
+func TestRetiredBounded(t *testing.T) {
+	clock := scheduler.NewManualClock(time.Now())
+	n := &Node{cfg: testConfig(), clock: clock, retired: map[string]*retiredPeer{}, peersCap: 2}
+	ep := func(addr string) *endpoint { return &endpoint{addr: addr, peer: "id-" + addr} }
+	n.retire(ep("a"), true)
+	n.retire(ep("b"), false)
+	n.retire(ep("c"), true) // at the cap: b (no deadline) goes
+	require.Len(t, n.retired, 2)
+	require.Contains(t, n.retired, "a")
+	require.Contains(t, n.retired, "c")
+	require.Equal(t, 2, clock.Pending())
+	n.retire(ep("d"), false) // every record has a deadline: all go
+	require.Len(t, n.retired, 1)
+	require.Contains(t, n.retired, "d")
+	require.Zero(t, clock.Pending(), "the dropped records' deadlines still armed")
+}
