@@ -42,3 +42,33 @@ func TestRemotePoisonFutureFullMailboxFails(t *testing.T) {
 	require.ErrorIs(t, err, actor.ErrDeadLetter)
 	require.ErrorIs(t, err, actor.ErrMailboxFull)
 }
+
+// The pill's sender changes nothing where the pill is taken or has no
+// actor: PoisonFuture of a remote actor completes without error once it
+// stopped, and of a remote actor that does not exist as its Watch answers
+// (Terminated, not found), not with the dead-letter answer to the pill.
+func TestRemotePoisonFutureStoppedAndMissing(t *testing.T) {
+	sysA, _ := startSystem(t, "a", testConfig(t))
+	sysB, _ := startSystem(t, "b", testConfig(t))
+	for i := range 20 {
+		pid := sysB.Root().Spawn(actor.PropsFromFunc(func(actor.Context) {}))
+		f := sysA.Root().PoisonFuture(remotePID(pid))
+		select {
+		case <-f.Done():
+		case <-ctxWait(t).Done():
+			t.Fatal("PoisonFuture of a remote actor never completed")
+		}
+		_, err := f.Result()
+		require.NoError(t, err, "run %d: a stopped actor", i)
+
+		missing := actor.NewPID(pid.Address, "missing-"+pid.ID)
+		f = sysA.Root().PoisonFuture(remotePID(missing))
+		select {
+		case <-f.Done():
+		case <-ctxWait(t).Done():
+			t.Fatal("PoisonFuture of a missing remote actor never completed")
+		}
+		_, err = f.Result()
+		require.NoError(t, err, "run %d: a missing actor", i)
+	}
+}
