@@ -83,7 +83,7 @@ func TestFutureIDInline(t *testing.T) {
 	if want := "future$" + strconv.FormatUint(sys.futureSeq.Load(), 36); f.PID().ID != want {
 		t.Fatalf("future ID %q, want %q", f.PID().ID, want)
 	}
-	allocs := testing.AllocsPerRun(1000, func() { sys.newFuture(nil, 0).Complete(nil, nil) })
+	allocs := leastAllocs(1000, 2, func() { sys.newFuture(nil, 0).Complete(nil, nil) })
 	if allocs > 2 {
 		t.Fatalf("a future costs %.0f allocations, want 2 (the Future and its done channel)", allocs)
 	}
@@ -110,7 +110,7 @@ func TestStopFutureAllocs(t *testing.T) {
 	sys := newCallerTurnSystem(t, 2) // workers parked: AllocsPerRun runs on one P
 	props := PropsFromFunc(func(Context) {})
 	root := sys.Root()
-	allocs := testing.AllocsPerRun(2000, func() {
+	allocs := leastAllocs(2000, 2, func() {
 		if err := root.StopFuture(root.Spawn(props)).Wait(); err != nil {
 			t.Fatal(err)
 		}
@@ -127,12 +127,12 @@ func TestStopFutureAllocs(t *testing.T) {
 func TestPropsFromFuncAllocs(t *testing.T) {
 	n := 0
 	f := func(Context) { n++ } // a closure: the old producer had to capture it
-	if allocs := testing.AllocsPerRun(1000, func() { _ = PropsFromFunc(f) }); allocs != 1 {
+	if allocs := leastAllocs(1000, 1, func() { _ = PropsFromFunc(f) }); allocs != 1 {
 		t.Fatalf("PropsFromFunc costs %.0f allocations, want 1 (the Props)", allocs)
 	}
 	sys := newCallerTurnSystem(t, 2)
 	root := sys.Root()
-	allocs := testing.AllocsPerRun(2000, func() {
+	allocs := leastAllocs(2000, 3, func() {
 		if err := root.StopFuture(root.Spawn(PropsFromFunc(f))).Wait(); err != nil {
 			t.Fatal(err)
 		}
