@@ -70,8 +70,21 @@ func (m *Manual) Pending() int {
 }
 
 // RunOnce runs one invocation of the runnable at the head of the queue and
-// acts on its result. It reports false when nothing was ready.
+// acts on its result. It reports false when nothing was ready. It is a run
+// of its own: Busy reports false after it.
 func (m *Manual) RunOnce() bool {
+	// A single invocation never stops at the busy limit. Left set, Busy
+	// told a driver that had just stepped the executor that it still stood
+	// at the busy instant, and the testkit's probes, which run a busy
+	// system again only once the test has run it, did not run it after a
+	// Step (TestManualRunOnceEndsBusy, TestManualProbeRunsSystemAfterStep).
+	m.busy = false
+	return m.runOne()
+}
+
+// runOne is RunOnce without touching the busy state, for the loops of
+// RunUntilIdle and Advance, which set it when they end.
+func (m *Manual) runOne() bool {
 	m.mu.Lock()
 	r := m.queue.pop()
 	m.mu.Unlock()
@@ -115,7 +128,7 @@ func (m *Manual) budget(done int) int {
 // (TestManualBusyLimitExactlyReachedIsIdle).
 func (m *Manual) run(limit int) (n int, busy bool) {
 	for limit < 0 || n < limit {
-		if !m.RunOnce() {
+		if !m.runOne() {
 			return n, false
 		}
 		n++
@@ -145,8 +158,10 @@ func (m *Manual) SetBusyLimit(limit int, onBusy func(n int)) {
 	m.busyLimit, m.onBusy = max(limit, 0), onBusy
 }
 
-// Busy reports whether the last RunUntilIdle or Advance stopped at the
-// busy limit (SetBusyLimit) instead of finding the executor idle. Call it
+// Busy reports whether the last run (RunOnce, RunUntilIdle, Advance)
+// stopped at the busy limit (SetBusyLimit) instead of finding the executor
+// idle; only RunUntilIdle and Advance can, so it is false after a RunOnce,
+// whatever is still ready then. Call it
 // on the goroutine that drives the executor. A driver that advances the
 // clock in steps of its own stops when it reports true: a step at the
 // busy instant would run to the limit there again.

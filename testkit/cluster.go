@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -30,11 +31,14 @@ type clusterOptions struct {
 	tcp         bool
 	virtual     bool
 	registry    cluster.MemoryConfig
+	registrySet bool // Registry
 	tune        []func(*cluster.Config)
 	remoteTune  []func(*remote.Config)
 	serializers []func(*remote.Serializers) error
 	system      []Option
 	workers     int
+	slack       time.Duration // LeaseSlack; 0 with slackSet false: none
+	slackSet    bool
 }
 
 // Nodes sets how many members NewCluster starts (default 3).
@@ -57,13 +61,30 @@ func TCP() ClusterOption { return clusterOptionFunc(func(o *clusterOptions) { o.
 // few deadlines stay on the wall clock (see virtual.go and
 // docs/testing.md): a blocking Request waits in wall time while nothing
 // moves the clock, so a test waits on a future with Eventually instead.
+// The registry's timing is VirtualRegistry unless Registry or LeaseSlack
+// says otherwise.
 func VirtualTime() ClusterOption {
 	return clusterOptionFunc(func(o *clusterOptions) { o.virtual = true })
 }
 
-// Registry replaces the in-memory registry's timing (default FastRegistry).
+// Registry replaces the in-memory registry's timing (default FastRegistry,
+// with VirtualTime VirtualRegistry). It replaces LeaseSlack's, and
+// LeaseSlack replaces it: the last given counts.
 func Registry(cfg cluster.MemoryConfig) ClusterOption {
-	return clusterOptionFunc(func(o *clusterOptions) { o.registry = cfg })
+	return clusterOptionFunc(func(o *clusterOptions) {
+		o.registry, o.registrySet, o.slack, o.slackSet = cfg, true, 0, false
+	})
+}
+
+// LeaseSlack sets the registry's timing (in place of FastRegistry's, or
+// Registry's) so that a member's lease renewal may run up to d late
+// before the member fences itself: SlackRegistry(d, StopBudget, ρ) with
+// the members' StopBudget and ClockDrift (after ConfigureCluster). With
+// FastTiming a killed member's grains answer again some 2d + 0.9 s after
+// the kill, or later by the requests' retry backoff (see SlackRegistry).
+// A d that is not positive fails the test.
+func LeaseSlack(d time.Duration) ClusterOption {
+	return clusterOptionFunc(func(o *clusterOptions) { o.slack, o.slackSet, o.registrySet = d, true, false })
 }
 
 // ConfigureCluster adjusts every member's cluster.Config after the
@@ -91,19 +112,79 @@ func SystemOptions(opts ...Option) ClusterOption {
 	return clusterOptionFunc(func(o *clusterOptions) { o.system = append(o.system, opts...) })
 }
 
-// FastRegistry is the registry timing of a TestCluster: leases of 600 ms
-// renewed every 100 ms with a fence period of 400 ms, so a killed member
-// is gone from the view within about a second.
+// DefaultLeaseSlack is how late a member's lease renewal may run in a
+// TestCluster (FastRegistry) before the member fences itself. A renewal
+// is a timer of the test process. On a 2-core machine beside 16 busy
+// processes (load 10 to 26) the Go runtime of a race-built test ran a
+// 100 ms timer up to about 0.5 s late in runs where no member fenced (up
+// to 0.8 s, once 7 s, in runs where members fenced and rejoined, which
+// loads the process further), and the 200 ms of slack of the earlier
+// timing (fence period 400 ms) fenced members every few seconds: their
+// grains stopped and calls failed, a flaky test in the user's repository
+// (docs/testing.md). LeaseSlack changes it.
+const DefaultLeaseSlack = 800 * time.Millisecond
+
+// fastRenewInterval is a TestCluster's renewal interval R.
+const fastRenewInterval = 100 * time.Millisecond
+
+// FastRegistry is the registry timing of a TestCluster:
+// SlackRegistry(DefaultLeaseSlack, 100 ms, 0.01) for FastTiming's stop
+// budget and the default clock drift, that is renewals every 100 ms, a
+// fence period of 1 s and leases of 1.25 s. A killed member is gone from
+// the view within 1.25 s, and its grains answer elsewhere 2.5 to 4 s
+// after the kill. It is the default on the system clock; VirtualTime's is
+// VirtualRegistry.
 func FastRegistry() cluster.MemoryConfig {
-	return cluster.MemoryConfig{LeaseTTL: 600 * time.Millisecond, RenewInterval: 100 * time.Millisecond,
+	return SlackRegistry(DefaultLeaseSlack, fastStopBudget, cluster.DefaultConfig().ClockDrift)
+}
+
+// SlackRegistry returns the registry timing that lets a member's renewal
+// run up to slack late before the member fences, for members whose
+// StopBudget is s and ClockDrift rho. A member fences when its lease is
+// not valid past the stop budget, that is S before the deadline its last
+// renewal gave (renewal + FencePeriod), and renews every RenewInterval R,
+// so the slack is F − R − S: F = slack + R + S, with R = 100 ms. The
+// lease TTL T must outlast the fence and the stop ((F + S)(1 + ρ) <
+// T(1 − ρ), cluster.Config.Validate): T is the least such value plus R,
+// rounded up to 50 ms. A killed member leaves the view T − R to T after
+// the kill, and the others activate its grains after the wait-out W ≈
+// (F + S + P)(1 + ρ)/(1 − ρ): failover in a test takes about T + W, some
+// 2·slack + 4S + P + 3R, which is what the slack costs. A slack that is
+// not positive is returned as 0 for all three durations, which
+// cluster.MemoryConfig.Validate refuses.
+func SlackRegistry(slack, s time.Duration, rho float64) cluster.MemoryConfig {
+	if slack <= 0 || s < 0 || !(rho >= 0 && rho < 1) {
+		return cluster.MemoryConfig{}
+	}
+	r := fastRenewInterval
+	f := slack + r + s
+	least := time.Duration(math.Ceil(float64(f+s) * (1 + rho) / (1 - rho)))
+	const step = 50 * time.Millisecond
+	t := (least + r + step - 1) / step * step
+	return cluster.MemoryConfig{LeaseTTL: t, RenewInterval: r, FencePeriod: f}
+}
+
+// VirtualRegistry is the registry timing of a TestCluster with
+// VirtualTime: leases of 600 ms renewed every 100 ms with a fence period
+// of 400 ms, 200 ms of slack with FastTiming. That is enough there: the
+// registry renews on the virtual clock, inside its Advance, so however
+// late the machine runs the members' goroutines no renewal is late in
+// virtual time, and failover takes half as long as with FastRegistry (a
+// killed member's grain answers again 1.2 to 1.9 s of virtual time after
+// the kill).
+func VirtualRegistry() cluster.MemoryConfig {
+	return cluster.MemoryConfig{LeaseTTL: 600 * time.Millisecond, RenewInterval: fastRenewInterval,
 		FencePeriod: 400 * time.Millisecond}
 }
 
+// fastStopBudget is FastTiming's StopBudget S.
+const fastStopBudget = 100 * time.Millisecond
+
 // FastTiming is the cluster timing of a TestCluster, to match FastRegistry:
-// S = P = 100 ms (so W = 613 ms), ticks of 20 ms, activation requests of
-// 300 ms and attempts of 500 ms.
+// S = P = 100 ms (so W = 1225 ms with FastRegistry's fence period of 1 s),
+// ticks of 20 ms, activation requests of 300 ms and attempts of 500 ms.
 func FastTiming(c *cluster.Config) {
-	c.StopBudget = 100 * time.Millisecond
+	c.StopBudget = fastStopBudget
 	c.MaxPause = 100 * time.Millisecond
 	c.TickInterval = 20 * time.Millisecond
 	c.ActivationTimeout = 300 * time.Millisecond
@@ -163,6 +244,17 @@ func NewCluster(t testing.TB, opts ...ClusterOption) *TestCluster {
 	o := clusterOptions{nodes: 3, registry: FastRegistry(), workers: 2}
 	for _, op := range opts {
 		op.applyCluster(&o)
+	}
+	if o.virtual && !o.registrySet && !o.slackSet {
+		o.registry = VirtualRegistry()
+	}
+	if o.slackSet {
+		if o.slack <= 0 {
+			t.Fatalf("testkit: NewCluster: LeaseSlack %v must be positive", o.slack)
+			return nil
+		}
+		ccfg := memberClusterConfig(o)
+		o.registry = SlackRegistry(o.slack, ccfg.StopBudget, ccfg.ClockDrift)
 	}
 	tc := &TestCluster{t: t, opts: o}
 	if o.virtual {
@@ -329,11 +421,7 @@ func (tc *TestCluster) start(slot int, addr string) (*member, error) {
 	rcfg := memberRemoteConfig(o)
 	rcfg.ListenAddress, rcfg.SystemName, rcfg.Serializers = addr, ClusterName, ser
 
-	ccfg := cluster.Config{}
-	FastTiming(&ccfg)
-	for _, f := range o.tune {
-		f(&ccfg)
-	}
+	ccfg := memberClusterConfig(o)
 	ccfg.Name, ccfg.Provider, ccfg.Kinds = ClusterName, mreg, o.kinds
 
 	scfg := actor.SystemConfig{EventBuffer: 1 << 16}
@@ -352,6 +440,26 @@ func (tc *TestCluster) start(slot int, addr string) (*member, error) {
 		return nil, err
 	}
 	return &member{slot: slot, addr: sys.Address(), sys: sys, c: cluster.Get(sys), coord: coord, pz: pz, reg: mreg}, nil
+}
+
+// memberClusterConfig is a member's cluster config before its name,
+// provider and kinds: the testkit's fast timing, then the options'
+// ConfigureCluster. StopBudget and ClockDrift are filled in with the
+// cluster's defaults when left 0, as the cluster fills them in.
+func memberClusterConfig(o clusterOptions) cluster.Config {
+	ccfg := cluster.Config{}
+	FastTiming(&ccfg)
+	for _, f := range o.tune {
+		f(&ccfg)
+	}
+	d := cluster.DefaultConfig()
+	if ccfg.StopBudget == 0 {
+		ccfg.StopBudget = d.StopBudget
+	}
+	if ccfg.ClockDrift == 0 {
+		ccfg.ClockDrift = d.ClockDrift
+	}
+	return ccfg
 }
 
 // virtualHeartbeatTimeout is remote's HeartbeatTimeout under

@@ -83,9 +83,9 @@ func ExampleTestCluster_Eventually() {
 	tc.Kill(2)
 	tc.Eventually(func() bool { return len(tc.Node(0).Members()) == 2 }, 5*time.Second,
 		"member 0 sees member 2 gone")
-	lease := testkit.FastRegistry().LeaseTTL
+	lease := testkit.VirtualRegistry().LeaseTTL
 	fmt.Println("members:", len(tc.Node(0).Members()),
-		"after at least the lease less one renewal:", tc.Now().Sub(killed) >= lease-testkit.FastRegistry().RenewInterval)
+		"after at least the lease less one renewal:", tc.Now().Sub(killed) >= lease-testkit.VirtualRegistry().RenewInterval)
 	// Output:
 	// members: 3
 	// 2 <nil>

@@ -48,7 +48,7 @@ func TestVirtualClusterConvergesCallsAndRecovers(t *testing.T) {
 	tc.Eventually(func() bool { return len(tc.Node(survivor).Members()) == 2 }, 5*time.Second,
 		"member %d drops the killed member %d", survivor, killed)
 	// The registry drops the killed member when its lease expires, not before.
-	require.GreaterOrEqual(t, tc.Now().Sub(killedAt), testkit.FastRegistry().LeaseTTL-testkit.FastRegistry().RenewInterval)
+	require.GreaterOrEqual(t, tc.Now().Sub(killedAt), testkit.VirtualRegistry().LeaseTTL-testkit.VirtualRegistry().RenewInterval)
 	require.NoError(t, tc.AwaitConverged(t.Context()))
 
 	t.Logf("the survivors agree %v after the kill", tc.Now().Sub(killedAt))
