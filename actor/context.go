@@ -41,12 +41,17 @@ type Context interface {
 	// Forward sends the current message to pid, keeping its sender.
 	Forward(pid *PID)
 
-	// Spawn starts a child with a generated name.
+	// Spawn starts a child with a generated name. It returns nil, and
+	// nothing is spawned, when the spawn fails (nil Props, ErrNilProps; the
+	// system stopped; a SpawnMiddleware refused it or panicked): use
+	// SpawnNamed with name "" for the same spawn with its error.
 	Spawn(props *Props) *PID
-	// SpawnPrefix starts a child whose generated name starts with prefix.
+	// SpawnPrefix starts a child whose generated name starts with prefix;
+	// nil when the spawn fails, as Spawn.
 	SpawnPrefix(props *Props, prefix string) *PID
-	// SpawnNamed starts a child with the given name, or fails with
-	// ErrNameExists.
+	// SpawnNamed starts a child with the given name ("" generates one), or
+	// fails with ErrNameExists, ErrNilProps, ErrSystemStopped or a
+	// SpawnMiddleware's error.
 	SpawnNamed(props *Props, name string) (*PID, error)
 
 	// Stop stops pid after the message it is handling; queued messages

@@ -13,5 +13,10 @@
 // callback on the actor's own turn once a Future completes. All timers and
 // request timeouts share one deadline heap on the system's Clock. Spawns
 // can be wrapped with SpawnMiddleware (WithSpawnMiddleware,
-// SystemConfig.SpawnMiddleware). See docs/actors.md.
+// SystemConfig.SpawnMiddleware).
+//
+// docs/actors.md starts with the basics (Props, spawning, replies,
+// supervision strategies, bounded mailboxes, Stash and Become, watching,
+// shutdown, actors on two nodes) and then covers timers, continuations and
+// spawn middleware; the package's Example functions run them.
 package actor

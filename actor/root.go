@@ -40,7 +40,10 @@ func (r *RootContext) RequestFuture(pid *PID, msg any, timeout time.Duration) *F
 // pools are idle, its Started may wait (at most 100 µs) for the caller's
 // next operation: a StopFuture(pid).Wait() or Request to it runs the turn
 // on the calling goroutine, anything else hands it to the pool
-// (docs/actors.md, "Requests from outside").
+// (docs/actors.md, "Requests from outside"). It returns nil, and nothing
+// is spawned, when the spawn fails (nil Props, ErrNilProps; the system
+// stopped; a SpawnMiddleware refused it or panicked): SpawnNamed with name
+// "" is the same spawn with its error.
 func (r *RootContext) Spawn(props *Props) *PID {
 	pid, _ := r.sys.spawnFromRoot(props, "", "")
 	return pid
@@ -54,8 +57,9 @@ func (r *RootContext) SpawnPrefix(props *Props, prefix string) *PID {
 	return pid
 }
 
-// SpawnNamed starts a top-level actor named name; ErrNameExists if taken,
-// ErrSystemStopped after Shutdown.
+// SpawnNamed starts a top-level actor named name ("" generates one);
+// ErrNameExists if taken, ErrNilProps for nil Props, ErrInvalidName,
+// ErrSystemStopped after Shutdown, or a SpawnMiddleware's error.
 func (r *RootContext) SpawnNamed(props *Props, name string) (*PID, error) {
 	return r.sys.spawnFromRoot(props, name, "")
 }

@@ -22,9 +22,9 @@ const boundedFirst = 16
 // capacity below 1 is raised to 1, and a policy other than the three
 // defined ones rejects as Reject does. It takes a mutex per operation: a bounded
 // mailbox trades the lock-free path for a hard memory limit. Its memory
-// grows with what it holds, up to capacity: a capacity too large to
-// allocate (math.MaxInt for "practically unbounded") made it panic, or
-// reserve memory for values it never held (TestBoundedHugeCapacity).
+// grows with what it holds, up to capacity, so a capacity too large to
+// allocate (math.MaxInt for "practically unbounded") reserves nothing up
+// front (TestBoundedHugeCapacity).
 func NewBounded[T any](capacity int, policy Overflow) Queue[T] {
 	capacity = max(capacity, 1)
 	return &bounded[T]{buf: make([]T, min(capacity, boundedFirst)), capacity: capacity, policy: policy}

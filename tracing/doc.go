@@ -20,5 +20,8 @@
 //     handling it is a child of that span when WithPropagation is there too.
 //   - ContextOf gives actor code a context.Context with the current trace
 //     context, to start its own spans or call out (a grain calling another
-//     grain through cluster.Request uses Wrap(ContextOf(c), msg)).
+//     grain through cluster.Request uses Wrap(ContextOf(c), msg)). A
+//     ReenterAfter callback has no current message and so no trace context:
+//     keep ContextOf(c) from Receive in the closure and Wrap what the
+//     callback sends with it.
 package tracing
