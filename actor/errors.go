@@ -23,6 +23,11 @@ var (
 	ErrNilPID = errors.New("actor: nil PID")
 	// ErrNilProps: a spawn was given nil Props.
 	ErrNilProps = errors.New("actor: nil props")
+	// ErrNoActor: the Props made no actor instance (the producer returned
+	// nil, or the Props have neither a producer nor a function). It is
+	// the actor's failure on its first turn, handled by its supervisor
+	// like a panic; a restart asks the Props again.
+	ErrNoActor = errors.New("actor: the Props made no actor")
 	// ErrInvalidProcess: RegisterProcess was given no process, one whose
 	// dynamic type is not comparable, or an empty ID.
 	ErrInvalidProcess = errors.New("actor: invalid process")

@@ -97,9 +97,9 @@ func (c *cell) run(hint int) (res scheduler.InvokeResult, processed int) {
 			msg := c.msg
 			c.msg, c.sender = nil, nil
 			c.clearHeader()
-			err := &PanicError{Value: r, Stack: debug.Stack()}
+			var err error = &PanicError{Value: r, Stack: debug.Stack()}
 			if pp, ok := r.(producerPanic); ok {
-				err = pp.err // the producer's own panic (props.go)
+				err = pp.err // the producer's own failure (props.go)
 			}
 			res = c.fail(err, msg)
 		}

@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"fmt"
 	"runtime/debug"
 	"sync/atomic"
 
@@ -126,12 +127,16 @@ func PropsFromFunc(f ReceiveFunc, opts ...PropsOption) *Props {
 // spawns children with Props capturing their arguments, as SkyNet's do)
 // then cost one allocation less. A ReceiveFunc is one pointer, so making it
 // an Actor allocates nothing. TestPropsFromFuncAllocs pins it. Props
-// without a producer (PropsFromFunc, or PropsFromProducer(nil)) make the
-// function, even a nil one: calling it is then the actor's failure, not a
-// panic in Spawn. A producer that panics is handled the same way (see
+// without a producer (PropsFromFunc) make the function. Props with
+// neither (PropsFromProducer(nil), PropsFromFunc(nil)) make a startFailure
+// with ErrNoActor: the actor's failure on its first turn, not a panic in
+// Spawn. A producer that panics or returns nil is handled the same way (see
 // produce).
 func (p *Props) newActor() Actor {
 	if p.producer == nil {
+		if p.fn == nil {
+			return &startFailure{err: fmt.Errorf("%w: the Props have no producer and no function", ErrNoActor)}
+		}
 		return p.fn
 	}
 	return p.produce()
@@ -142,24 +147,30 @@ func (p *Props) newActor() Actor {
 // and at each restart, so a panic in it is not let through: the instance
 // is then a startFailure, which fails the actor on its first turn with the
 // producer's panic, and the actor's supervisor decides as for any failure
-// (TestProducerPanicIsFailure).
+// (TestProducerPanicIsFailure). A producer that returns nil makes a
+// startFailure with ErrNoActor, so that the failure names it rather than
+// a nil dereference in Receive (TestProducerReturningNilSaysSo).
 func (p *Props) produce() (a Actor) {
 	defer func() {
 		if r := recover(); r != nil {
 			a = &startFailure{err: &PanicError{Value: r, Stack: debug.Stack()}}
 		}
 	}()
-	return p.producer()
+	if a = p.producer(); a == nil {
+		a = &startFailure{err: fmt.Errorf("%w: its producer returned nil", ErrNoActor)}
+	}
+	return a
 }
 
-// startFailure is the instance of an actor whose producer panicked: every
-// message but the stop and restart notices fails it again with that panic.
-type startFailure struct{ err *PanicError }
+// startFailure is the instance of an actor whose Props made no actor (the
+// producer panicked or returned nil; there was no producer): every message
+// but the stop and restart notices fails it again with err.
+type startFailure struct{ err error }
 
 // producerPanic is what a startFailure (and a failedMW, invoker.go) panics
-// with: the recover takes its PanicError as the failure instead of
-// wrapping it in another.
-type producerPanic struct{ err *PanicError }
+// with: the recover takes its err (a *PanicError, or an ErrNoActor) as the
+// failure instead of wrapping it in another PanicError.
+type producerPanic struct{ err error }
 
 func (f *startFailure) Receive(c Context) {
 	switch c.Message().(type) {

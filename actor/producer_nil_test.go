@@ -2,6 +2,7 @@ package actor_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,20 +10,16 @@ import (
 	"github.com/fraktor-go/fraktor/actor"
 )
 
-// A producer that returns nil (or PropsFromProducer(nil)) should fail the
-// actor with an error that says so. Today the actor fails with "actor: panic
-// in Receive: runtime error: invalid memory address or nil pointer
-// dereference" on its first turn, is restarted by the default strategy ten
-// times (each restart logging "actor panicked while stopping"), and nothing
-// names the producer. The fix belongs in actor/props.go (Props.produce):
-// treat a nil result like a producer panic, with an error such as
-// "actor: producer returned a nil Actor" (and refuse PropsFromProducer(nil)
-// the same way).
+// Props that make no actor (a producer that returns nil,
+// PropsFromProducer(nil), PropsFromFunc(nil)) fail the actor on its first
+// turn with ErrNoActor, which names the cause. Before, it failed with
+// "actor: panic in Receive: runtime error: invalid memory address or nil
+// pointer dereference" and nothing named the producer.
 func TestProducerReturningNilSaysSo(t *testing.T) {
-	t.Skip("defect: a producer returning nil fails the actor with a nil-pointer panic that does not name the producer (fix in actor/props.go)")
 	for name, props := range map[string]*actor.Props{
 		"nil actor":    actor.PropsFromProducer(func() actor.Actor { return nil }),
 		"nil producer": actor.PropsFromProducer(nil),
+		"nil function": actor.PropsFromFunc(nil),
 	} {
 		t.Run(name, func(t *testing.T) {
 			sys, err := actor.NewSystem(actor.SystemConfig{})
@@ -44,8 +41,8 @@ func TestProducerReturningNilSaysSo(t *testing.T) {
 			}))))
 			select {
 			case err := <-failures:
-				if msg := err.Error(); !strings.Contains(msg, "producer") || strings.Contains(msg, "nil pointer dereference") {
-					t.Fatalf("the failure does not name the producer: %v", err)
+				if !errors.Is(err, actor.ErrNoActor) || strings.Contains(err.Error(), "nil pointer dereference") {
+					t.Fatalf("the failure does not name the cause: %v", err)
 				}
 			case <-time.After(10 * time.Second):
 				t.Fatal("the child never failed")

@@ -10,16 +10,11 @@ import (
 )
 
 // A request from another node to an actor whose bounded mailbox (Reject)
-// is full should fail with actor.ErrMailboxFull, as a local request does.
-// Today the receiving node sends a *DeadLetterResponse whose reason
-// (remote/sysmsg.go deadLetterReason) has no code for a full mailbox and
-// falls back to DeadLetterNoTarget, so the caller gets "actor: dead letter:
-// <pid>", as if the actor did not exist, and cannot tell back-pressure from
-// a missing actor. The fix belongs in remote/ (a DeadLetterMailboxFull
-// reason whose Err is actor.ErrMailboxFull; docs/remote.md's dead-letter
-// table gains the row).
+// is full fails with actor.ErrMailboxFull, as a local request does: the
+// receiving node's DeadLetterResponse carries the reason (wire reason 6,
+// docs/remote.md), so the caller can tell back-pressure from a missing
+// actor.
 func TestRemoteRequestToFullMailboxSaysMailboxFull(t *testing.T) {
-	t.Skip("defect: the mailbox-full reason is lost across the wire: a remote caller gets a bare dead letter (fix in remote/sysmsg.go)")
 	sysA, _ := startSystem(t, "a", testConfig(t))
 	sysB, _ := startSystem(t, "b", testConfig(t))
 	busy, release := make(chan struct{}), make(chan struct{})
