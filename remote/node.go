@@ -435,6 +435,9 @@ func (n *Node) endpointFor(address string, local bool, cls sendClass) (*endpoint
 	if local && cls == sendAnswer {
 		return nil, nil
 	}
+	if err := checkAddress(address); err != nil {
+		return nil, err
+	}
 	ep := newEndpoint(n, address)
 	ep.used.Store(local)
 	ep.local.Store(local && cls == sendLocal)
@@ -449,6 +452,23 @@ func (n *Node) endpointFor(address string, local bool, cls sendClass) (*endpoint
 	}
 	n.wg.Go(func() { ep.run(ctx) })
 	return ep, nil
+}
+
+// checkAddress refuses, with ErrInvalidAddress, an address no dial can
+// reach: not host:port, or an empty host. Config.ListenAddress must be
+// host:port, so every node's address is. Without it a PID such as
+// "nohost/x" made an endpoint that was redialled until GiveUpAfter, and a
+// request to it failed only at its deadline, as a timeout
+// (TestRequestToMalformedAddressFailsAtOnce).
+func checkAddress(address string) error {
+	host, _, err := net.SplitHostPort(address)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: %q: %v", ErrInvalidAddress, address, err)
+	case host == "":
+		return fmt.Errorf("%w: %q: no host", ErrInvalidAddress, address)
+	}
+	return nil
 }
 
 func (n *Node) removeEndpoint(ep *endpoint) {
