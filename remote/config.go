@@ -41,7 +41,9 @@ type Config struct {
 	// AdvertisedAddress is the address other nodes dial and that PIDs of
 	// this node carry; empty means the address the listener is bound to,
 	// which must then have a host and a port, as peers require of a
-	// node's address (else Start fails with ErrInvalidConfig).
+	// node's address, and not be the unspecified address of a listener
+	// on all interfaces ("0.0.0.0:7000", ":0"), which other hosts cannot
+	// dial (else Start fails with ErrInvalidConfig).
 	AdvertisedAddress string
 	// SystemName is the system/cluster name; nodes with different names
 	// refuse each other in the handshake.

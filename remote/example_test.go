@@ -67,7 +67,7 @@ func ExampleRegisterJSON() {
 	fmt.Println(err)
 	// Output:
 	// json bank.Deposit {"Amount":5} 5
-	// remote: unknown message type: struct {} is not registered
+	// remote: unknown message type: struct {} is not registered (register it on every node that sends or receives it: Serializers.RegisterProto, remote.RegisterJSON)
 }
 
 // Two actor systems with the remote extension: a request to an actor on the

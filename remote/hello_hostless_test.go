@@ -22,3 +22,27 @@ func TestStartRefusesAnAddressPeersRefuse(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidConfig)
 	require.NoError(t, n.Close(context.Background()))
 }
+
+// A node listening on all interfaces without AdvertisedAddress would
+// advertise "[::]:<port>" (or "0.0.0.0:<port>"): a peer on another host
+// that dials it reaches itself. Start refuses it and says what to set;
+// with AdvertisedAddress the same listener starts.
+func TestStartRefusesAnUnspecifiedAddress(t *testing.T) {
+	for _, listen := range []string{"0.0.0.0:0", ":0"} {
+		cfg := testConfig()
+		cfg.ListenAddress = listen
+		n, err := NewNode(cfg, newRecorder().hooks())
+		require.NoError(t, err)
+		err = n.Start(context.Background())
+		require.ErrorIs(t, err, ErrInvalidConfig, listen)
+		require.ErrorContains(t, err, "AdvertisedAddress", listen)
+		require.NoError(t, n.Close(context.Background()))
+
+		cfg.AdvertisedAddress = "127.0.0.1:1"
+		n, err = NewNode(cfg, newRecorder().hooks())
+		require.NoError(t, err)
+		require.NoError(t, n.Start(context.Background()), listen)
+		require.Equal(t, "127.0.0.1:1", n.Address())
+		require.NoError(t, n.Close(context.Background()))
+	}
+}

@@ -217,6 +217,14 @@ func (n *Node) Start(ctx context.Context) error {
 			_ = ln.Close()
 			return fmt.Errorf("%w: the listener's address %q is not host:port; set AdvertisedAddress", ErrInvalidConfig, n.addr)
 		}
+		if host, _, _ := net.SplitHostPort(n.addr); net.ParseIP(host).IsUnspecified() {
+			// A listener on all interfaces ("0.0.0.0:7000", ":0") is bound
+			// to "[::]:<port>": a node on another host that dials it
+			// reaches itself, and every PID of this node would carry it
+			// (TestStartRefusesAnUnspecifiedAddress).
+			_ = ln.Close()
+			return fmt.Errorf("%w: the listener's address %q is the unspecified address (all interfaces), which other nodes cannot dial; set AdvertisedAddress to an address they can", ErrInvalidConfig, n.addr)
+		}
 	}
 	n.ln = ln
 	runCtx, cancel := context.WithCancel(context.Background())

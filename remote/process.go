@@ -70,6 +70,15 @@ func (p *remoteProcess) SendSystem(pid *actor.PID, m actor.SystemMessage) {
 		r.send(pid, &UnwatchRequest{Watcher: r.ref(m.Watcher), Watchee: r.ref(pid)}, nil, p.cls)
 	case *actor.TerminatedSystem:
 		r.watches.removeInbound(r, pid, m.Who)
+		if !r.node.running.Load() {
+			// The Node has stopped (Shutdown stops actors after the
+			// extensions): its goodbye told each connected peer, whose
+			// watchers of this node's actors get AddressTerminated, and a
+			// peer it did not reach finds the node gone. This notice could
+			// not go out and tells nobody anything: it is not a dead letter
+			// (TestGracefulShutdownWithRemoteWatchersLeavesNoDeadLetter).
+			return
+		}
 		cls := p.cls
 		if m.Why == actor.TerminatedNotFound {
 			cls = sendAnswer // the answer to a Watch of a missing process

@@ -254,7 +254,7 @@ func (s *Serializers) codecFor(msg any) (*typeCodec, error) {
 	if _, ok := msg.(SystemMessage); ok {
 		return systemCodec, nil
 	}
-	return nil, fmt.Errorf("%w: %T is not registered", ErrUnknownType, msg)
+	return nil, fmt.Errorf("%w: %T is not registered (register it on every node that sends or receives it: Serializers.RegisterProto, remote.RegisterJSON)", ErrUnknownType, msg)
 }
 
 // systemCodec encodes the SystemMessage types; its name is empty on the
@@ -345,7 +345,7 @@ func (s *Serializers) codecNamed(ser SerializerID, typeName string) (*typeCodec,
 	}
 	c, ok := s.tab.Load().byName[nameKey{ser, typeName}]
 	if !ok {
-		return nil, fmt.Errorf("%w: %s type %q is not registered", ErrUnknownType, ser, typeName)
+		return nil, fmt.Errorf("%w: %s type %q is not registered on this node (register it here too)", ErrUnknownType, ser, typeName)
 	}
 	return c, nil
 }

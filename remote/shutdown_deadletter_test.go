@@ -11,16 +11,13 @@ import (
 )
 
 // A graceful Shutdown of a node whose actor is watched from another node
-// should leave no dead letter: the goodbye already tells the peer
-// (Terminated{AddressTerminated} for its watchers). Today Shutdown closes
-// remote first, then stops the actors, and each watched actor's
-// Terminated notice for the remote watcher becomes a dead letter
-// (*remote.TerminatedNotice, "remote: stopped"), logged at Info as
-// "dead letter" on every clean shutdown. The fix belongs in remote/ or
-// actor/system.go (drop the notices to peers that were told goodbye,
-// without counting them as dead letters).
+// leaves no dead letter: the goodbye tells the peer (Terminated
+// {AddressTerminated} for its watchers). Before, Shutdown closed remote
+// first, then stopped the actors, and each watched actor's Terminated
+// notice for the remote watcher became a dead letter
+// (*remote.TerminatedNotice, "remote: stopped"), logged at Info on every
+// clean shutdown.
 func TestGracefulShutdownWithRemoteWatchersLeavesNoDeadLetter(t *testing.T) {
-	t.Skip("defect: a graceful Shutdown dead-letters the Terminated notices of remote watchers (logged at Info); fix in remote/ or actor/system.go")
 	sysA, _ := startSystem(t, "a", testConfig(t))
 	sysB, _ := startSystem(t, "b", testConfig(t))
 	target, err := sysA.Root().SpawnNamed(echoProps("a"), "watched")
