@@ -217,7 +217,8 @@ func WithInvokeMiddleware(factory func() scheduler.Middleware) PropsOption {
 // holds). Dropped messages become dead
 // letters; with mailbox.Reject a request fails with ErrMailboxFull. The
 // actor's own ticks (its timers, its receive timeout, ReenterAfter
-// callbacks) are neither refused nor dropped.
+// callbacks) are neither refused nor dropped. A capacity below 1 is 1
+// (a zero-valued config field gives a mailbox of one message).
 func WithBoundedMailbox(capacity int, policy mailbox.Overflow) PropsOption {
 	return propsOption(func(p *Props) {
 		p.opts().newQueue = func() mailbox.Queue[envelope] { return mailbox.NewBounded[envelope](capacity, policy) }
