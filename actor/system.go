@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/fraktor-go/fraktor/extension"
+	"github.com/fraktor-go/fraktor/internal/await"
 	"github.com/fraktor-go/fraktor/mailbox"
 	"github.com/fraktor-go/fraktor/scheduler"
 )
@@ -638,25 +639,9 @@ func (s *System) await(ctx context.Context, done <-chan struct{}) error {
 			}
 		}
 	}
-	return awaitDone(ctx, done)
-}
-
-// awaitDone waits for done or for ctx, whichever comes first; done closed
-// already wins over an ended ctx, which a select would pick half of the
-// time: a part of Shutdown that has finished is not reported as unfinished
-// (TestShutdownEndedCtxReportsOnlyUnfinished).
-func awaitDone(ctx context.Context, done <-chan struct{}) error {
-	select {
-	case <-done:
-		return nil
-	default:
-	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	// await.Done, not a select: a part found finished is not reported
+	// unfinished with an ended ctx (TestShutdownEndedCtxReportsOnlyUnfinished).
+	return await.Done(ctx, done)
 }
 
 // futureSeqBase is where a system's future numbers start: a random 45-bit

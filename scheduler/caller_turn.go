@@ -54,6 +54,7 @@ func (c *Coordinator) BeginCallerTurn() bool {
 		return false
 	}
 	c.wg.Add(1) // Shutdown waits for it; closed is false, so no Wait has begun
+	c.turns.Add(1)
 	c.mu.Unlock()
 	return true
 }
@@ -78,6 +79,7 @@ func (c *Coordinator) RunCallerTurn(r Runnable) {
 
 // EndCallerTurn ends what BeginCallerTurn began.
 func (c *Coordinator) EndCallerTurn() {
+	c.turns.Add(-1)
 	active.Add(-1)
 	c.wg.Done()
 }
