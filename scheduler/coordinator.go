@@ -93,7 +93,7 @@ type Coordinator struct {
 	closed  bool
 	started bool
 	exited  int          // workers that have run their last runnable (under mu); see Shutdown
-	turns   atomic.Int32 // caller turns in progress
+	turns   atomic.Int64 // caller turns in progress, plus turnsClosed from Shutdown on (caller_turn.go)
 	done    chan struct{}
 	wg      sync.WaitGroup
 	timers  TimerSet
@@ -219,8 +219,17 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 		c.closed = true
 		if !c.started {
 			c.exited = len(c.workers)
+			c.turns.Add(turnsClosed) // none began
 			close(c.done)
 		} else {
+			// One count in wg for the caller turns in progress, taken
+			// before the mark so that the last turn's Done cannot come
+			// first; whoever brings turns to turnsClosed (this call when
+			// none runs, else the last EndCallerTurn) gives it back.
+			c.wg.Add(1)
+			if c.turns.Add(turnsClosed) == turnsClosed {
+				c.wg.Done()
+			}
 			go func() { c.wg.Wait(); close(c.done) }() //nolint: tracked by done
 		}
 		// A parked worker exits without looking at the queue, so it is
@@ -246,7 +255,7 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 func (c *Coordinator) finished() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.exited == len(c.workers) && c.turns.Load() == 0
+	return c.exited == len(c.workers) && c.turns.Load() == turnsClosed
 }
 
 func (w *Worker) loop() {

@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -67,6 +68,39 @@ func TestCoordinatorShutdownEndedCtxReportsOnlyUnfinished(t *testing.T) {
 		require.ErrorIs(t, c.Shutdown(endedCtx()), context.Canceled, "a caller turn is still running")
 		c.EndCallerTurn()
 		require.NoError(t, c.Shutdown(context.Background()))
+	})
+}
+
+// TestCoordinatorShutdownWaitsForCallerTurns: Shutdown returns only after
+// the caller turn in progress has ended, and at once when none runs, one
+// having ended before (caller_turn.go counts them without a WaitGroup
+// count per turn).
+func TestCoordinatorShutdownWaitsForCallerTurns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := scheduler.NewCoordinator(scheduler.Config{Workers: 1})
+		c.Start()
+		synctest.Wait() // the worker has parked
+		require.True(t, c.BeginCallerTurn())
+		c.EndCallerTurn()
+		require.True(t, c.BeginCallerTurn())
+		returned := make(chan error, 1)
+		go func() { returned <- c.Shutdown(context.Background()) }()
+		synctest.Wait()
+		select {
+		case err := <-returned:
+			t.Fatalf("Shutdown returned (%v) while a caller turn ran", err)
+		default:
+		}
+		c.EndCallerTurn()
+		require.NoError(t, <-returned)
+	})
+	synctest.Test(t, func(t *testing.T) {
+		c := scheduler.NewCoordinator(scheduler.Config{Workers: 1})
+		c.Start()
+		synctest.Wait()
+		require.True(t, c.BeginCallerTurn())
+		c.EndCallerTurn()
+		require.NoError(t, c.Shutdown(context.Background()), "no turn runs")
 	})
 }
 
