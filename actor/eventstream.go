@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+
+	"github.com/fraktor-go/fraktor/internal/await"
 )
 
 // DefaultSubscriptionBuffer is the number of events a subscription holds
@@ -167,7 +169,7 @@ func (es *EventStream) close(ctx context.Context) error {
 	if drained == nil {
 		return nil
 	}
-	if err := awaitDone(ctx, drained); err != nil {
+	if err := await.Done(ctx, drained); err != nil {
 		return fmt.Errorf("actor: event stream subscribers: %w", err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"context"
 	"errors"
 	"hash/maphash"
 	"runtime"
@@ -24,7 +25,11 @@ func remoteTestSystem(tb testing.TB) *System {
 	tb.Helper()
 	sys, err := NewSystem(SystemConfig{})
 	require.NoError(tb, err)
-	tb.Cleanup(func() { _ = sys.Shutdown(tb.Context()) })
+	// Not tb.Context(): it has ended when cleanups run, and Shutdown
+	// would return while the workers still stop the test's actors, which
+	// then run on into the next test (its allocation counts, its caller
+	// turns).
+	tb.Cleanup(func() { require.NoError(tb, sys.Shutdown(context.Background())) })
 	host{sys}.SetRemoteHandler(func(*PID) Process { return dropAll{} })
 	return sys
 }

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/fraktor-go/fraktor/extension"
+	"github.com/fraktor-go/fraktor/internal/await"
 	"github.com/fraktor-go/fraktor/mailbox"
 	"github.com/fraktor-go/fraktor/scheduler"
 )
@@ -148,6 +149,7 @@ type System struct {
 	guardianKids                               [3]guardianKids // root, user, system: see cell.kids
 	guardiansDone                              chan struct{}   // closed when the root guardian has stopped
 	userDone                                   chan struct{}   // closed when the user guardian has stopped
+	systemDone                                 chan struct{}   // closed when the system guardian has stopped
 
 	idSeq, futureSeq, mailboxSeq atomic.Uint64
 	registerFutures              atomic.Bool
@@ -271,6 +273,8 @@ func (s *System) startGuardians() {
 	// failure its root stopped), and Shutdown must then find it done.
 	s.userDone = make(chan struct{})
 	s.userGuardian.ext().onStopped = func() { close(s.userDone) }
+	s.systemDone = make(chan struct{})
+	s.systemGuardian.ext().onStopped = func() { close(s.systemDone) }
 	if len(s.cfg.SpawnMiddleware) > 0 {
 		if s.userGuardian.mw == nil {
 			s.userGuardian.mw = &chains{}
@@ -556,23 +560,25 @@ func (s *System) sendSystemToProcess(p Process, pid *PID, m SystemMessage) {
 // calls wait for the first and return its result. Its error lists the parts
 // that had not finished when it stopped waiting for them (each wraps ctx's
 // error); a part found finished is not listed, even with a ctx that had
-// already ended.
+// already ended. When the user actors do not stop within ctx, the system
+// actors are told to stop all the same; both trees go on stopping after
+// Shutdown returns, on the workers still running.
 //
 // Do not call it inside an actor's Receive (or anything that runs on the
 // actor's turn): it waits for every actor to stop, the calling one too,
 // which cannot stop before its Receive returns, so it would wait until ctx
-// ends and leave the actors half stopped. From an actor, run it on a
+// ends and report the actors unfinished. From an actor, run it on a
 // goroutine of its own: go sys.Shutdown(ctx).
 func (s *System) Shutdown(ctx context.Context) error {
 	first := false
 	s.shutdownOnce.Do(func() { first = true })
 	if !first {
-		select {
-		case <-s.shutdownDone:
-			return s.shutdownErr
-		case <-ctx.Done():
-			return ctx.Err()
+		// A first call that has returned wins over an ended ctx
+		// (TestShutdownLaterCallEndedCtx).
+		if err := await.Done(ctx, s.shutdownDone); err != nil {
+			return err
 		}
+		return s.shutdownErr
 	}
 	s.shutdownErr = s.shutdown(ctx)
 	close(s.shutdownDone)
@@ -588,13 +594,21 @@ func (s *System) shutdown(ctx context.Context) error {
 	s.stopped.Store(true)
 	s.releaseDeferred(nil) // a deferred turn stops now, not at the sweep
 	s.sendSystem(nil, s.userGuardian.selfPID(), stopSys)
+	systemDone := s.guardiansDone
 	if err := s.await(ctx, s.userDone); err != nil {
 		errs = append(errs, fmt.Errorf("actor: stopping user actors: %w", err))
-	} else {
-		s.sendSystem(nil, s.rootGuardian.selfPID(), stopSys)
-		if err := s.await(ctx, s.guardiansDone); err != nil {
-			errs = append(errs, fmt.Errorf("actor: stopping system actors: %w", err))
-		}
+		// The root guardian stops only after the user guardian: what is
+		// left to wait for is the system guardian's tree.
+		systemDone = s.systemDone
+	}
+	// The system actors are told to stop even when the user actors have
+	// not stopped within ctx: left running, an extension's actors (and
+	// what they hold) would never stop and no error would name them. The
+	// tree goes on stopping after ctx, on the workers still running
+	// (TestShutdownUnfinishedUserActorsStillStopsSystemActors).
+	s.sendSystem(nil, s.rootGuardian.selfPID(), stopSys)
+	if err := s.await(ctx, systemDone); err != nil {
+		errs = append(errs, fmt.Errorf("actor: stopping system actors: %w", err))
 	}
 	s.timers.Close()
 	s.tq.close()
@@ -638,25 +652,9 @@ func (s *System) await(ctx context.Context, done <-chan struct{}) error {
 			}
 		}
 	}
-	return awaitDone(ctx, done)
-}
-
-// awaitDone waits for done or for ctx, whichever comes first; done closed
-// already wins over an ended ctx, which a select would pick half of the
-// time: a part of Shutdown that has finished is not reported as unfinished
-// (TestShutdownEndedCtxReportsOnlyUnfinished).
-func awaitDone(ctx context.Context, done <-chan struct{}) error {
-	select {
-	case <-done:
-		return nil
-	default:
-	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	// await.Done, not a select: a part found finished is not reported
+	// unfinished with an ended ctx (TestShutdownEndedCtxReportsOnlyUnfinished).
+	return await.Done(ctx, done)
 }
 
 // futureSeqBase is where a system's future numbers start: a random 45-bit

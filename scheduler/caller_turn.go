@@ -26,7 +26,13 @@ import "sync/atomic"
 // worker's; what is left after it (a yield, work that arrived meanwhile)
 // goes to the pool. Messages the actor sends during it are scheduled on
 // the pool (its worker is nil, so nothing runs next on the caller).
-// Shutdown waits for caller turns in progress as it does for workers.
+// Shutdown waits for caller turns in progress as it does for workers, and
+// counts them as work still running when its context ends. It counts them
+// with turns alone, not one WaitGroup count per turn, which would cost a
+// turn a second atomic add each way: Shutdown adds turnsClosed to turns
+// (no turn begins after that), and whoever brings it down to exactly
+// turnsClosed, Shutdown itself or the last turn to end, releases the one
+// WaitGroup count that stands for them all.
 //
 // TestCallerTurn* (scheduler) and TestRequestCallerTurn* (actor) pin it.
 
@@ -35,6 +41,11 @@ import "sync/atomic"
 // caller turns in progress. Workers change it themselves; a caller turn
 // takes it from zero with a compare-and-swap.
 var active atomic.Int64
+
+// turnsClosed is what Shutdown adds to Coordinator.turns: more than any
+// number of turns in progress, so that turns == turnsClosed means closed
+// with none left.
+const turnsClosed = 1 << 40
 
 // BeginCallerTurn reports whether the calling goroutine may run a turn of
 // one of this pool's runnables itself; when it returns true, the caller
@@ -53,7 +64,7 @@ func (c *Coordinator) BeginCallerTurn() bool {
 		active.Add(-1)
 		return false
 	}
-	c.wg.Add(1) // Shutdown waits for it; closed is false, so no Wait has begun
+	c.turns.Add(1) // under mu while not closed: before Shutdown adds turnsClosed
 	c.mu.Unlock()
 	return true
 }
@@ -79,5 +90,7 @@ func (c *Coordinator) RunCallerTurn(r Runnable) {
 // EndCallerTurn ends what BeginCallerTurn began.
 func (c *Coordinator) EndCallerTurn() {
 	active.Add(-1)
-	c.wg.Done()
+	if c.turns.Add(-1) == turnsClosed { // the last turn Shutdown waits for
+		c.wg.Done()
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/fraktor-go/fraktor/internal/await"
 )
 
 // Config configures a Coordinator.
@@ -90,6 +92,8 @@ type Coordinator struct {
 	workers []*Worker
 	closed  bool
 	started bool
+	exited  int          // workers that have run their last runnable (under mu); see Shutdown
+	turns   atomic.Int64 // caller turns in progress, plus turnsClosed from Shutdown on (caller_turn.go)
 	done    chan struct{}
 	wg      sync.WaitGroup
 	timers  TimerSet
@@ -106,6 +110,7 @@ type Worker struct {
 	next   Runnable // run-next slot: written only by this worker's goroutine
 	streak int
 	wake   chan struct{}
+	quit   bool // set by Shutdown (under mu) before it wakes the parked worker to exit
 	local  []Runnable
 }
 
@@ -143,10 +148,12 @@ func (c *Coordinator) Start() {
 	}
 }
 
-// Schedule implements Dispatcher. After Shutdown it drops r.
+// Schedule implements Dispatcher. After Shutdown, r still runs while a
+// worker is running (see Shutdown); once every worker has exited, Schedule
+// drops r.
 func (c *Coordinator) Schedule(r Runnable) {
 	c.mu.Lock()
-	if c.closed {
+	if c.closed && c.exited == len(c.workers) {
 		c.mu.Unlock()
 		return
 	}
@@ -190,32 +197,65 @@ func (c *Coordinator) Queued() int { return int(c.queued.Load()) }
 // PendingTimers returns the number of resume timers not yet fired.
 func (c *Coordinator) PendingTimers() int { return c.timers.Len() }
 
-// Shutdown stops accepting work, lets the workers finish what is queued and
-// waits for them, or for ctx. It stops pending resume timers. It is
-// idempotent; it returns ctx.Err() when ctx ends first.
+// Shutdown lets the workers finish what is queued and waits for their
+// goroutines to return, or for ctx. It stops pending resume timers. It is
+// idempotent.
+//
+// Parked workers exit at once. A worker still running a runnable (an
+// actor whose Stopped blocks) runs, before it exits, whatever is queued
+// and whatever it schedules meanwhile: that is the rest of the work it was
+// doing (a stopping actor's notice to its parent), and dropping it would
+// leave that work half done for good. Once every worker has exited,
+// Schedule drops what it is given.
+//
+// It returns ctx.Err() only when ctx ends while work still runs: a worker
+// that has not run its last runnable, or a caller turn. Workers that have
+// (parked ones included) only have to return, which they do without
+// running anything; they are not reported, even with a ctx that had
+// already ended (TestCoordinatorShutdownEndedCtxReportsOnlyUnfinished).
 func (c *Coordinator) Shutdown(ctx context.Context) error {
 	c.mu.Lock()
 	if !c.closed {
 		c.closed = true
-		idle := c.idle
-		c.idle = nil
 		if !c.started {
+			c.exited = len(c.workers)
+			c.turns.Add(turnsClosed) // none began
 			close(c.done)
 		} else {
+			// One count in wg for the caller turns in progress, taken
+			// before the mark so that the last turn's Done cannot come
+			// first; whoever brings turns to turnsClosed (this call when
+			// none runs, else the last EndCallerTurn) gives it back.
+			c.wg.Add(1)
+			if c.turns.Add(turnsClosed) == turnsClosed {
+				c.wg.Done()
+			}
 			go func() { c.wg.Wait(); close(c.done) }() //nolint: tracked by done
 		}
-		for _, w := range idle {
+		// A parked worker exits without looking at the queue, so it is
+		// done here: what the queue holds has woken a worker that is
+		// not parked (Schedule pops one per push), and that one runs it.
+		for _, w := range c.idle {
+			w.quit = true
+			c.exited++
 			w.wake <- struct{}{}
 		}
+		c.idle = nil
 	}
 	c.mu.Unlock()
 	c.timers.Close()
-	select {
-	case <-c.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := await.Done(ctx, c.done); err != nil && !c.finished() {
+		return err
 	}
+	return nil
+}
+
+// finished reports whether no more work runs on the pool: every worker has
+// run its last runnable and no caller turn is in progress.
+func (c *Coordinator) finished() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.exited == len(c.workers) && c.turns.Load() == turnsClosed
 }
 
 func (w *Worker) loop() {
@@ -288,6 +328,7 @@ func (w *Worker) park() bool {
 		return true
 	}
 	if c.closed {
+		c.exited++
 		c.mu.Unlock()
 		active.Add(-1)
 		return false
@@ -297,6 +338,10 @@ func (w *Worker) park() bool {
 	active.Add(-1)
 	c.mu.Unlock()
 	<-w.wake
+	if w.quit { // written before the wake was sent
+		c.parked.Add(-1)
+		return false
+	}
 	// Counted here, on the worker's own core, not by the goroutine that
 	// woke it: a producer outside the pool then touches neither counter.
 	c.parked.Add(-1)
