@@ -554,9 +554,10 @@ func (s *System) sendSystemToProcess(p Process, pid *PID, m SystemMessage) {
 	p.SendSystem(pid, m)
 }
 
-// Shutdown stops every actor, children first (user actors, then system
-// actors), shuts down the extensions in reverse install order, stops the
-// worker pools and waits for all of it, or for ctx. It is idempotent: later
+// Shutdown shuts down the extensions in reverse install order (remote
+// says goodbye to its peers), then stops every actor, children first (user
+// actors, then system actors), then the timers and worker pools, and
+// waits for all of it, or for ctx. It is idempotent: later
 // calls wait for the first and return its result. Its error lists the parts
 // that had not finished when it stopped waiting for them (each wraps ctx's
 // error); a part found finished is not listed, even with a ctx that had
