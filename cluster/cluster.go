@@ -13,6 +13,7 @@ import (
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster/internal/clusterpb"
 	"github.com/fraktor-go/fraktor/extension"
+	"github.com/fraktor-go/fraktor/internal/await"
 	"github.com/fraktor-go/fraktor/remote"
 )
 
@@ -895,11 +896,9 @@ func (c *Cluster) Shutdown(ctx context.Context) error {
 		done := make(chan struct{})
 		c.root.Send(c.placement, &shutdownMsg{done: done})
 		allStopped := true
-		select {
-		case <-done:
-		case <-ctx.Done():
+		if err := await.Done(ctx, done); err != nil {
 			allStopped = false
-			c.shutErr = fmt.Errorf("%w: activations still stopping: %w", ErrShuttingDown, ctx.Err())
+			c.shutErr = fmt.Errorf("%w: activations still stopping: %w", ErrShuttingDown, err)
 		}
 		close(c.stop)
 		c.cancelCtx()
