@@ -50,7 +50,10 @@ func fenceKind(store *testkit.FencedStore[string], entered chan<- struct{}, rele
 				}
 			case *fencePut:
 				if m.Gated {
-					entered <- struct{}{}
+					select { // never blocks, should the put arrive twice
+					case entered <- struct{}{}:
+					default:
+					}
 					<-release
 				}
 				err := store.Write(id, tok, m.Val)
@@ -65,18 +68,16 @@ func fenceKind(store *testkit.FencedStore[string], entered chan<- struct{}, rele
 	}))
 }
 
-// TestFencedStoreRefusesAPausedActivationsWrite is the beyond-P case of
-// the chaos test made deterministic: the chaos run pauses members beyond P,
-// but with 2,000 identities and a few hundred requests no superseded
-// activation ever came to write (0 overlaps and 0 refused writes in every
-// beyond-P run measured), so its "no stale write accepted" check could not
-// fail. Here a member is paused beyond P while its grain is in the middle
-// of a write; the registry drops the paused member, the identity is
-// activated on another member (a greater token, claimed) and written
-// there; then the paused member resumes and its grain finishes the write
-// with its old token. The store must refuse it with ErrStaleToken and keep
-// the successor's value, the two activations must overlap (else the case
-// was not exercised) and the Observer must see no stale write accepted.
+// TestFencedStoreRefusesAPausedActivationsWrite is the fence episode of
+// the chaos test's beyond-P run (chaosFenceEpisode) on its own, also under
+// -short: a member is paused beyond P while its grain is in the middle of
+// a write; the registry drops the paused member, the identity is activated
+// on another member (a greater token, claimed) and written there; then the
+// paused member resumes and its grain finishes the write with its old
+// token. The store must refuse it with ErrStaleToken and keep the
+// successor's value, the two activations must overlap (else the case was
+// not exercised) and the Observer must see no stale write accepted. With
+// the store's token check broken, each check after the overlap fails.
 func TestFencedStoreRefusesAPausedActivationsWrite(t *testing.T) {
 	var tcp atomic.Pointer[testkit.TestCluster]
 	store := testkit.NewFencedStore[string](func() time.Time { return tcp.Load().Now() })
@@ -100,52 +101,25 @@ func TestFencedStoreRefusesAPausedActivationsWrite(t *testing.T) {
 	}
 	t.Cleanup(let) // runs before the cluster's cleanup: a blocked grain would hold a worker
 	id := cluster.NewIdentity("fence", "x")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-
-	// The first activation writes "first" (token t1) on its owner.
-	_, err := cluster.Request[*fenceDone](ctx, tc.Node(0), id, &fencePut{Val: "first"})
-	require.NoError(t, err)
+	owner := fenceEpisode{
+		first: func(ctx context.Context, node *cluster.Cluster) error {
+			_, err := cluster.Request[*fenceDone](ctx, node, id, &fencePut{Val: "first"})
+			return err
+		},
+		gated:   func(node *cluster.Cluster) { node.Send(id, &fencePut{Val: "stale", Gated: true}) },
+		entered: entered,
+		second: func(ctx context.Context, node *cluster.Cluster) error {
+			_, err := cluster.Request[*fenceDone](ctx, node, id, &fencePut{Val: "second"})
+			return err
+		},
+	}.run(t, tc, id)
 	w1 := <-writes
 	require.NoError(t, w1.err)
-	acts := tc.Observer().Activations()
-	require.Len(t, acts, 1)
-	owner := -1
-	for i := range tc.Len() {
-		if tc.Node(i).Self().Key() == acts[0].Member {
-			owner = i
-		}
-	}
-	require.NotEqual(t, -1, owner, "no member is %s", acts[0].Member)
-	other := (owner + 1) % tc.Len()
-
-	// A gated put reaches the grain, which stops before its write; the
-	// owner is paused there, for longer than its registry lease.
-	tc.Node(other).Send(id, &fencePut{Val: "stale", Gated: true})
-	<-entered
-	tc.Pause(owner, time.Hour)
-
-	// Once the registry has dropped the paused owner, the identity is
-	// activated on another member (token t2 > t1) and written there.
-	// Attempts sent to the old activation while the view still held the
-	// owner wait in its mailbox; each is its own write (refused later).
-	for {
-		attempt, cancelAttempt := context.WithTimeout(ctx, 2*time.Second)
-		_, err = cluster.Request[*fenceDone](attempt, tc.Node(other), id, &fencePut{Val: "second"})
-		cancelAttempt()
-		if err == nil || ctx.Err() != nil {
-			break
-		}
-	}
-	require.NoError(t, err, "the identity was not activated again while its owner was paused")
+	require.Equal(t, "first", w1.val)
 	w2 := <-writes
 	require.NoError(t, w2.err)
 	require.Equal(t, "second", w2.val)
 	require.True(t, w1.token.Less(w2.token), "successor token %v not above %v", w2.token, w1.token)
-	// The successor's ActivationStarted reaches the Observer on its own
-	// delivery goroutine, possibly after the reply: wait for the record.
-	testkit.Eventually(t, func() bool { return len(tc.Observer().Overlaps()) > 0 }, 0,
-		"the paused activation was not superseded while it ran, so the case was not exercised")
 
 	// The owner resumes and its grain finishes the write it began with
 	// t1: refused, and the store keeps the successor's value.
@@ -167,4 +141,77 @@ func TestFencedStoreRefusesAPausedActivationsWrite(t *testing.T) {
 	assert.Equal(t, "second", v, "a superseded activation's write overwrote its successor's state")
 	assert.GreaterOrEqual(t, store.Refused(), 1)
 	tc.Observer().AssertNoStaleWrites(t, store.Writes())
+}
+
+// fenceEpisode makes an activation of an identity write after its
+// successor did, as a process paused beyond P in the middle of a handler
+// would: first activates the identity with a write; gated sends, from
+// another member, a write whose handler signals entered and then waits
+// (the test's gate); with the grain inside it, its member is paused for
+// longer than its registry lease, and second is retried from the other
+// member until the identity, activated anew there once the registry has
+// dropped the paused member, took it. Attempts of second sent to the old
+// activation while the view still held its member wait in its mailbox.
+// run returns the paused member once the Observer has recorded the two
+// activations overlapping; the caller resumes it and opens the gate.
+type fenceEpisode struct {
+	first   func(ctx context.Context, node *cluster.Cluster) error
+	gated   func(node *cluster.Cluster)
+	entered <-chan struct{}
+	second  func(ctx context.Context, node *cluster.Cluster) error
+}
+
+func (e fenceEpisode) run(t *testing.T, tc *testkit.TestCluster, id cluster.Identity) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	up := tc.Up()
+	require.NoError(t, e.first(ctx, tc.Node(up[0])))
+	owner, other := -1, -1
+	var running []testkit.Activation
+	for _, a := range tc.Observer().Activations() {
+		if a.Identity == id && a.End.IsZero() {
+			running = append(running, a)
+		}
+	}
+	require.Len(t, running, 1, "activations of %s", id)
+	for _, i := range up {
+		if tc.Node(i).Self().Key() == running[0].Member {
+			owner = i
+		} else if other < 0 {
+			other = i
+		}
+	}
+	require.NotEqual(t, -1, owner, "no member is %s", running[0].Member)
+	require.NotEqual(t, -1, other, "no second member")
+
+	e.gated(tc.Node(other))
+	select {
+	case <-e.entered:
+	case <-ctx.Done():
+		t.Fatalf("the gated write did not reach %s", id)
+	}
+	tc.Pause(owner, time.Hour)
+
+	var err error
+	for {
+		attempt, cancelAttempt := context.WithTimeout(ctx, 2*time.Second)
+		err = e.second(attempt, tc.Node(other))
+		cancelAttempt()
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+	}
+	require.NoError(t, err, "%s was not activated again while its owner was paused", id)
+	// The successor's ActivationStarted reaches the Observer on its own
+	// delivery goroutine, possibly after the reply: wait for the record.
+	testkit.Eventually(t, func() bool {
+		for _, ov := range tc.Observer().Overlaps() {
+			if ov.A.Identity == id {
+				return true
+			}
+		}
+		return false
+	}, 0, "%s was not superseded while its paused activation ran: the case was not exercised", id)
+	return owner
 }
