@@ -199,39 +199,37 @@ func (c *Cluster) checkRequest(id Identity, msg any) error {
 // requestFrom makes the attempts of a request that started at start, the
 // first one already sent or queued when first is not nil (requestFuture).
 func (c *Cluster) requestFrom(ctx context.Context, id Identity, msg any, first *queuedRequest, start time.Time) (any, error) {
-	var (
-		last error
-		// reported: the flight first was queued on used up the attempts
-		// and published RetryThrottled for them (leadSends).
-		reported bool
-	)
+	var last error
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
 			c.metrics.retried(id.Kind)
 		}
 		var (
-			pid *actor.PID
-			fut *actor.Future
-			err error
+			pid   *actor.PID
+			fut   *actor.Future
+			err   error
+			tries int32
 		)
 		if attempt == 1 && first != nil {
 			select {
 			case <-first.ready:
-				pid, fut, err = first.pid, first.fut, first.err
-				// The flight's resolutions while first waited on it were
-				// this request's attempts, those after the first its
-				// retries (TestClusterRequestFutureAttemptsAsRequest).
-				for range int(first.tries) - attempt {
-					c.metrics.retried(id.Kind)
-				}
-				attempt = max(attempt, int(first.tries))
-				reported = err != nil && attempt >= c.cfg.Retry.MaxAttempts
+				pid, fut, err, tries = first.pid, first.fut, first.err, first.tries
 			case <-ctx.Done():
 				first.abandoned.Store(true)
 				return nil, c.ended(id, ctx.Err())
 			}
-		} else if pid, err = c.resolve(ctx, id); err == nil {
+		} else if pid, tries, err = c.resolve(ctx, id); err == nil {
 			fut = c.root.RequestFuture(pid, msg, c.attemptTimeout(ctx, c.cfg.AttemptTimeout))
+		}
+		// Each resolution this attempt waited through is one of the
+		// request's attempts, and those beyond this one its retries: a
+		// flight led for Sends retries by itself, and a queued first
+		// attempt may wait through several flights
+		// (TestClusterRequestFutureAttemptsAsRequest,
+		// TestClusterRequestWaitingOnSendsCountsItsAttempts).
+		for ; tries > 1; tries-- {
+			attempt++
+			c.metrics.retried(id.Kind)
 		}
 		if err == nil {
 			res, ferr := fut.ResultContext(ctx)
@@ -255,9 +253,9 @@ func (c *Cluster) requestFrom(ctx context.Context, id Identity, msg any, first *
 			return nil, c.ended(id, last)
 		}
 		if attempt >= c.cfg.Retry.MaxAttempts {
-			if !reported {
-				c.throttled(id, attempt, last)
-			}
+			// Each request reports its own; a flight reports only for the
+			// Sends it drops (land).
+			c.throttled(id, attempt, last)
 			return nil, fmt.Errorf("%w: %s: %d attempts: %w", ErrTimeout, id, attempt, last)
 		}
 		if !c.backoff(ctx, attempt, last) {
@@ -370,13 +368,13 @@ func (h *retryHint) Unwrap() error { return h.err }
 // resolve returns the PID of id's activation: a local grain's route or
 // the PidCache's entry (V3.1, B4.1), or by asking the owner to activate it.
 // Concurrent resolutions of one identity on this member share one
-// activation request.
-func (c *Cluster) resolve(ctx context.Context, id Identity) (*actor.PID, error) {
+// activation request; tries is as resolveOnce's.
+func (c *Cluster) resolve(ctx context.Context, id Identity) (*actor.PID, int32, error) {
 	if pid := c.cached(id, c.now()); pid != nil {
-		return pid, nil
+		return pid, 0, nil
 	}
 	if err := c.leaving(); err != nil {
-		return nil, errLocalShutdown
+		return nil, 0, errLocalShutdown
 	}
 	return c.resolveOnce(ctx, id)
 }

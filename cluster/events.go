@@ -74,7 +74,9 @@ type BlockListApplied struct {
 	At          time.Time
 }
 
-// RetryThrottled: a request to Identity exhausted its retries (V3.2).
+// RetryThrottled: a request to Identity used up Retry.MaxAttempts, Attempts
+// its own count, or the resolution of Identity for queued Sends did and
+// dropped them (V3.2). Each request reports its own.
 type RetryThrottled struct {
 	Identity Identity
 	Attempts int

@@ -19,6 +19,9 @@ import (
 type flightGroup struct {
 	mu sync.Mutex
 	m  map[Identity]*flight
+	// waiting, when not nil (tests only), is called when a resolution
+	// (resolveOnce) begins to wait for a flight it does not lead.
+	waiting func(Identity)
 }
 
 type flight struct {
@@ -35,8 +38,15 @@ type flight struct {
 	// landing is the PID the flight resolved, set when it begins to
 	// deliver its Sends.
 	landing *actor.PID
-	// tries: the resolutions leadSends made for it (queuedRequest.tries).
+	// tries: the resolutions made for it (queuedRequest.tries).
 	tries int32
+	// carried: it took over queued requests from an earlier flight, whose
+	// tries started there (spent).
+	carried bool
+	// exhausted: the attempts of leadSends that used up Retry.MaxAttempts
+	// (0 when it did not); land publishes RetryThrottled for the Sends it
+	// then drops.
+	exhausted int
 }
 
 // samePID reports whether a and b name one process (b may be nil).
@@ -74,6 +84,11 @@ func (g *flightGroup) terminated(id Identity, address, pidID string) {
 func (g *flightGroup) join(id Identity, queued any, c *Cluster, now time.Time, gone *actor.PID) (*flight, bool, *actor.PID) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	return g.joinLocked(id, queued, c, now, gone)
+}
+
+// joinLocked is join with g.mu held.
+func (g *flightGroup) joinLocked(id Identity, queued any, c *Cluster, now time.Time, gone *actor.PID) (*flight, bool, *actor.PID) {
 	if g.m == nil {
 		g.m = map[Identity]*flight{}
 	}
@@ -101,18 +116,31 @@ func (g *flightGroup) join(id Identity, queued any, c *Cluster, now time.Time, g
 }
 
 // resolveOnce makes one activation request for id, shared by every caller
-// that asks while it is under way.
-func (c *Cluster) resolveOnce(ctx context.Context, id Identity) (*actor.PID, error) {
-	f, lead, pid := c.flights.join(id, nil, c, c.now(), nil)
+// that asks while it is under way. tries is the number of resolutions the
+// caller waited through (0 when id's PID was known): one when it led, or
+// those the flight it joined made from then on, each one of its attempts
+// (queuedRequest.tries; a flight led for Sends retries by itself).
+func (c *Cluster) resolveOnce(ctx context.Context, id Identity) (*actor.PID, int32, error) {
+	g := &c.flights
+	g.mu.Lock()
+	f, lead, pid := g.joinLocked(id, nil, c, c.now(), nil)
+	var from int32
+	if f != nil {
+		from = f.tries
+	}
+	g.mu.Unlock()
 	if pid != nil {
-		return pid, nil
+		return pid, 0, nil
 	}
 	if !lead {
+		if g.waiting != nil {
+			g.waiting(id)
+		}
 		select {
 		case <-f.done:
-			return f.pid, f.err
+			return f.pid, f.tries - from, f.err // no tries after done
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, 0, ctx.Err()
 		}
 	}
 	start := c.now()
@@ -120,8 +148,9 @@ func (c *Cluster) resolveOnce(ctx context.Context, id Identity) (*actor.PID, err
 	if err == nil {
 		c.metrics.resolved(id.Kind, c.now().Sub(start))
 	}
+	g.tried(f)
 	c.land(id, f, pid, owner, err, false)
-	return pid, err
+	return pid, 1, err
 }
 
 // activateOnce resolves id once: through the owner's placement actor, or
@@ -179,8 +208,11 @@ func (c *Cluster) leadSends(id Identity, f *flight) {
 				break
 			}
 			if attempt >= c.cfg.Retry.MaxAttempts {
-				c.throttled(id, attempt, err)
+				f.exhausted = attempt // land publishes RetryThrottled
 				break
+			}
+			if !c.flights.expire(f, c.cfg.Retry.MaxAttempts, err) {
+				break // it carried only requests, and they ended
 			}
 			if !c.backoff(ctx, attempt, err) {
 				break
@@ -198,6 +230,44 @@ func (g *flightGroup) tried(f *flight) {
 	g.mu.Lock()
 	f.tries++
 	g.mu.Unlock()
+}
+
+// expire fails, with err, the queued requests f carries from an earlier
+// flight that have used up max attempts with f's tries so far: f's own
+// retries count from its start, theirs from their first resolution
+// (TestClusterQueuedRequestMovedOnCountsFirstResolution). It reports
+// whether f still has anything queued.
+func (g *flightGroup) expire(f *flight, max int, err error) bool {
+	g.mu.Lock()
+	if !f.carried {
+		g.mu.Unlock()
+		return true
+	}
+	var out []*queuedRequest
+	f.sends, out = spent(f.sends, f.tries, max)
+	left := len(f.sends) > 0
+	g.mu.Unlock()
+	for _, q := range out {
+		q.fail(err)
+	}
+	return left
+}
+
+// spent removes from sends, in place, the queued requests whose tries
+// plus extra, the tries of the flight they wait on, reach max, and returns
+// them with extra added (they leave that flight). With g.mu.
+func spent(sends []any, extra int32, max int) (kept []any, out []*queuedRequest) {
+	kept = sends[:0]
+	for _, m := range sends {
+		if q, ok := m.(*queuedRequest); ok && int(q.tries+extra) >= max {
+			q.tries += extra
+			out = append(out, q)
+			continue
+		}
+		kept = append(kept, m)
+	}
+	clear(sends[len(kept):])
+	return kept, out
 }
 
 // land ends flight f: on success it delivers the queued Sends in order
@@ -224,12 +294,24 @@ func (c *Cluster) land(id Identity, f *flight, pid *actor.PID, owner string, err
 			}
 		}
 		if err != nil && len(sends) > 0 && !final {
-			next := &flight{done: make(chan struct{}), sends: sends}
-			g.m[id] = next
+			// The requests whose attempts f used up end here; the others
+			// move on, their tries so far counted (expire).
+			var out []*queuedRequest
+			sends, out = spent(sends, 0, c.cfg.Retry.MaxAttempts)
 			f.err = err
 			close(f.done)
-			g.mu.Unlock()
-			c.leadSends(id, next)
+			if len(sends) == 0 {
+				delete(g.m, id)
+				g.mu.Unlock()
+			} else {
+				next := &flight{done: make(chan struct{}), sends: sends, carried: true}
+				g.m[id] = next
+				g.mu.Unlock()
+				c.leadSends(id, next)
+			}
+			for _, q := range out {
+				q.fail(err)
+			}
 			return
 		}
 		if err != nil || len(sends) == 0 {
@@ -250,6 +332,10 @@ func (c *Cluster) land(id Identity, f *flight, pid *actor.PID, owner string, err
 					n++
 				}
 				if n > 0 {
+					// Queued requests report their own (requestFrom).
+					if f.exhausted > 0 {
+						c.throttled(id, f.exhausted, err)
+					}
 					c.log.Debug("cluster: sends not delivered", "kind", id.Kind, "count", n, "err", err)
 				}
 			}

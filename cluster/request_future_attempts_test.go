@@ -22,7 +22,7 @@ type failingLookup struct {
 	*cluster.PartitionIdentityLookup
 	gets *atomic.Int32
 	// entered, gate: when not nil, each failing Get reports itself on
-	// entered and then waits for a token on gate.
+	// entered and then waits for a token on gate, until gate is closed.
 	entered, gate chan struct{}
 }
 
@@ -32,8 +32,11 @@ func (l failingLookup) Get(id cluster.Identity, now time.Time) (*actor.PID, erro
 	if strings.HasPrefix(id.ID, "cold") {
 		l.gets.Add(1)
 		if l.entered != nil {
-			l.entered <- struct{}{}
-			<-l.gate
+			select {
+			case l.entered <- struct{}{}:
+				<-l.gate
+			case <-l.gate: // closed: the test ended
+			}
 		}
 		return nil, errColdRefused
 	}
