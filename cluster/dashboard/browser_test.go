@@ -33,6 +33,20 @@ func chromium() string {
 	return ""
 }
 
+// needChromium returns the Chromium binary, or skips the test when there
+// is none, unless FRAKTOR_REQUIRE_CHROMIUM=1 (CI), where it fails it.
+func needChromium(t *testing.T) string {
+	t.Helper()
+	bin := chromium()
+	if bin == "" && os.Getenv("FRAKTOR_REQUIRE_CHROMIUM") == "1" {
+		t.Fatal("dashboard: no Chromium on PATH and FRAKTOR_REQUIRE_CHROMIUM=1 (CI): install the chromium package")
+	}
+	if bin == "" {
+		t.Skip("dashboard: no Chromium on PATH (Debian: apt-get install chromium; make test installs it); the browser test cannot run")
+	}
+	return bin
+}
+
 // Browser is a headless Chromium page; Close ends the browser process.
 type browser struct {
 	ctx   context.Context
@@ -102,13 +116,7 @@ func until(expr string) chromedp.Action[chromedp.Void] {
 // The page in a real browser: three members with activations appear, the
 // counts update under load, and a member killed abruptly is shown gone.
 func TestDashboardInBrowser(t *testing.T) {
-	bin := chromium()
-	if bin == "" && os.Getenv("FRAKTOR_REQUIRE_CHROMIUM") == "1" {
-		t.Fatal("dashboard: no Chromium on PATH and FRAKTOR_REQUIRE_CHROMIUM=1 (CI): install the chromium package")
-	}
-	if bin == "" {
-		t.Skip("dashboard: no Chromium on PATH (Debian: apt-get install chromium; make test installs it); the browser test cannot run")
-	}
+	bin := needChromium(t)
 	reg := steadyRegistry(t)
 	gate := &joinGate{Provider: reg}
 	m1, m2, m3 := startMember(t, reg, "m1"), startMember(t, reg, "m2"), startMember(t, gate, "m3")
@@ -208,13 +216,7 @@ func TestDashboardInBrowser(t *testing.T) {
 // the page says when it was updated, no longer in red. Before, the red
 // class stayed for good after the first failed poll.
 func TestDashboardPageRecoversFromDisconnect(t *testing.T) {
-	bin := chromium()
-	if bin == "" && os.Getenv("FRAKTOR_REQUIRE_CHROMIUM") == "1" {
-		t.Fatal("dashboard: no Chromium on PATH and FRAKTOR_REQUIRE_CHROMIUM=1 (CI): install the chromium package")
-	}
-	if bin == "" {
-		t.Skip("dashboard: no Chromium on PATH (Debian: apt-get install chromium; make test installs it); the browser test cannot run")
-	}
+	bin := needChromium(t)
 	d := dashboard.New(dashboard.Config{})
 	t.Cleanup(d.Close)
 	var down atomic.Bool
@@ -249,13 +251,7 @@ func TestDashboardPageRecoversFromDisconnect(t *testing.T) {
 // good: it kept showing the last state and "updated <time>", in the
 // normal colour, as if it were live.
 func TestDashboardPageShowsStalledPoll(t *testing.T) {
-	bin := chromium()
-	if bin == "" && os.Getenv("FRAKTOR_REQUIRE_CHROMIUM") == "1" {
-		t.Fatal("dashboard: no Chromium on PATH and FRAKTOR_REQUIRE_CHROMIUM=1 (CI): install the chromium package")
-	}
-	if bin == "" {
-		t.Skip("dashboard: no Chromium on PATH (Debian: apt-get install chromium; make test installs it); the browser test cannot run")
-	}
+	bin := needChromium(t)
 	d := dashboard.New(dashboard.Config{})
 	t.Cleanup(d.Close)
 	var stalled atomic.Bool
@@ -285,13 +281,7 @@ func TestDashboardPageShowsStalledPoll(t *testing.T) {
 // until its lease expires) reads "previous incarnation", is dimmed and is
 // not counted among the members in view.
 func TestDashboardPageShowsPreviousIncarnation(t *testing.T) {
-	bin := chromium()
-	if bin == "" && os.Getenv("FRAKTOR_REQUIRE_CHROMIUM") == "1" {
-		t.Fatal("dashboard: no Chromium on PATH and FRAKTOR_REQUIRE_CHROMIUM=1 (CI): install the chromium package")
-	}
-	if bin == "" {
-		t.Skip("dashboard: no Chromium on PATH (Debian: apt-get install chromium; make test installs it); the browser test cannot run")
-	}
+	bin := needChromium(t)
 	d := dashboard.New(dashboard.Config{})
 	t.Cleanup(d.Close)
 	st := dashboard.State{Title: "incarnations", Now: time.Now(), Members: []dashboard.MemberState{
