@@ -22,6 +22,46 @@ func watchFrom(t *testing.T, peer *remote.Node, r *remote.Remote, id string) {
 	require.Eventually(t, func() bool { _, in := r.WatchCounts(); return in == 1 }, wait, time.Millisecond)
 }
 
+// crashedWatcher is node b (GiveUpAfter an hour, on clock) whose actor x
+// was watched by a peer that then crashed: b has retired the peer's
+// endpoint. ends gets b's EndpointTerminated events.
+type crashedWatcher struct {
+	cfg      remote.Config
+	clock    *scheduler.ManualClock
+	rb       *remote.Remote
+	ends     <-chan *remote.EndpointTerminated
+	addr, id string // the crashed peer's address and node ID
+}
+
+func newCrashedWatcher(t *testing.T, opts ...remote.Option) crashedWatcher {
+	t.Helper()
+	w := crashedWatcher{cfg: testConfig(t), clock: scheduler.NewManualClock(time.Now())}
+	w.cfg.GiveUpAfter = time.Hour
+	sysB, rb := startSystem(t, "b", w.cfg, append(opts, remote.WithClock(w.clock))...)
+	echoOn(t, sysB, "x", "b")
+	w.rb, w.ends = rb, events[*remote.EndpointTerminated](t, sysB)
+	peer, _ := barePeer(t)
+	watchFrom(t, peer, rb, "x")
+	w.addr, w.id = peer.Address(), peer.NodeID()
+	crashNode(peer)
+	require.Eventually(t, func() bool { return rb.Node().Stats().Endpoints == 0 }, wait, time.Millisecond)
+	return w
+}
+
+// comeBack starts a node at the crashed peer's address, with node ID id
+// ("" for a new one), that sends to x.
+func (w crashedWatcher) comeBack(t *testing.T, id string) {
+	t.Helper()
+	pcfg := remote.NodeTestConfig()
+	pcfg.Serializers = newSerializers(t, false)
+	pcfg.ListenAddress, pcfg.NodeID = w.addr, id
+	n, err := remote.NewNode(pcfg, remote.Hooks{})
+	require.NoError(t, err)
+	require.NoError(t, n.Start(ctxWait(t)))
+	t.Cleanup(func() { _ = n.Close(ctxWait(t)) })
+	require.NoError(t, n.Send(w.rb.Address(), remote.Envelope{Target: remote.PIDRef{Address: w.rb.Address(), ID: "x"}, Message: &Echo{Text: "back"}}))
+}
+
 // TestRetiredWatcherGoneEndsItsWatches: a peer that watched a local actor,
 // and that this node never sent to, crashes. Its endpoint here is retired
 // (not redialled); once it has not come back for GiveUpAfter it is
@@ -29,27 +69,17 @@ func watchFrom(t *testing.T, peer *remote.Node, r *remote.Remote, id string) {
 // Before, the entries stayed until the watchee stopped, whose Terminated
 // then had the node dial the departed address until GiveUpAfter.
 func TestRetiredWatcherGoneEndsItsWatches(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.GiveUpAfter = time.Hour
-	clock := scheduler.NewManualClock(time.Now())
 	tr := &dialCounter{}
-	sysB, rb := startSystem(t, "b", cfg, remote.WithClock(clock), remote.WithTransport(tr))
-	echoOn(t, sysB, "x", "b")
-	ends := events[*remote.EndpointTerminated](t, sysB)
-	peer, _ := barePeer(t)
-	watchFrom(t, peer, rb, "x")
-
-	crashNode(peer)
-	require.Eventually(t, func() bool { return rb.Node().Stats().Endpoints == 0 }, wait, time.Millisecond)
-	clock.Advance(cfg.GiveUpAfter - time.Second)
-	_, in := rb.WatchCounts()
+	w := newCrashedWatcher(t, remote.WithTransport(tr))
+	w.clock.Advance(w.cfg.GiveUpAfter - time.Second)
+	_, in := w.rb.WatchCounts()
 	assert.Equal(t, 1, in, "ended before GiveUpAfter")
-	clock.Advance(time.Second)
-	ev := waitFor(t, ends, "endpoint terminated", nil)
-	assert.Equal(t, peer.Address(), ev.Address)
-	assert.Equal(t, peer.NodeID(), ev.NodeID)
+	w.clock.Advance(time.Second)
+	ev := waitFor(t, w.ends, "endpoint terminated", nil)
+	assert.Equal(t, w.addr, ev.Address)
+	assert.Equal(t, w.id, ev.NodeID)
 	assert.ErrorIs(t, ev.Reason, remote.ErrPeerUnreachable)
-	_, in = rb.WatchCounts()
+	_, in = w.rb.WatchCounts()
 	assert.Zero(t, in)
 	assert.Zero(t, tr.dials.Load())
 }
@@ -58,36 +88,16 @@ func TestRetiredWatcherGoneEndsItsWatches(t *testing.T) {
 // ends, and the same incarnation (node ID) connects again before
 // GiveUpAfter: its watch stays, also once GiveUpAfter has passed.
 func TestRetiredWatcherBackKeepsItsWatches(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.GiveUpAfter = time.Hour
-	clock := scheduler.NewManualClock(time.Now())
-	sysB, rb := startSystem(t, "b", cfg, remote.WithClock(clock))
-	echoOn(t, sysB, "x", "b")
-	ends := events[*remote.EndpointTerminated](t, sysB)
-	peer, _ := barePeer(t)
-	watchFrom(t, peer, rb, "x")
-	addr, id := peer.Address(), peer.NodeID()
+	w := newCrashedWatcher(t)
+	w.clock.Advance(time.Minute)
+	w.comeBack(t, w.id) // the same incarnation, back at its address
+	require.Eventually(t, func() bool { return w.rb.Node().Stats().Connections == 1 }, wait, time.Millisecond)
 
-	crashNode(peer)
-	require.Eventually(t, func() bool { return rb.Node().Stats().Endpoints == 0 }, wait, time.Millisecond)
-	clock.Advance(time.Minute)
-
-	// The same incarnation, back at its address.
-	pcfg := remote.NodeTestConfig()
-	pcfg.Serializers = newSerializers(t, false)
-	pcfg.ListenAddress, pcfg.NodeID = addr, id
-	back, err := remote.NewNode(pcfg, remote.Hooks{})
-	require.NoError(t, err)
-	require.NoError(t, back.Start(ctxWait(t)))
-	t.Cleanup(func() { _ = back.Close(ctxWait(t)) })
-	require.NoError(t, back.Send(rb.Address(), remote.Envelope{Target: remote.PIDRef{Address: rb.Address(), ID: "x"}, Message: &Echo{Text: "back"}}))
-	require.Eventually(t, func() bool { return rb.Node().Stats().Connections == 1 }, wait, time.Millisecond)
-
-	clock.Advance(cfg.GiveUpAfter)
-	_, in := rb.WatchCounts()
+	w.clock.Advance(w.cfg.GiveUpAfter)
+	_, in := w.rb.WatchCounts()
 	assert.Equal(t, 1, in)
 	select {
-	case ev := <-ends:
+	case ev := <-w.ends:
 		t.Fatalf("reported terminated: %+v", ev)
 	default:
 	}
@@ -99,35 +109,17 @@ func TestRetiredWatcherBackKeepsItsWatches(t *testing.T) {
 // which ends its watches; the deadline that comes later reports nothing
 // more.
 func TestRetiredWatcherRestartedEndsItsWatches(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.GiveUpAfter = time.Hour
-	clock := scheduler.NewManualClock(time.Now())
-	sysB, rb := startSystem(t, "b", cfg, remote.WithClock(clock))
-	echoOn(t, sysB, "x", "b")
-	ends := events[*remote.EndpointTerminated](t, sysB)
-	peer, _ := barePeer(t)
-	watchFrom(t, peer, rb, "x")
-	addr, id := peer.Address(), peer.NodeID()
-	crashNode(peer)
-	require.Eventually(t, func() bool { return rb.Node().Stats().Endpoints == 0 }, wait, time.Millisecond)
-
-	pcfg := remote.NodeTestConfig()
-	pcfg.Serializers = newSerializers(t, false)
-	pcfg.ListenAddress = addr
-	next, err := remote.NewNode(pcfg, remote.Hooks{})
-	require.NoError(t, err)
-	require.NoError(t, next.Start(ctxWait(t)))
-	t.Cleanup(func() { _ = next.Close(ctxWait(t)) })
-	require.NoError(t, next.Send(rb.Address(), remote.Envelope{Target: remote.PIDRef{Address: rb.Address(), ID: "x"}, Message: &Echo{Text: "new"}}))
-	ev := waitFor(t, ends, "endpoint terminated", nil)
-	assert.Equal(t, id, ev.NodeID)
+	w := newCrashedWatcher(t)
+	w.comeBack(t, "")
+	ev := waitFor(t, w.ends, "endpoint terminated", nil)
+	assert.Equal(t, w.id, ev.NodeID)
 	assert.ErrorIs(t, ev.Reason, remote.ErrPeerRestarted)
-	_, in := rb.WatchCounts()
+	_, in := w.rb.WatchCounts()
 	assert.Zero(t, in)
 
-	clock.Advance(cfg.GiveUpAfter)
+	w.clock.Advance(w.cfg.GiveUpAfter)
 	select {
-	case ev := <-ends:
+	case ev := <-w.ends:
 		t.Fatalf("reported again: %+v", ev)
 	default:
 	}
