@@ -43,6 +43,11 @@ var (
 	// Config.MaxInboundConnections inbound connections are established
 	// (or admitted) already.
 	ErrTooManyConnections = errors.New("remote: too many inbound connections")
+	// ErrTooManyEndpoints: an envelope to an address a peer named (the
+	// sender of an inbound message, a remote watcher) that has no endpoint
+	// yet was refused because Config.MaxInboundConnections endpoints made
+	// for such addresses are waiting to connect.
+	ErrTooManyEndpoints = errors.New("remote: too many endpoints waiting to connect")
 	// ErrQueueFull: the peer's bounded outbound queue is full.
 	ErrQueueFull = errors.New("remote: outbound queue full")
 	// ErrStopped: the Node is closing or closed.

@@ -86,6 +86,10 @@ type Node struct {
 	peerIDs   map[string]string                    // address → node ID of the last incarnation connected there (bounded: rememberPeer)
 	peersCap  int                                  // the size at which rememberPeer forgets idle peers; maxKnownPeers
 	retired   map[string]*retiredPeer              // address → what is kept of the endpoint retired unused there (retireUnused); bounded by peersCap
+	// replyWaiting counts the endpoints made by a sendReply that have
+	// not connected and that local code has not sent to (endpoint.replyWaiting):
+	// endpointFor makes no more than Config.MaxInboundConnections.
+	replyWaiting int64
 	raws      map[net.Conn]rawState                // every open socket
 	forced    bool                                 // Close's grace period is over
 	ln        net.Listener
@@ -332,8 +336,10 @@ func (n *Node) send(address string, target, sender *actor.PID, msg any, cls send
 	}
 	// The common case takes no lock: a live endpoint from the snapshot.
 	if ep := n.liveEndpoint(address); ep != nil {
-		if cls == sendLocal && !ep.local.Load() {
-			ep.markLocal() // once per endpoint
+		if cls == sendLocal && !ep.local.Load() && ep.markLocal() { // once per endpoint
+			n.mu.Lock()
+			n.replyDone(ep)
+			n.mu.Unlock()
 		}
 		switch err := ep.enqueue(item); {
 		case err == nil:
@@ -420,7 +426,14 @@ func (n *Node) publishEndpoints() {
 // endpointFor returns the live endpoint for address, creating it (and its
 // goroutine) if needed. local (a Send, not an inbound handshake) marks it
 // used, and of class cls: a sendLocal marks it local; for a sendAnswer
-// it returns nil, nil rather than create one.
+// it returns nil, nil rather than create one; for a sendReply it creates
+// one only while fewer than Config.MaxInboundConnections endpoints made so
+// wait to connect (ErrTooManyEndpoints). Why: an endpoint is a goroutine
+// and a queue until it connects or gives up (GiveUpAfter), and a peer can
+// name a new address as the sender of each message it sends, so without a
+// bound it made this node hold as many endpoints as it named within
+// GiveUpAfter; the dial budget bounds their dials, not their number
+// (TestReplyEndpointsBounded).
 func (n *Node) endpointFor(address string, local bool, cls sendClass) (*endpoint, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -435,8 +448,8 @@ func (n *Node) endpointFor(address string, local bool, cls sendClass) (*endpoint
 			ep.used.Store(true)
 			n.publishEndpoints()
 		}
-		if local && cls == sendLocal {
-			ep.markLocal()
+		if local && cls == sendLocal && ep.markLocal() {
+			n.replyDone(ep)
 		}
 		return ep, nil
 	}
@@ -446,9 +459,18 @@ func (n *Node) endpointFor(address string, local bool, cls sendClass) (*endpoint
 	if err := checkAddress(address); err != nil {
 		return nil, err
 	}
+	reply := local && cls == sendReply
+	if limit := n.cfg.maxInbound(); reply && n.replyWaiting >= limit {
+		return nil, fmt.Errorf("%w: %d endpoints for addresses peers named wait to connect (Config.MaxInboundConnections %d); %q refused",
+			ErrTooManyEndpoints, n.replyWaiting, limit, address)
+	}
 	ep := newEndpoint(n, address)
 	ep.used.Store(local)
 	ep.local.Store(local && cls == sendLocal)
+	if reply {
+		ep.replyWaiting = true
+		n.replyWaiting++
+	}
 	// The last endpoint here was retired unused (retireUnused): a new node
 	// ID on this one's connection is still reported as a restart.
 	n.takeRetired(ep)
@@ -479,8 +501,19 @@ func checkAddress(address string) error {
 	return nil
 }
 
+// replyDone stops counting ep among the endpoints made for an address a
+// peer named that wait to connect (endpointFor): it connected, local code
+// sent to it, or it is gone. n.mu held.
+func (n *Node) replyDone(ep *endpoint) {
+	if ep.replyWaiting {
+		ep.replyWaiting = false
+		n.replyWaiting--
+	}
+}
+
 func (n *Node) removeEndpoint(ep *endpoint) {
 	n.mu.Lock()
+	n.replyDone(ep)
 	if n.endpoints[ep.addr] == ep {
 		delete(n.endpoints, ep.addr)
 		if ep.used.Load() {
@@ -513,8 +546,11 @@ func (n *Node) track(raw net.Conn, st rawState) bool {
 	return true
 }
 
-func (n *Node) markEstablished(raw net.Conn, peer hello) {
+// markEstablished records that ep's connection on raw, to peer, is
+// established.
+func (n *Node) markEstablished(ep *endpoint, raw net.Conn, peer hello) {
 	n.mu.Lock()
+	n.replyDone(ep)
 	n.rememberPeer(peer)
 	if _, ok := n.raws[raw]; ok {
 		n.raws[raw] = rawEstablished
