@@ -86,10 +86,6 @@ type Node struct {
 	peerIDs   map[string]string                    // address → node ID of the last incarnation connected there (bounded: rememberPeer)
 	peersCap  int                                  // the size at which rememberPeer forgets idle peers; maxKnownPeers
 	retired   map[string]*retiredPeer              // address → what is kept of the endpoint retired unused there (retireUnused); bounded by peersCap
-	// replyWaiting counts the endpoints made by a sendReply that have
-	// not connected and that local code has not sent to (endpoint.replyWaiting):
-	// endpointFor makes no more than Config.MaxInboundConnections.
-	replyWaiting int64
 	raws      map[net.Conn]rawState                // every open socket
 	forced    bool                                 // Close's grace period is over
 	ln        net.Listener
@@ -97,6 +93,12 @@ type Node struct {
 	unsub     func()
 	stopping  chan struct{} // closed when Close begins
 	closed    chan struct{} // closed when Close has finished
+
+	// replyWaiting counts the endpoints made by a sendReply that have not
+	// connected and that local code has not sent to
+	// (endpoint.replyWaiting; n.mu): endpointFor makes no more than
+	// Config.MaxInboundConnections.
+	replyWaiting int64
 
 	// inboundHandshakes counts accepted connections whose handshake has
 	// not completed; the accept loop refuses more than

@@ -68,8 +68,8 @@ type connKeeper struct {
 	refuse  string
 	refused atomic.Int64 // dials to refuse
 	dials   atomic.Int64 // dials to other addresses
-	mu     sync.Mutex
-	conns  []net.Conn
+	mu      sync.Mutex
+	conns   []net.Conn
 }
 
 func (k *connKeeper) Dial(ctx context.Context, address string) (net.Conn, error) {
