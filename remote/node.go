@@ -553,6 +553,7 @@ func (n *Node) track(raw net.Conn, st rawState) bool {
 func (n *Node) markEstablished(ep *endpoint, raw net.Conn, peer hello) {
 	n.mu.Lock()
 	n.replyDone(ep)
+	n.retiredBack(ep)
 	n.rememberPeer(peer)
 	if _, ok := n.raws[raw]; ok {
 		n.raws[raw] = rawEstablished

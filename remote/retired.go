@@ -66,6 +66,20 @@ func (n *Node) takeRetired(ep *endpoint) {
 	}
 }
 
+// retiredBack forgets the record ep took over once ep has a connection:
+// the peer is back (same node ID) or reported restarted, so its deadline
+// is stopped. Before, it stayed armed until GiveUpAfter, one more timer
+// for each connection of a peer that comes and goes
+// (TestRetiredDeadlineStoppedOnReturn). n.mu held.
+func (n *Node) retiredBack(ep *endpoint) {
+	if rec := ep.retired; rec != nil {
+		if rec.stop != nil {
+			rec.stop()
+		}
+		ep.retired = nil
+	}
+}
+
 // restoreRetired records again the record ep took over, when ep ends
 // quietly without ever having had a connection (a failed inbound
 // handshake); a deadline that passed meanwhile is due at once. n.mu held;
@@ -84,15 +98,20 @@ func (n *Node) restoreRetired(ep *endpoint) bool {
 
 // retiredDue runs when the deadline of rec, retired at addr, has come: unless
 // the peer came back meanwhile (the record was taken by a new endpoint) it
-// is reported terminated.
+// is reported terminated. It runs on the clock's goroutine, so the report
+// counts in n.wg, as the Node's goroutines do: Close waits for it
+// (TestCloseWaitsForRetiredDeadline). The Add is made under n.mu while the
+// Node is running, so before Close waits.
 func (n *Node) retiredDue(addr string, rec *retiredPeer) {
 	n.mu.Lock()
 	due := n.state == stateRunning && n.retired[addr] == rec
 	if due {
 		delete(n.retired, addr) // reported gone: a later node ID there is no restart of it
+		n.wg.Add(1)
 	}
 	n.mu.Unlock()
 	if due {
+		defer n.wg.Done()
 		n.reportTerminated(Peer{Address: addr, NodeID: rec.id},
 			fmt.Errorf("%w: %q left and did not come back within %v", ErrPeerUnreachable, addr, n.cfg.GiveUpAfter))
 	}

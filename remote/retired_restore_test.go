@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
@@ -77,4 +78,26 @@ func TestRetiredBounded(t *testing.T) {
 	require.Len(t, n.retired, 1)
 	require.Contains(t, n.retired, "d")
 	require.Zero(t, clock.Pending(), "the dropped records' deadlines still armed")
+}
+
+// TestRetiredDeadlineStoppedOnReturn: a retired watcher's record taken by a
+// new endpoint whose connection is established (the peer came back) has
+// its deadline stopped. Before, it stayed armed until GiveUpAfter, and a
+// peer that connected and left again and again (each end retiring its
+// endpoint anew, with a new deadline) piled up one armed timer per
+// connection.
+func TestRetiredDeadlineStoppedOnReturn(t *testing.T) {
+	clock := scheduler.NewManualClock(time.Now())
+	n := &Node{cfg: testConfig(), clock: clock, bl: NewBlockList(), retired: map[string]*retiredPeer{},
+		peerIDs: map[string]string{}, raws: map[net.Conn]rawState{}, peersCap: maxKnownPeers}
+	for i := range 3 {
+		n.mu.Lock()
+		n.retire(&endpoint{addr: "a:1", peer: "id-a"}, true)
+		require.Equal(t, 1, clock.Pending(), "connection %d", i)
+		back := &endpoint{addr: "a:1"}
+		n.takeRetired(back)
+		n.mu.Unlock()
+		n.markEstablished(back, nil, hello{Address: "a:1", NodeID: "id-a"})
+		require.Zero(t, clock.Pending(), "connection %d: the deadline of a peer that came back is still armed", i)
+	}
 }
