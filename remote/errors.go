@@ -64,7 +64,7 @@ var (
 	// written; the envelopes of that batch may or may not have arrived.
 	ErrConnectionLost = errors.New("remote: connection lost")
 	// ErrInvalidAddress: a message for an address that is not host:port
-	// (net.SplitHostPort fails, or the host is empty): it could never be
+	// (net.SplitHostPort fails, or the host or the port is empty): it could never be
 	// dialled, so it is refused at once instead of redialled until
 	// GiveUpAfter.
 	ErrInvalidAddress = errors.New("remote: invalid address")

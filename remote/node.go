@@ -487,18 +487,20 @@ func (n *Node) endpointFor(address string, local bool, cls sendClass) (*endpoint
 }
 
 // checkAddress refuses, with ErrInvalidAddress, an address no dial can
-// reach: not host:port, or an empty host. Config.ListenAddress must be
-// host:port, so every node's address is. Without it a PID such as
-// "nohost/x" made an endpoint that was redialled until GiveUpAfter, and a
-// request to it failed only at its deadline, as a timeout
-// (TestRequestToMalformedAddressFailsAtOnce).
+// reach: not host:port, or an empty host or port. A node's address has
+// both (isHostPort: peers refuse a hello without), so no node answers at
+// such an address. Without it a PID such as "nohost/x" made an endpoint
+// that was redialled until GiveUpAfter, and a request to it failed only at
+// its deadline, as a timeout (TestRequestToMalformedAddressFailsAtOnce).
 func checkAddress(address string) error {
-	host, _, err := net.SplitHostPort(address)
+	host, port, err := net.SplitHostPort(address)
 	switch {
 	case err != nil:
 		return fmt.Errorf("%w: %q: %v", ErrInvalidAddress, address, err)
 	case host == "":
 		return fmt.Errorf("%w: %q: no host", ErrInvalidAddress, address)
+	case port == "":
+		return fmt.Errorf("%w: %q: no port", ErrInvalidAddress, address)
 	}
 	return nil
 }
