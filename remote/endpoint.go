@@ -251,6 +251,17 @@ func (ep *endpoint) retireUnused() bool {
 	// within GiveUpAfter (retiredPeer). Its reader has returned, so no
 	// WatchRequest of this connection is still to come.
 	watched := n.hooks.remote != nil && n.hooks.remote.watches.watchedFrom(ep.addr)
+	retired, evicted := ep.retireLocked(watched)
+	if evicted.rec != nil {
+		n.retiredEvicted(evicted)
+	}
+	return retired
+}
+
+// retireLocked is retireUnused's part under the locks; it returns whether
+// it retired ep, and the record the bound on them evicted (Node.retire).
+func (ep *endpoint) retireLocked(watched bool) (bool, evictedPeer) {
+	n := ep.n
 	n.mu.Lock() // before ep.mu, as everywhere
 	defer n.mu.Unlock()
 	ep.mu.Lock()
@@ -259,16 +270,17 @@ func (ep *endpoint) retireUnused() bool {
 	// (endpointFor; the snapshot holds only used endpoints), so nothing
 	// can be pushed to an endpoint retired here.
 	if ep.termErr != nil || ep.conn != nil || ep.inboundPending > 0 || ep.used.Load() || n.state != stateRunning || !ep.q.closeIfIdle() {
-		return false
+		return false, evictedPeer{}
 	}
 	ep.termErr = errEndpointGone
 	if n.endpoints[ep.addr] == ep {
 		delete(n.endpoints, ep.addr) // not in the snapshot: it was never used
 	}
+	var ev evictedPeer
 	if ep.peer != "" {
-		n.retire(ep, watched)
+		ev = n.retire(ep, watched)
 	}
-	return true
+	return true, ev
 }
 
 // install makes c the endpoint's connection. An outbound c (this node

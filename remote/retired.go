@@ -27,22 +27,42 @@ type retiredPeer struct {
 	stop     func() bool
 }
 
+// evictedPeer is a retired watcher whose record the bound on them evicted
+// (Node.retire): the caller reports it terminated (retiredEvicted) once
+// n.mu is released.
+type evictedPeer struct {
+	addr string
+	rec  *retiredPeer // nil: none
+}
+
 // retire records ep, retired unused, in n.retired; watched arms the
 // deadline. n.mu held.
-func (n *Node) retire(ep *endpoint, watched bool) {
+//
+// Bounded, at peersCap records: the records without a deadline go first
+// (only restart reports for those are lost); when every record has one,
+// the one whose deadline comes first goes, and is returned: its peer is
+// reported terminated now rather than at its deadline. Why: a record whose
+// deadline were only stopped would leave its peer's watches, here and in
+// the watched actors, until each watchee stopped, and a party that claims
+// ever new addresses (plain TCP, one-way TLS), watches and leaves could
+// pile them up for good by pushing the records out
+// (TestRetiredBounded).
+func (n *Node) retire(ep *endpoint, watched bool) evictedPeer {
+	var ev evictedPeer
 	if len(n.retired) >= n.peersCap {
-		// Bounded: the records without a deadline go first (only restart
-		// reports for those are lost), then every record.
 		for a, rec := range n.retired {
-			if rec.stop == nil {
+			switch {
+			case rec.stop == nil:
 				delete(n.retired, a)
+			case ev.rec == nil || rec.deadline.Before(ev.rec.deadline):
+				ev = evictedPeer{addr: a, rec: rec}
 			}
 		}
-		if len(n.retired) >= n.peersCap {
-			for _, rec := range n.retired {
-				rec.stop()
-			}
-			clear(n.retired)
+		if len(n.retired) < n.peersCap {
+			ev = evictedPeer{}
+		} else {
+			ev.rec.stop()
+			delete(n.retired, ev.addr)
 		}
 	}
 	rec := &retiredPeer{id: ep.peer}
@@ -52,6 +72,14 @@ func (n *Node) retire(ep *endpoint, watched bool) {
 		rec.stop = n.clock.AfterFunc(n.cfg.GiveUpAfter, func() { n.retiredDue(addr, rec) })
 	}
 	n.retired[ep.addr] = rec
+	return ev
+}
+
+// retiredEvicted reports the peer of a record the bound evicted (retire)
+// terminated, as its deadline would have.
+func (n *Node) retiredEvicted(ev evictedPeer) {
+	n.reportTerminated(Peer{Address: ev.addr, NodeID: ev.rec.id},
+		fmt.Errorf("%w: %q left and had not come back when the records of %d departed watchers were full", ErrPeerUnreachable, ev.addr, n.peersCap))
 }
 
 // takeRetired hands the record of address to a new endpoint there, which

@@ -61,23 +61,30 @@ func TestRetiredWatcherDeadlineSurvivesFailedHandshake(t *testing.T) {
 }
 
 // TestRetiredBounded: the retired records stay under peersCap; at the cap
-// the records without a deadline go first, and only when every record has
-// one are they all dropped, their deadlines stopped.
+// the records without a deadline go first, and when every record has one,
+// the one due first goes and is returned, for its peer to be reported
+// terminated now. Before, all records went with their deadlines stopped,
+// which left those peers' watches until each watchee stopped.
 func TestRetiredBounded(t *testing.T) {
 	clock := scheduler.NewManualClock(time.Now())
 	n := &Node{cfg: testConfig(), clock: clock, retired: map[string]*retiredPeer{}, peersCap: 2}
 	ep := func(addr string) *endpoint { return &endpoint{addr: addr, peer: "id-" + addr} }
-	n.retire(ep("a"), true)
-	n.retire(ep("b"), false)
-	n.retire(ep("c"), true) // at the cap: b (no deadline) goes
+	require.Zero(t, n.retire(ep("a"), true).rec)
+	clock.Advance(time.Second)
+	require.Zero(t, n.retire(ep("b"), false).rec)
+	require.Zero(t, n.retire(ep("c"), true).rec) // at the cap: b (no deadline) goes
 	require.Len(t, n.retired, 2)
 	require.Contains(t, n.retired, "a")
 	require.Contains(t, n.retired, "c")
 	require.Equal(t, 2, clock.Pending())
-	n.retire(ep("d"), false) // every record has a deadline: all go
-	require.Len(t, n.retired, 1)
+	ev := n.retire(ep("d"), false) // every record has a deadline: a's comes first
+	require.NotNil(t, ev.rec, "no record evicted for its peer to be reported")
+	require.Equal(t, "a", ev.addr)
+	require.Equal(t, "id-a", ev.rec.id)
+	require.Len(t, n.retired, 2)
+	require.Contains(t, n.retired, "c")
 	require.Contains(t, n.retired, "d")
-	require.Zero(t, clock.Pending(), "the dropped records' deadlines still armed")
+	require.Equal(t, 1, clock.Pending(), "the evicted record's deadline still armed, or c's stopped")
 }
 
 // TestRetiredDeadlineStoppedOnReturn: a retired watcher's record taken by a
