@@ -97,7 +97,11 @@ type Config struct {
 	// claims can make the node hold. A handshake beyond it is refused
 	// (ErrTooManyConnections, reject code 8, Stats.InboundRefused), unless
 	// it claims the address of an endpoint this node has sent to (a peer it
-	// uses keeps getting in). Raise it for clusters larger than the default.
+	// uses keeps getting in). It bounds as well the endpoints made to
+	// answer addresses peers named (the sender of an inbound message, a
+	// remote watcher) that have not connected yet: an envelope to such an
+	// address without an endpoint beyond it fails at once with
+	// ErrTooManyEndpoints. Raise it for clusters larger than the default.
 	MaxInboundConnections int
 
 	// OutboundQueueSize bounds the envelopes queued per peer, and
@@ -120,11 +124,13 @@ type Config struct {
 	// reported terminated and its queue dropped.
 	GiveUpAfter time.Duration
 	// DialBudget bounds, node-wide, the dials per second (and the burst)
-	// that others can cause: every redial (after a lost connection or a
-	// failed dial) and the first dial of an endpoint that only answers
+	// that others can cause: every dial of an endpoint that only answers
 	// to addresses peers named (the sender of a message from the wire, a
-	// remote watcher) made. The first dial to an address that local code
-	// sent to takes nothing from it. A dial that finds the budget empty
+	// remote watcher), and the redials of an endpoint local code sent to
+	// once one of its dials failed before any reached the address. The
+	// first dial to an address that local code sent to takes nothing from
+	// it, nor do the redials of such an endpoint after one of its dials
+	// reached the node there. A dial that finds the budget empty
 	// waits for its next backoff slot (Stats.DialsDeferred) while the
 	// give-up clock runs. 0 means DefaultDialBudget. Measured on the
 	// Node's clock (WithClock).
