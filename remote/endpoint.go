@@ -206,7 +206,8 @@ func (ep *endpoint) cancelPending() {
 		if n.endpoints[ep.addr] == ep {
 			delete(n.endpoints, ep.addr) // not in the snapshot: it was never used
 		}
-		due, rec := n.restoreRetired(ep), ep.retired
+		rec := ep.retired
+		due := n.restoreRetired(ep)
 		n.mu.Unlock()
 		if due {
 			n.retiredDue(ep.addr, rec)

@@ -518,6 +518,7 @@ func (n *Node) replyDone(ep *endpoint) {
 func (n *Node) removeEndpoint(ep *endpoint) {
 	n.mu.Lock()
 	n.replyDone(ep)
+	n.releaseRetired(ep)
 	if n.endpoints[ep.addr] == ep {
 		delete(n.endpoints, ep.addr)
 		if ep.used.Load() {
@@ -555,7 +556,7 @@ func (n *Node) track(raw net.Conn, st rawState) bool {
 func (n *Node) markEstablished(ep *endpoint, raw net.Conn, peer hello) {
 	n.mu.Lock()
 	n.replyDone(ep)
-	n.retiredBack(ep)
+	n.releaseRetired(ep)
 	n.rememberPeer(peer)
 	if _, ok := n.raws[raw]; ok {
 		n.raws[raw] = rawEstablished

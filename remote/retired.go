@@ -94,12 +94,15 @@ func (n *Node) takeRetired(ep *endpoint) {
 	}
 }
 
-// retiredBack forgets the record ep took over once ep has a connection:
-// the peer is back (same node ID) or reported restarted, so its deadline
-// is stopped. Before, it stayed armed until GiveUpAfter, one more timer
-// for each connection of a peer that comes and goes
-// (TestRetiredDeadlineStoppedOnReturn). n.mu held.
-func (n *Node) retiredBack(ep *endpoint) {
+// releaseRetired forgets the record ep took over, and stops its deadline,
+// once it no longer matters: ep has a connection (the peer is back with
+// its node ID, or was reported restarted), or ep is gone (it reported the
+// peer terminated, the Node is closing, or retireUnused recorded the peer
+// anew). Before, the deadline stayed armed until GiveUpAfter, one more
+// timer for each connection of a peer that comes and goes, and one that
+// could fire after Close (TestRetiredDeadlineStoppedOnReturn). A record
+// handed back by restoreRetired is no longer ep's. n.mu held.
+func (n *Node) releaseRetired(ep *endpoint) {
 	if rec := ep.retired; rec != nil {
 		if rec.stop != nil {
 			rec.stop()
@@ -117,7 +120,12 @@ func (n *Node) restoreRetired(ep *endpoint) bool {
 	if rec == nil {
 		return false
 	}
+	ep.retired = nil
 	if _, ok := n.retired[ep.addr]; ok {
+		// A newer record: this one's deadline would find itself replaced.
+		if rec.stop != nil {
+			rec.stop()
+		}
 		return false
 	}
 	n.retired[ep.addr] = rec

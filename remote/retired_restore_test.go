@@ -107,4 +107,14 @@ func TestRetiredDeadlineStoppedOnReturn(t *testing.T) {
 		n.markEstablished(back, nil, hello{Address: "a:1", NodeID: "id-a"})
 		require.Zero(t, clock.Pending(), "connection %d: the deadline of a peer that came back is still armed", i)
 	}
+	// An endpoint that took the record and ends (it gave up and reported
+	// the peer, or the Node closes) stops it too: it would fire after Close.
+	n.endpoints = map[string]*endpoint{}
+	n.mu.Lock()
+	n.retire(&endpoint{addr: "a:1", peer: "id-a"}, true)
+	gone := &endpoint{addr: "a:1"}
+	n.takeRetired(gone)
+	n.mu.Unlock()
+	n.removeEndpoint(gone)
+	require.Zero(t, clock.Pending(), "the deadline of a record taken by an endpoint that ended is still armed")
 }
