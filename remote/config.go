@@ -96,12 +96,12 @@ type Config struct {
 	// two goroutines here while it stays connected: the bound caps what
 	// claims can make the node hold. A handshake beyond it is refused
 	// (ErrTooManyConnections, reject code 8, Stats.InboundRefused), unless
-	// it claims the address of an endpoint this node has sent to (a peer it
-	// uses keeps getting in). It bounds as well the endpoints made to
-	// answer addresses peers named (the sender of an inbound message, a
-	// remote watcher) that have not connected yet: an envelope to such an
-	// address without an endpoint beyond it fails at once with
-	// ErrTooManyEndpoints. Raise it for clusters larger than the default.
+	// it claims the address of an endpoint local code has sent to (a peer
+	// it uses keeps getting in; an address it only answered, a sender or
+	// watcher a peer named, does not count). It bounds as well the
+	// endpoints made to answer addresses peers named that have not
+	// connected yet: an envelope to such an address without an endpoint
+	// beyond it fails at once with ErrTooManyEndpoints. Raise it for clusters larger than the default.
 	MaxInboundConnections int
 
 	// OutboundQueueSize bounds the envelopes queued per peer, and

@@ -737,9 +737,12 @@ func (n *Node) admitEndpoint(peer hello) (*endpoint, error) {
 // ErrTooManyConnections when Config.MaxInboundConnections are counted: the
 // bound on what claimed addresses can make this node hold (endpoints,
 // connections, goroutines), since under plain TCP or one-way TLS any party
-// may claim any address. A claim of an address whose endpoint this node has
-// sent to is let in beyond the bound: a peer this node uses is not locked
-// out by others filling it (TestInboundCapAdmitsAPeerInUse).
+// may claim any address. A claim of an address whose endpoint local code
+// has sent to is let in beyond the bound: a peer this node uses is not
+// locked out by others filling it (TestInboundCapAdmitsAPeerInUse). Not so
+// for an address this node only answered (a sender or watcher a peer
+// named): a party could have any number of its addresses answered and then
+// claim them all beyond the bound (TestInboundCapNotOpenedByReplies).
 func (n *Node) admitInbound(address string) error {
 	limit := n.cfg.maxInbound()
 	k := n.inboundConns.Add(1)
@@ -749,7 +752,7 @@ func (n *Node) admitInbound(address string) error {
 	n.mu.Lock()
 	ep := n.endpoints[address]
 	n.mu.Unlock()
-	if ep != nil && ep.used.Load() {
+	if ep != nil && ep.local.Load() {
 		return nil
 	}
 	n.inboundConns.Add(-1)

@@ -121,3 +121,27 @@ func TestLocalPeerRedialsWithBudgetSpent(t *testing.T) {
 	require.NoError(t, n.Send(peer.Address(), Envelope{Target: PIDRef{Address: peer.Address(), ID: "x"}, Message: ping(3)}))
 	prec.waitUntil(t, "ping after the redial", func(r *recorder) bool { return len(r.delivered) == 2 })
 }
+
+// TestInboundCapNotOpenedByReplies: a claim beyond MaxInboundConnections
+// is let in only for an address that local code sent to, not for one this
+// node only answers because a peer named it. Before, any endpoint this node
+// had sent to counted, answers included, so a party could have its
+// addresses answered (naming them as senders) and then claim them all
+// beyond the bound, each holding a connection and two goroutines here.
+func TestInboundCapNotOpenedByReplies(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxInboundConnections = 1
+	b, rb := startNode(t, cfg, WithTransport(&countingTransport{refuse: true}))
+
+	r1 := dialRaw(t, b.Address())
+	kind, _ := r1.claim("first", "127.0.0.1:1001")
+	require.Equal(t, kindWelcome, kind)
+	rb.waitEvent(t, EventConnected, nil)
+
+	const named = "127.0.0.1:1002"
+	require.NoError(t, b.send(named, actor.NewPID(named, "f"), nil, ping(1), sendReply))
+	r2 := dialRaw(t, b.Address())
+	kind, code := r2.claim("second", named)
+	require.Equal(t, kindReject, kind, "a claim of an address only answered got in beyond the bound")
+	assert.Equal(t, RejectBusy, code)
+}
