@@ -39,7 +39,8 @@ type Config struct {
 	// free port).
 	ListenAddress string
 	// AdvertisedAddress is the address other nodes dial and that PIDs of
-	// this node carry; empty means the address the listener is bound to,
+	// this node carry, never the unspecified address ("0.0.0.0:7000",
+	// "[::]:7000"); empty means the address the listener is bound to,
 	// which must then have a host and a port, as peers require of a
 	// node's address, and not be the unspecified address of a listener
 	// on all interfaces ("0.0.0.0:7000", ":0"), which other hosts cannot
@@ -203,6 +204,10 @@ func (c Config) Validate() error {
 			bad("AdvertisedAddress %q: %v", c.AdvertisedAddress, err)
 		} else if !isHostPort(c.AdvertisedAddress) {
 			bad("AdvertisedAddress %q: a host and a port are needed", c.AdvertisedAddress)
+		} else if host, _, _ := net.SplitHostPort(c.AdvertisedAddress); net.ParseIP(host).IsUnspecified() {
+			// As Start refuses for a listener's address: every PID would
+			// carry it, and a node that dials it reaches itself.
+			bad("AdvertisedAddress %q is the unspecified address (all interfaces), which other nodes cannot dial", c.AdvertisedAddress)
 		}
 		if len(c.AdvertisedAddress) > maxAddressLen {
 			bad("AdvertisedAddress longer than %d bytes", maxAddressLen)
