@@ -58,7 +58,7 @@ func (n *Node) retire(ep *endpoint, watched bool) evictedPeer {
 				ev = evictedPeer{addr: a, rec: rec}
 			}
 		}
-		if len(n.retired) < n.peersCap {
+		if len(n.retired) < n.peersCap || ev.rec == nil {
 			ev = evictedPeer{}
 		} else {
 			ev.rec.stop()
