@@ -39,7 +39,8 @@ type evictedPeer struct {
 // deadline. n.mu held.
 //
 // Bounded, at peersCap records: the records without a deadline go first
-// (only restart reports for those are lost); when every record has one,
+// (only restart reports for those are lost); when every record has one, a
+// new record without one is not kept, and for a new one with a deadline
 // the one whose deadline comes first goes, and is returned: its peer is
 // reported terminated now rather than at its deadline. Why: a record whose
 // deadline were only stopped would leave its peer's watches, here and in
@@ -58,9 +59,12 @@ func (n *Node) retire(ep *endpoint, watched bool) evictedPeer {
 				ev = evictedPeer{addr: a, rec: rec}
 			}
 		}
-		if len(n.retired) < n.peersCap || ev.rec == nil {
+		switch {
+		case len(n.retired) < n.peersCap || ev.rec == nil:
 			ev = evictedPeer{}
-		} else {
+		case !watched:
+			return evictedPeer{} // only its restart report is lost
+		default:
 			ev.rec.stop()
 			delete(n.retired, ev.addr)
 		}

@@ -62,6 +62,7 @@ func TestRetiredWatcherDeadlineSurvivesFailedHandshake(t *testing.T) {
 
 // TestRetiredBounded: the retired records stay under peersCap; at the cap
 // the records without a deadline go first, and when every record has one,
+// a new record without one is not kept, and for a new one with a deadline
 // the one due first goes and is returned, for its peer to be reported
 // terminated now. Before, all records went with their deadlines stopped,
 // which left those peers' watches until each watchee stopped.
@@ -77,14 +78,18 @@ func TestRetiredBounded(t *testing.T) {
 	require.Contains(t, n.retired, "a")
 	require.Contains(t, n.retired, "c")
 	require.Equal(t, 2, clock.Pending())
-	ev := n.retire(ep("d"), false) // every record has a deadline: a's comes first
+	require.Zero(t, n.retire(ep("d"), false).rec) // every record has a deadline: d is not kept
+	require.Len(t, n.retired, 2)
+	require.NotContains(t, n.retired, "d")
+	require.Equal(t, 2, clock.Pending())
+	ev := n.retire(ep("e"), true) // a's deadline comes first
 	require.NotNil(t, ev.rec, "no record evicted for its peer to be reported")
 	require.Equal(t, "a", ev.addr)
 	require.Equal(t, "id-a", ev.rec.id)
 	require.Len(t, n.retired, 2)
 	require.Contains(t, n.retired, "c")
-	require.Contains(t, n.retired, "d")
-	require.Equal(t, 1, clock.Pending(), "the evicted record's deadline still armed, or c's stopped")
+	require.Contains(t, n.retired, "e")
+	require.Equal(t, 2, clock.Pending(), "the evicted record's deadline still armed, or c's stopped")
 }
 
 // TestRetiredDeadlineStoppedOnReturn: a retired watcher's record taken by a
