@@ -98,7 +98,7 @@ func (k *connKeeper) cut() {
 // TestLocalPeerRedialsWithBudgetSpent: a peer this node sends to loses its
 // connection while the dial budget is spent (by an answer to an address
 // another peer named, on a node clock that does not move). It is redialled
-// at once: it was reached by a dial of this node, so its redials are not
+// at once, the budget still empty: it was reached by a dial of this node, so its redials are not
 // among the dials others can cause. Before, the redial was deferred to its
 // backoff slot like the answers' dials, so whoever kept the budget empty
 // kept this node from its peers until GiveUpAfter.
@@ -115,11 +115,14 @@ func TestLocalPeerRedialsWithBudgetSpent(t *testing.T) {
 	require.NoError(t, n.send(named, actor.NewPID(named, "f"), nil, ping(2), sendReply)) // takes the budget's one dial
 	require.Eventually(t, func() bool { return tr.refused.Load() == 1 }, waitTimeout, time.Millisecond)
 
+	// The redial is made at once. (Whether the peer takes it depends on
+	// whether it has noticed the cut yet: else it refuses the new
+	// connection while it probes the old one, and the next redial waits
+	// for a backoff on the clock that does not move.)
 	tr.cut()
 	require.Eventually(t, func() bool { return tr.dials.Load() == 2 || n.Stats().DialsDeferred > 0 }, waitTimeout, time.Millisecond)
 	assert.Zero(t, n.Stats().DialsDeferred, "the peer's redial was deferred")
-	require.NoError(t, n.Send(peer.Address(), Envelope{Target: PIDRef{Address: peer.Address(), ID: "x"}, Message: ping(3)}))
-	prec.waitUntil(t, "ping after the redial", func(r *recorder) bool { return len(r.delivered) == 2 })
+	assert.Equal(t, int64(2), tr.dials.Load())
 }
 
 // TestInboundCapNotOpenedByReplies: a claim beyond MaxInboundConnections
