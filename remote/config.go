@@ -102,7 +102,8 @@ type Config struct {
 	// watcher a peer named, does not count). It bounds as well the
 	// endpoints made to answer addresses peers named that have not
 	// connected yet: an envelope to such an address without an endpoint
-	// beyond it fails at once with ErrTooManyEndpoints. Raise it for clusters larger than the default.
+	// beyond it fails at once with ErrTooManyEndpoints. Raise it for
+	// clusters larger than the default.
 	MaxInboundConnections int
 
 	// OutboundQueueSize bounds the envelopes queued per peer, and

@@ -43,8 +43,10 @@ type endpoint struct {
 	used atomic.Bool
 	// local is set by the first Send of local code to the address (a
 	// message that is not an answer to an address a peer named: see
-	// sendClass). The first dial of an endpoint with local set takes
-	// nothing from the Node's dial budget; every other dial does (run).
+	// sendClass). The dials of an endpoint with local set take nothing
+	// from the Node's dial budget, but for its redials after a failed
+	// dial while none of its dials has reached the address; every dial of
+	// another endpoint does (run, Node.allowDial).
 	local atomic.Bool
 	// replyWaiting: counted in Node.replyWaiting (see Node.endpointFor);
 	// guarded by Node.mu.

@@ -64,9 +64,9 @@ var (
 	// written; the envelopes of that batch may or may not have arrived.
 	ErrConnectionLost = errors.New("remote: connection lost")
 	// ErrInvalidAddress: a message for an address that is not host:port
-	// (net.SplitHostPort fails, or the host or the port is empty): it could never be
-	// dialled, so it is refused at once instead of redialled until
-	// GiveUpAfter.
+	// (net.SplitHostPort fails, or the host or the port is empty): it
+	// could never be dialled, so it is refused at once instead of
+	// redialled until GiveUpAfter.
 	ErrInvalidAddress = errors.New("remote: invalid address")
 	// ErrInvalidConfig: a Config field is out of range.
 	ErrInvalidConfig = errors.New("remote: invalid config")
