@@ -39,7 +39,8 @@ type Config struct {
 	// free port).
 	ListenAddress string
 	// AdvertisedAddress is the address other nodes dial and that PIDs of
-	// this node carry; empty means the address the listener is bound to,
+	// this node carry, never the unspecified address ("0.0.0.0:7000",
+	// "[::]:7000"); empty means the address the listener is bound to,
 	// which must then have a host and a port, as peers require of a
 	// node's address, and not be the unspecified address of a listener
 	// on all interfaces ("0.0.0.0:7000", ":0"), which other hosts cannot
@@ -96,8 +97,13 @@ type Config struct {
 	// two goroutines here while it stays connected: the bound caps what
 	// claims can make the node hold. A handshake beyond it is refused
 	// (ErrTooManyConnections, reject code 8, Stats.InboundRefused), unless
-	// it claims the address of an endpoint this node has sent to (a peer it
-	// uses keeps getting in). Raise it for clusters larger than the default.
+	// it claims the address of an endpoint local code has sent to (a peer
+	// it uses keeps getting in; an address it only answered, a sender or
+	// watcher a peer named, does not count). It bounds as well the
+	// endpoints made to answer addresses peers named that have not
+	// connected yet: an envelope to such an address without an endpoint
+	// beyond it fails at once with ErrTooManyEndpoints. Raise it for
+	// clusters larger than the default.
 	MaxInboundConnections int
 
 	// OutboundQueueSize bounds the envelopes queued per peer, and
@@ -120,11 +126,13 @@ type Config struct {
 	// reported terminated and its queue dropped.
 	GiveUpAfter time.Duration
 	// DialBudget bounds, node-wide, the dials per second (and the burst)
-	// that others can cause: every redial (after a lost connection or a
-	// failed dial) and the first dial of an endpoint that only answers
+	// that others can cause: every dial of an endpoint that only answers
 	// to addresses peers named (the sender of a message from the wire, a
-	// remote watcher) made. The first dial to an address that local code
-	// sent to takes nothing from it. A dial that finds the budget empty
+	// remote watcher), and the redials of an endpoint local code sent to
+	// once one of its dials failed before any reached the address. The
+	// first dial to an address that local code sent to takes nothing from
+	// it, nor do the redials of such an endpoint after one of its dials
+	// reached the node there. A dial that finds the budget empty
 	// waits for its next backoff slot (Stats.DialsDeferred) while the
 	// give-up clock runs. 0 means DefaultDialBudget. Measured on the
 	// Node's clock (WithClock).
@@ -197,6 +205,10 @@ func (c Config) Validate() error {
 			bad("AdvertisedAddress %q: %v", c.AdvertisedAddress, err)
 		} else if !isHostPort(c.AdvertisedAddress) {
 			bad("AdvertisedAddress %q: a host and a port are needed", c.AdvertisedAddress)
+		} else if host, _, _ := net.SplitHostPort(c.AdvertisedAddress); net.ParseIP(host).IsUnspecified() {
+			// As Start refuses for a listener's address: every PID would
+			// carry it, and a node that dials it reaches itself.
+			bad("AdvertisedAddress %q is the unspecified address (all interfaces), which other nodes cannot dial", c.AdvertisedAddress)
 		}
 		if len(c.AdvertisedAddress) > maxAddressLen {
 			bad("AdvertisedAddress longer than %d bytes", maxAddressLen)

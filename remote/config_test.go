@@ -35,6 +35,10 @@ func TestConfigValidate(t *testing.T) {
 		{"advertised address", func(c *Config) { c.AdvertisedAddress = "::bad" }},
 		{"advertised address without host", func(c *Config) { c.AdvertisedAddress = ":4000" }},
 		{"advertised address without port", func(c *Config) { c.AdvertisedAddress = "node-1:" }},
+		// Other nodes cannot dial the unspecified address (all
+		// interfaces); Start refuses it for a listener's address already.
+		{"unspecified advertised address", func(c *Config) { c.AdvertisedAddress = "0.0.0.0:4000" }},
+		{"unspecified IPv6 advertised address", func(c *Config) { c.AdvertisedAddress = "[::]:4000" }},
 		{"empty system name", func(c *Config) { c.SystemName = "" }},
 		{"long node id", func(c *Config) { c.NodeID = string(make([]byte, 300)) }},
 		{"tls one side", func(c *Config) { c.ClientTLS = &tls.Config{} }},

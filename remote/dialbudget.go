@@ -33,13 +33,22 @@ const (
 // any address as the sender of what it sends (a reply, a dead-letter
 // answer, a watcher's Terminated go there), so without a bound a peer
 // could make this node dial as many addresses as it names, each ~75 times
-// with the default backoffs. Every dial but the first to an address that
-// local code sent to takes from the budget (endpoint.run), so local
-// traffic to a new address never waits behind what others caused, while
-// the dials others can cause are bounded per second node-wide
-// (TestDialBudgetBoundsReflectedDials). A refused dial is not queued: its
-// endpoint waits for its next backoff slot (linkPolicy.budgetRefused),
-// with its queue and give-up clock as for a failed dial.
+// with the default backoffs. Every dial takes from the budget
+// (endpoint.run) but those of an endpoint that local code sent to, until
+// one of them fails before any has reached the address, and again once
+// one has: local traffic to a new address never waits behind what others
+// caused, nor does the reconnection of a peer this node uses
+// (TestLocalPeerRedialsWithBudgetSpent), while the dials others can cause
+// are bounded per second node-wide (TestDialBudgetBoundsReflectedDials).
+// A refused dial is not queued: its endpoint waits for its next backoff
+// slot (linkPolicy.budgetRefused), with its queue and give-up clock as for
+// a failed dial. How many endpoints wait so is bounded too (endpointFor).
+//
+// Why a redial after a dial of its own reached the address is free: the
+// node there answered to it as itself, so it is a node local code talks
+// to, and its redials are bounded per address by the backoff; taking them
+// from the budget let whoever kept it empty (answers to made-up senders)
+// defer them until GiveUpAfter.
 func (n *Node) allowDial(now time.Time) bool {
 	if n.dials.AllowN(now, 1) {
 		return true

@@ -43,9 +43,14 @@ type endpoint struct {
 	used atomic.Bool
 	// local is set by the first Send of local code to the address (a
 	// message that is not an answer to an address a peer named: see
-	// sendClass). The first dial of an endpoint with local set takes
-	// nothing from the Node's dial budget; every other dial does (run).
+	// sendClass). The dials of an endpoint with local set take nothing
+	// from the Node's dial budget, but for its redials after a failed
+	// dial while none of its dials has reached the address; every dial of
+	// another endpoint does (run, Node.allowDial).
 	local atomic.Bool
+	// replyWaiting: counted in Node.replyWaiting (see Node.endpointFor);
+	// guarded by Node.mu.
+	replyWaiting bool
 
 	mu              sync.Mutex
 	conn            *conn  // current established connection
@@ -86,11 +91,14 @@ func (ep *endpoint) signal() {
 }
 
 // markLocal records a Send of local code (see local) and wakes run: a first
-// dial the budget deferred goes at once.
-func (ep *endpoint) markLocal() {
+// dial the budget deferred goes at once. It reports whether it was the
+// first; the caller then takes ep out of Node.replyWaiting (replyDone).
+func (ep *endpoint) markLocal() bool {
 	if ep.local.CompareAndSwap(false, true) {
 		ep.signal()
+		return true
 	}
+	return false
 }
 
 func (ep *endpoint) peerID() string {
@@ -196,10 +204,12 @@ func (ep *endpoint) cancelPending() {
 	if unused {
 		n := ep.n
 		n.mu.Lock()
+		n.replyDone(ep)
 		if n.endpoints[ep.addr] == ep {
 			delete(n.endpoints, ep.addr) // not in the snapshot: it was never used
 		}
-		due, rec := n.restoreRetired(ep), ep.retired
+		rec := ep.retired
+		due := n.restoreRetired(ep)
 		n.mu.Unlock()
 		if due {
 			n.retiredDue(ep.addr, rec)
@@ -244,6 +254,17 @@ func (ep *endpoint) retireUnused() bool {
 	// within GiveUpAfter (retiredPeer). Its reader has returned, so no
 	// WatchRequest of this connection is still to come.
 	watched := n.hooks.remote != nil && n.hooks.remote.watches.watchedFrom(ep.addr)
+	retired, evicted := ep.retireLocked(watched)
+	if evicted.rec != nil {
+		n.retiredEvicted(evicted)
+	}
+	return retired
+}
+
+// retireLocked is retireUnused's part under the locks; it returns whether
+// it retired ep, and the record the bound on them evicted (Node.retire).
+func (ep *endpoint) retireLocked(watched bool) (bool, evictedPeer) {
+	n := ep.n
 	n.mu.Lock() // before ep.mu, as everywhere
 	defer n.mu.Unlock()
 	ep.mu.Lock()
@@ -252,16 +273,17 @@ func (ep *endpoint) retireUnused() bool {
 	// (endpointFor; the snapshot holds only used endpoints), so nothing
 	// can be pushed to an endpoint retired here.
 	if ep.termErr != nil || ep.conn != nil || ep.inboundPending > 0 || ep.used.Load() || n.state != stateRunning || !ep.q.closeIfIdle() {
-		return false
+		return false, evictedPeer{}
 	}
 	ep.termErr = errEndpointGone
 	if n.endpoints[ep.addr] == ep {
 		delete(n.endpoints, ep.addr) // not in the snapshot: it was never used
 	}
+	var ev evictedPeer
 	if ep.peer != "" {
-		n.retire(ep, watched)
+		ev = n.retire(ep, watched)
 	}
-	return true
+	return true, ev
 }
 
 // install makes c the endpoint's connection. An outbound c (this node
@@ -304,7 +326,7 @@ func (ep *endpoint) install(c *conn) bool {
 	c.after, ep.lastRead = ep.lastRead, c.readDone
 	n.stats.connections.Add(1)
 	ep.mu.Unlock()
-	n.markEstablished(c.raw, c.peer) // after ep.mu: the lock order is n.mu before ep.mu
+	n.markEstablished(ep, c.raw, c.peer) // after ep.mu: the lock order is n.mu before ep.mu
 	ep.signal()
 	if old != nil {
 		n.closeConn(old, fmt.Errorf("%w: replaced by a newer connection", ErrDuplicateConnection))
@@ -400,6 +422,7 @@ func (ep *endpoint) run(ctx context.Context) {
 	pol := newLinkPolicy(&n.cfg, n.rand)
 	finalTry := false // Close gives a peer that was not failing one attempt to connect and flush
 	dialled := false  // a dial was made: every later one is a redial
+	reached := false  // a dial of this endpoint connected: a node answered at the address, as itself
 	for {
 		select {
 		case <-ep.stop:
@@ -440,10 +463,12 @@ func (ep *endpoint) run(ctx context.Context) {
 			// one is established, whatever the reason it is not.
 			now := n.clock.Now()
 			pol.wanted(now)
-			// Every dial takes from the Node's dial budget but the first
-			// one of an endpoint local code sent to (and Close's last
-			// try): see Node.allowDial.
-			budgeted := !finalTry && (dialled || reconnect || !ep.local.Load())
+			// The dials of an endpoint local code sent to are outside the
+			// Node's dial budget until one fails before any has reached
+			// the address, and again once one has (Close's last try is
+			// outside it too); every other dial takes from it: see
+			// Node.allowDial.
+			budgeted := !finalTry && (!ep.local.Load() || dialled && !reached)
 			act := pol.next(now, budgeted)
 			if act.kind == linkGiveUp {
 				ep.terminate(fmt.Errorf("%w: %q unreachable for %v", ErrPeerUnreachable, ep.addr, act.down.Round(time.Millisecond)))
@@ -470,7 +495,9 @@ func (ep *endpoint) run(ctx context.Context) {
 			pol.dialing()
 			dialled = true
 			var err error
-			if c, err = ep.dial(ctx); err != nil {
+			c, err = ep.dial(ctx)
+			reached = reached || err == nil
+			if err != nil {
 				if ep.current() != nil {
 					continue // an inbound connection won meanwhile
 				}

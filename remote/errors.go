@@ -43,6 +43,11 @@ var (
 	// Config.MaxInboundConnections inbound connections are established
 	// (or admitted) already.
 	ErrTooManyConnections = errors.New("remote: too many inbound connections")
+	// ErrTooManyEndpoints: an envelope to an address a peer named (the
+	// sender of an inbound message, a remote watcher) that has no endpoint
+	// yet was refused because Config.MaxInboundConnections endpoints made
+	// for such addresses are waiting to connect.
+	ErrTooManyEndpoints = errors.New("remote: too many endpoints waiting to connect")
 	// ErrQueueFull: the peer's bounded outbound queue is full.
 	ErrQueueFull = errors.New("remote: outbound queue full")
 	// ErrStopped: the Node is closing or closed.
@@ -59,9 +64,9 @@ var (
 	// written; the envelopes of that batch may or may not have arrived.
 	ErrConnectionLost = errors.New("remote: connection lost")
 	// ErrInvalidAddress: a message for an address that is not host:port
-	// (net.SplitHostPort fails, or the host is empty): it could never be
-	// dialled, so it is refused at once instead of redialled until
-	// GiveUpAfter.
+	// (net.SplitHostPort fails, or the host or the port is empty): it
+	// could never be dialled, so it is refused at once instead of
+	// redialled until GiveUpAfter.
 	ErrInvalidAddress = errors.New("remote: invalid address")
 	// ErrInvalidConfig: a Config field is out of range.
 	ErrInvalidConfig = errors.New("remote: invalid config")

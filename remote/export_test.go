@@ -36,3 +36,11 @@ func (r *Remote) AwaitSpawnForTest(address string) uint64 {
 func (r *Remote) FailSpawnsToForTest(address string, err error) int {
 	return r.spawns.failAddress(address, err)
 }
+
+// SetPeersCapForTest sets the bound on the remembered peer IDs and on the
+// records of retired endpoints (maxKnownPeers).
+func (n *Node) SetPeersCapForTest(k int) {
+	n.mu.Lock()
+	n.peersCap = k
+	n.mu.Unlock()
+}

@@ -80,6 +80,13 @@ func FuzzDeliverInbound(f *testing.F) {
 			sysEnv("", remoteSender, &SpawnResponse{RequestID: 7, PID: PIDRef{peer, "c"}}),
 			sysEnv("a", remoteSender, &Ping{Seq: 1}),
 		},
+		{ // watchers elsewhere (a third node: refused; this node), a dead-letter reason, senders on third nodes
+			sysEnv("a", PIDRef{}, &WatchRequest{Watcher: PIDRef{"third:1", "w"}, Watchee: PIDRef{local, "a"}}),
+			sysEnv("a", PIDRef{}, &WatchRequest{Watcher: PIDRef{local, "b"}, Watchee: PIDRef{local, "a"}}),
+			sysEnv("a", remoteSender, &DeadLetterResponse{Target: PIDRef{peer, "x"}, Reason: DeadLetterMailboxFull}),
+			{target: PIDRef{local, "zz"}, sender: PIDRef{"third:1", "s"}, serializer: user.ser, typeName: user.name, payload: payload},
+			{target: PIDRef{local, "a"}, sender: PIDRef{"third:2", "s"}, serializer: user.ser, typeName: user.name, payload: payload},
+		},
 	}
 	for _, envs := range seeds {
 		enc := newEnvelopeEncoder(peer, local)

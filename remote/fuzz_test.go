@@ -93,6 +93,8 @@ func seedStream() [][]byte {
 		appendFrame(nil, kindEnvelopes, literal),
 		appendFrame(nil, kindEnvelopes, batch),
 		appendFrame(nil, kindReject, appendReject(nil, RejectBlocked, "blocked")),
+		appendFrame(nil, kindReject, appendReject(nil, RejectBusy, "busy")),
+		appendFrame(nil, kindHello, (&hello{Version: ProtocolVersion, SystemName: "sys", NodeID: "node-a", Address: "a:1", MaxFrame: 8 << 20}).append(nil)),
 		appendFrame(nil, kindGoodbye, nil),
 		appendFrame(nil, kindEnvelopes, nil),
 		{'F', 'K', 2, 1, 0, 0, 0, 0, 0},
@@ -222,6 +224,16 @@ func FuzzHandshake(f *testing.F) {
 	f.Add(appendFrame(nil, kindHello, bigBody), false)
 	f.Add(appendFrame(nil, kindWelcome, append(bigBody, 0)), true)
 	f.Add(appendFrameHeader(nil, kindHello, 4<<20), false)
+	// A hello and a welcome with a frame size other than the default (the
+	// optional MaxFrame field), one without a host, and a busy reject.
+	sized := peer
+	sized.MaxFrame = 8 << 20
+	f.Add(append(appendFrame(nil, kindHello, sized.append(nil)), appendFrame(nil, kindAck, nil)...), false)
+	f.Add(appendFrame(nil, kindWelcome, sized.append(nil)), true)
+	hostless := peer
+	hostless.Address = ":1"
+	f.Add(appendFrame(nil, kindHello, hostless.append(nil)), false)
+	f.Add(appendFrame(nil, kindReject, appendReject(nil, RejectBusy, "busy")), true)
 
 	f.Fuzz(func(t *testing.T, data []byte, dialer bool) {
 		hs := &handshake{
@@ -293,11 +305,21 @@ func FuzzSystemMessage(f *testing.F) {
 		&PoisonPillRequest{},
 		&DeadLetterResponse{Target: PIDRef{"b", "2"}},
 		&DeadLetterResponse{Target: PIDRef{"b", "2"}, Reason: DeadLetterUnknownType},
+		&UnwatchRequest{Watcher: PIDRef{"a", "1"}, Watchee: PIDRef{"b", "2"}},
+		&TerminatedNotice{Who: PIDRef{"a", "1"}, Why: TerminatedNotFound},
+		&TerminatedNotice{Who: PIDRef{"a", "1"}, Why: TerminatedAddressUnreachable},
+		&TerminatedNotice{Who: PIDRef{"a", "1"}, Why: 200}, // a newer peer's reason
+		&Pong{Seq: 1 << 40},
+		&DeadLetterResponse{Target: PIDRef{"b", "2"}, Reason: DeadLetterFrameTooLarge},
+		&DeadLetterResponse{Target: PIDRef{"b", "2"}, Reason: DeadLetterMailboxFull},
+		&DeadLetterResponse{Target: PIDRef{"b", "2"}, Reason: 200}, // a newer peer's reason
 	} {
 		b, err := AppendSystemMessage(nil, m)
 		require.NoError(f, err)
 		f.Add(b)
 	}
+	// Reason 0 is written as no byte: a 0 byte is malformed.
+	f.Add(append(appendPIDRef([]byte{sysDeadLetterResponse}, PIDRef{"b", "2"}), 0))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := DecodeSystemMessage(data)
 		if err != nil {
@@ -311,5 +333,12 @@ func FuzzSystemMessage(f *testing.F) {
 		m2, err := DecodeSystemMessage(b)
 		require.NoError(t, err)
 		require.Equal(t, m, m2)
+		if dl, ok := m.(*DeadLetterResponse); ok {
+			// A reason known here stands for one sentinel, which maps
+			// back to it when this node answers; any other reads as none.
+			if err := dl.Reason.Err(); err != nil {
+				require.Equal(t, dl.Reason, deadLetterReason(err))
+			}
+		}
 	})
 }

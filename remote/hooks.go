@@ -98,8 +98,11 @@ type Event struct {
 
 // Hooks are the Node's callbacks into the actor runtime. Any of them may be
 // nil. They are called on the Node's goroutines (a connection's reader, an
-// endpoint's writer, the caller of Send or BlockList.Block), possibly
-// concurrently, and must not block: hand the work to a mailbox.
+// endpoint's writer, the caller of Send or BlockList.Block, and, for a
+// retired watcher's deadline, the goroutine of the Node's clock: the
+// timer's own, or the caller of a manual clock's Advance), possibly
+// concurrently, and must not block: hand the work to a mailbox. Close
+// returns only once every hook call has.
 type Hooks struct {
 	// Deliver receives each inbound envelope, in the order the peer sent
 	// them (per connection), on that connection's reader goroutine.

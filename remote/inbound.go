@@ -37,6 +37,16 @@ func (r *Remote) deliver(from Peer, env Envelope) {
 		r.log.Debug("remote: Terminated about another node's process refused", "peer", from.String(), "who", n.Who.String())
 		return
 	}
+	if w, ok := env.Message.(*WatchRequest); ok && w.Watcher.Address != from.Address && !r.isLocal(w.Watcher.Address) {
+		// Only the watcher's own node asks to watch for it (the runtime's
+		// Watch always names a local watcher). A watch for a watcher on a
+		// third node would stay here, and in the watchee, until the
+		// watchee stopped: the sender's departure ends only the watches of
+		// its own address (retiredPeer), so a peer could leave ever more
+		// behind (TestWatchRequestForAThirdNodesWatcherRefused).
+		r.log.Debug("remote: Watch for another node's watcher refused", "peer", from.String(), "watcher", w.Watcher.String())
+		return
+	}
 	switch env.Message.(type) {
 	case *WatchRequest, *UnwatchRequest, *TerminatedNotice, *StopRequest, *PoisonPillRequest, *DeadLetterResponse:
 		// A fresh PID: these may keep it (watch tables, Terminated).

@@ -12,16 +12,19 @@ import (
 	"github.com/fraktor-go/fraktor/remote"
 )
 
-// A PID whose address cannot be dialled at all (no port, no host) fails a
-// request at once with ErrInvalidAddress, which names the address. Before,
-// the node dialled it again and again with backoff, logging "dial failed
-// ... missing port in address" at Debug only, until GiveUpAfter; the caller
-// waited for its deadline and saw "actor: timeout", never why.
+// A PID whose address cannot be dialled at all (no port, no host, an empty
+// port) fails a request at once with ErrInvalidAddress, which names the
+// address. Before, the node dialled it again and again with backoff,
+// logging "dial failed ... missing port in address" at Debug only, until
+// GiveUpAfter; the caller waited for its deadline and saw "actor:
+// timeout", never why. An empty port ("127.0.0.1:") passed the check until
+// it asked for a port as well: no node has such an address (peers refuse
+// it in a hello), and port 0 refuses every dial.
 func TestRequestToMalformedAddressFailsAtOnce(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.GiveUpAfter = time.Minute
 	sysA, _ := startSystem(t, "a", cfg)
-	for _, addr := range []string{"nohost", "10.0.0.1", ":8080", "[::1"} {
+	for _, addr := range []string{"nohost", "10.0.0.1", ":8080", "[::1", "127.0.0.1:"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_, err := actor.Request[*EchoReply](ctx, sysA.Root(), actor.NewPID(addr, "x"), &Echo{})
 		cancel()

@@ -94,6 +94,12 @@ type Node struct {
 	stopping  chan struct{} // closed when Close begins
 	closed    chan struct{} // closed when Close has finished
 
+	// replyWaiting counts the endpoints made by a sendReply that have not
+	// connected and that local code has not sent to
+	// (endpoint.replyWaiting; n.mu): endpointFor makes no more than
+	// Config.MaxInboundConnections.
+	replyWaiting int64
+
 	// inboundHandshakes counts accepted connections whose handshake has
 	// not completed; the accept loop refuses more than
 	// Config.MaxPendingHandshakes.
@@ -332,8 +338,10 @@ func (n *Node) send(address string, target, sender *actor.PID, msg any, cls send
 	}
 	// The common case takes no lock: a live endpoint from the snapshot.
 	if ep := n.liveEndpoint(address); ep != nil {
-		if cls == sendLocal && !ep.local.Load() {
-			ep.markLocal() // once per endpoint
+		if cls == sendLocal && !ep.local.Load() && ep.markLocal() { // once per endpoint
+			n.mu.Lock()
+			n.replyDone(ep)
+			n.mu.Unlock()
 		}
 		switch err := ep.enqueue(item); {
 		case err == nil:
@@ -420,7 +428,14 @@ func (n *Node) publishEndpoints() {
 // endpointFor returns the live endpoint for address, creating it (and its
 // goroutine) if needed. local (a Send, not an inbound handshake) marks it
 // used, and of class cls: a sendLocal marks it local; for a sendAnswer
-// it returns nil, nil rather than create one.
+// it returns nil, nil rather than create one; for a sendReply it creates
+// one only while fewer than Config.MaxInboundConnections endpoints made so
+// wait to connect (ErrTooManyEndpoints). Why: an endpoint is a goroutine
+// and a queue until it connects or gives up (GiveUpAfter), and a peer can
+// name a new address as the sender of each message it sends, so without a
+// bound it made this node hold as many endpoints as it named within
+// GiveUpAfter; the dial budget bounds their dials, not their number
+// (TestReplyEndpointsBounded).
 func (n *Node) endpointFor(address string, local bool, cls sendClass) (*endpoint, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -435,8 +450,8 @@ func (n *Node) endpointFor(address string, local bool, cls sendClass) (*endpoint
 			ep.used.Store(true)
 			n.publishEndpoints()
 		}
-		if local && cls == sendLocal {
-			ep.markLocal()
+		if local && cls == sendLocal && ep.markLocal() {
+			n.replyDone(ep)
 		}
 		return ep, nil
 	}
@@ -446,9 +461,18 @@ func (n *Node) endpointFor(address string, local bool, cls sendClass) (*endpoint
 	if err := checkAddress(address); err != nil {
 		return nil, err
 	}
+	reply := local && cls == sendReply
+	if limit := n.cfg.maxInbound(); reply && n.replyWaiting >= limit {
+		return nil, fmt.Errorf("%w: %d endpoints for addresses peers named wait to connect (Config.MaxInboundConnections %d); %q refused",
+			ErrTooManyEndpoints, n.replyWaiting, limit, address)
+	}
 	ep := newEndpoint(n, address)
 	ep.used.Store(local)
 	ep.local.Store(local && cls == sendLocal)
+	if reply {
+		ep.replyWaiting = true
+		n.replyWaiting++
+	}
 	// The last endpoint here was retired unused (retireUnused): a new node
 	// ID on this one's connection is still reported as a restart.
 	n.takeRetired(ep)
@@ -463,24 +487,38 @@ func (n *Node) endpointFor(address string, local bool, cls sendClass) (*endpoint
 }
 
 // checkAddress refuses, with ErrInvalidAddress, an address no dial can
-// reach: not host:port, or an empty host. Config.ListenAddress must be
-// host:port, so every node's address is. Without it a PID such as
-// "nohost/x" made an endpoint that was redialled until GiveUpAfter, and a
-// request to it failed only at its deadline, as a timeout
-// (TestRequestToMalformedAddressFailsAtOnce).
+// reach: not host:port, or an empty host or port. A node's address has
+// both (isHostPort: peers refuse a hello without), so no node answers at
+// such an address. Without it a PID such as "nohost/x" made an endpoint
+// that was redialled until GiveUpAfter, and a request to it failed only at
+// its deadline, as a timeout (TestRequestToMalformedAddressFailsAtOnce).
 func checkAddress(address string) error {
-	host, _, err := net.SplitHostPort(address)
+	host, port, err := net.SplitHostPort(address)
 	switch {
 	case err != nil:
 		return fmt.Errorf("%w: %q: %v", ErrInvalidAddress, address, err)
 	case host == "":
 		return fmt.Errorf("%w: %q: no host", ErrInvalidAddress, address)
+	case port == "":
+		return fmt.Errorf("%w: %q: no port", ErrInvalidAddress, address)
 	}
 	return nil
 }
 
+// replyDone stops counting ep among the endpoints made for an address a
+// peer named that wait to connect (endpointFor): it connected, local code
+// sent to it, or it is gone. n.mu held.
+func (n *Node) replyDone(ep *endpoint) {
+	if ep.replyWaiting {
+		ep.replyWaiting = false
+		n.replyWaiting--
+	}
+}
+
 func (n *Node) removeEndpoint(ep *endpoint) {
 	n.mu.Lock()
+	n.replyDone(ep)
+	n.releaseRetired(ep)
 	if n.endpoints[ep.addr] == ep {
 		delete(n.endpoints, ep.addr)
 		if ep.used.Load() {
@@ -513,8 +551,12 @@ func (n *Node) track(raw net.Conn, st rawState) bool {
 	return true
 }
 
-func (n *Node) markEstablished(raw net.Conn, peer hello) {
+// markEstablished records that ep's connection on raw, to peer, is
+// established.
+func (n *Node) markEstablished(ep *endpoint, raw net.Conn, peer hello) {
 	n.mu.Lock()
+	n.replyDone(ep)
+	n.releaseRetired(ep)
 	n.rememberPeer(peer)
 	if _, ok := n.raws[raw]; ok {
 		n.raws[raw] = rawEstablished
@@ -695,9 +737,12 @@ func (n *Node) admitEndpoint(peer hello) (*endpoint, error) {
 // ErrTooManyConnections when Config.MaxInboundConnections are counted: the
 // bound on what claimed addresses can make this node hold (endpoints,
 // connections, goroutines), since under plain TCP or one-way TLS any party
-// may claim any address. A claim of an address whose endpoint this node has
-// sent to is let in beyond the bound: a peer this node uses is not locked
-// out by others filling it (TestInboundCapAdmitsAPeerInUse).
+// may claim any address. A claim of an address whose endpoint local code
+// has sent to is let in beyond the bound: a peer this node uses is not
+// locked out by others filling it (TestInboundCapAdmitsAPeerInUse). Not so
+// for an address this node only answered (a sender or watcher a peer
+// named): a party could have any number of its addresses answered and then
+// claim them all beyond the bound (TestInboundCapNotOpenedByReplies).
 func (n *Node) admitInbound(address string) error {
 	limit := n.cfg.maxInbound()
 	k := n.inboundConns.Add(1)
@@ -707,7 +752,7 @@ func (n *Node) admitInbound(address string) error {
 	n.mu.Lock()
 	ep := n.endpoints[address]
 	n.mu.Unlock()
-	if ep != nil && ep.used.Load() {
+	if ep != nil && ep.local.Load() {
 		return nil
 	}
 	n.inboundConns.Add(-1)

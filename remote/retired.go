@@ -27,22 +27,46 @@ type retiredPeer struct {
 	stop     func() bool
 }
 
+// evictedPeer is a retired watcher whose record the bound on them evicted
+// (Node.retire): the caller reports it terminated (retiredEvicted) once
+// n.mu is released.
+type evictedPeer struct {
+	addr string
+	rec  *retiredPeer // nil: none
+}
+
 // retire records ep, retired unused, in n.retired; watched arms the
 // deadline. n.mu held.
-func (n *Node) retire(ep *endpoint, watched bool) {
+//
+// Bounded, at peersCap records: the records without a deadline go first
+// (only restart reports for those are lost); when every record has one, a
+// new record without one is not kept, and for a new one with a deadline
+// the one whose deadline comes first goes, and is returned: its peer is
+// reported terminated now rather than at its deadline. Why: a record whose
+// deadline were only stopped would leave its peer's watches, here and in
+// the watched actors, until each watchee stopped, and a party that claims
+// ever new addresses (plain TCP, one-way TLS), watches and leaves could
+// pile them up for good by pushing the records out
+// (TestRetiredBounded).
+func (n *Node) retire(ep *endpoint, watched bool) evictedPeer {
+	var ev evictedPeer
 	if len(n.retired) >= n.peersCap {
-		// Bounded: the records without a deadline go first (only restart
-		// reports for those are lost), then every record.
 		for a, rec := range n.retired {
-			if rec.stop == nil {
+			switch {
+			case rec.stop == nil:
 				delete(n.retired, a)
+			case ev.rec == nil || rec.deadline.Before(ev.rec.deadline):
+				ev = evictedPeer{addr: a, rec: rec}
 			}
 		}
-		if len(n.retired) >= n.peersCap {
-			for _, rec := range n.retired {
-				rec.stop()
-			}
-			clear(n.retired)
+		switch {
+		case len(n.retired) < n.peersCap || ev.rec == nil:
+			ev = evictedPeer{}
+		case !watched:
+			return evictedPeer{} // only its restart report is lost
+		default:
+			ev.rec.stop()
+			delete(n.retired, ev.addr)
 		}
 	}
 	rec := &retiredPeer{id: ep.peer}
@@ -52,6 +76,14 @@ func (n *Node) retire(ep *endpoint, watched bool) {
 		rec.stop = n.clock.AfterFunc(n.cfg.GiveUpAfter, func() { n.retiredDue(addr, rec) })
 	}
 	n.retired[ep.addr] = rec
+	return ev
+}
+
+// retiredEvicted reports the peer of a record the bound evicted (retire)
+// terminated, as its deadline would have.
+func (n *Node) retiredEvicted(ev evictedPeer) {
+	n.reportTerminated(Peer{Address: ev.addr, NodeID: ev.rec.id},
+		fmt.Errorf("%w: %q left and had not come back when the records of %d departed watchers were full", ErrPeerUnreachable, ev.addr, n.peersCap))
 }
 
 // takeRetired hands the record of address to a new endpoint there, which
@@ -66,6 +98,23 @@ func (n *Node) takeRetired(ep *endpoint) {
 	}
 }
 
+// releaseRetired forgets the record ep took over, and stops its deadline,
+// once it no longer matters: ep has a connection (the peer is back with
+// its node ID, or was reported restarted), or ep is gone (it reported the
+// peer terminated, the Node is closing, or retireUnused recorded the peer
+// anew). Before, the deadline stayed armed until GiveUpAfter, one more
+// timer for each connection of a peer that comes and goes, and one that
+// could fire after Close (TestRetiredDeadlineStoppedOnReturn). A record
+// handed back by restoreRetired is no longer ep's. n.mu held.
+func (n *Node) releaseRetired(ep *endpoint) {
+	if rec := ep.retired; rec != nil {
+		if rec.stop != nil {
+			rec.stop()
+		}
+		ep.retired = nil
+	}
+}
+
 // restoreRetired records again the record ep took over, when ep ends
 // quietly without ever having had a connection (a failed inbound
 // handshake); a deadline that passed meanwhile is due at once. n.mu held;
@@ -75,7 +124,12 @@ func (n *Node) restoreRetired(ep *endpoint) bool {
 	if rec == nil {
 		return false
 	}
+	ep.retired = nil
 	if _, ok := n.retired[ep.addr]; ok {
+		// A newer record: this one's deadline would find itself replaced.
+		if rec.stop != nil {
+			rec.stop()
+		}
 		return false
 	}
 	n.retired[ep.addr] = rec
@@ -84,15 +138,20 @@ func (n *Node) restoreRetired(ep *endpoint) bool {
 
 // retiredDue runs when the deadline of rec, retired at addr, has come: unless
 // the peer came back meanwhile (the record was taken by a new endpoint) it
-// is reported terminated.
+// is reported terminated. It runs on the clock's goroutine, so the report
+// counts in n.wg, as the Node's goroutines do: Close waits for it
+// (TestCloseWaitsForRetiredDeadline). The Add is made under n.mu while the
+// Node is running, so before Close waits.
 func (n *Node) retiredDue(addr string, rec *retiredPeer) {
 	n.mu.Lock()
 	due := n.state == stateRunning && n.retired[addr] == rec
 	if due {
 		delete(n.retired, addr) // reported gone: a later node ID there is no restart of it
+		n.wg.Add(1)
 	}
 	n.mu.Unlock()
 	if due {
+		defer n.wg.Done()
 		n.reportTerminated(Peer{Address: addr, NodeID: rec.id},
 			fmt.Errorf("%w: %q left and did not come back within %v", ErrPeerUnreachable, addr, n.cfg.GiveUpAfter))
 	}

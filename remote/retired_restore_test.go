@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
@@ -60,21 +61,65 @@ func TestRetiredWatcherDeadlineSurvivesFailedHandshake(t *testing.T) {
 }
 
 // TestRetiredBounded: the retired records stay under peersCap; at the cap
-// the records without a deadline go first, and only when every record has
-// one are they all dropped, their deadlines stopped.
+// the records without a deadline go first, and when every record has one,
+// a new record without one is not kept, and for a new one with a deadline
+// the one due first goes and is returned, for its peer to be reported
+// terminated now. Before, all records went with their deadlines stopped,
+// which left those peers' watches until each watchee stopped.
 func TestRetiredBounded(t *testing.T) {
 	clock := scheduler.NewManualClock(time.Now())
 	n := &Node{cfg: testConfig(), clock: clock, retired: map[string]*retiredPeer{}, peersCap: 2}
 	ep := func(addr string) *endpoint { return &endpoint{addr: addr, peer: "id-" + addr} }
-	n.retire(ep("a"), true)
-	n.retire(ep("b"), false)
-	n.retire(ep("c"), true) // at the cap: b (no deadline) goes
+	require.Zero(t, n.retire(ep("a"), true).rec)
+	clock.Advance(time.Second)
+	require.Zero(t, n.retire(ep("b"), false).rec)
+	require.Zero(t, n.retire(ep("c"), true).rec) // at the cap: b (no deadline) goes
 	require.Len(t, n.retired, 2)
 	require.Contains(t, n.retired, "a")
 	require.Contains(t, n.retired, "c")
 	require.Equal(t, 2, clock.Pending())
-	n.retire(ep("d"), false) // every record has a deadline: all go
-	require.Len(t, n.retired, 1)
-	require.Contains(t, n.retired, "d")
-	require.Zero(t, clock.Pending(), "the dropped records' deadlines still armed")
+	require.Zero(t, n.retire(ep("d"), false).rec) // every record has a deadline: d is not kept
+	require.Len(t, n.retired, 2)
+	require.NotContains(t, n.retired, "d")
+	require.Equal(t, 2, clock.Pending())
+	ev := n.retire(ep("e"), true) // a's deadline comes first
+	require.NotNil(t, ev.rec, "no record evicted for its peer to be reported")
+	require.Equal(t, "a", ev.addr)
+	require.Equal(t, "id-a", ev.rec.id)
+	require.Len(t, n.retired, 2)
+	require.Contains(t, n.retired, "c")
+	require.Contains(t, n.retired, "e")
+	require.Equal(t, 2, clock.Pending(), "the evicted record's deadline still armed, or c's stopped")
+}
+
+// TestRetiredDeadlineStoppedOnReturn: a retired watcher's record taken by a
+// new endpoint whose connection is established (the peer came back) has
+// its deadline stopped. Before, it stayed armed until GiveUpAfter, and a
+// peer that connected and left again and again (each end retiring its
+// endpoint anew, with a new deadline) piled up one armed timer per
+// connection.
+func TestRetiredDeadlineStoppedOnReturn(t *testing.T) {
+	clock := scheduler.NewManualClock(time.Now())
+	n := &Node{cfg: testConfig(), clock: clock, bl: NewBlockList(), retired: map[string]*retiredPeer{},
+		peerIDs: map[string]string{}, raws: map[net.Conn]rawState{}, peersCap: maxKnownPeers}
+	for i := range 3 {
+		n.mu.Lock()
+		n.retire(&endpoint{addr: "a:1", peer: "id-a"}, true)
+		require.Equal(t, 1, clock.Pending(), "connection %d", i)
+		back := &endpoint{addr: "a:1"}
+		n.takeRetired(back)
+		n.mu.Unlock()
+		n.markEstablished(back, nil, hello{Address: "a:1", NodeID: "id-a"})
+		require.Zero(t, clock.Pending(), "connection %d: the deadline of a peer that came back is still armed", i)
+	}
+	// An endpoint that took the record and ends (it gave up and reported
+	// the peer, or the Node closes) stops it too: it would fire after Close.
+	n.endpoints = map[string]*endpoint{}
+	n.mu.Lock()
+	n.retire(&endpoint{addr: "a:1", peer: "id-a"}, true)
+	gone := &endpoint{addr: "a:1"}
+	n.takeRetired(gone)
+	n.mu.Unlock()
+	n.removeEndpoint(gone)
+	require.Zero(t, clock.Pending(), "the deadline of a record taken by an endpoint that ended is still armed")
 }

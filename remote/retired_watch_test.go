@@ -132,3 +132,33 @@ func crashNode(n *remote.Node) {
 	cancel()
 	_ = n.Close(ctx)
 }
+
+// TestRetiredWatcherBeyondTheBoundReported: with room for one retired
+// record, a second watching peer that crashes pushes the first one's
+// record out: the first is reported terminated then (its watch ends), not
+// forgotten with its watch kept until the watchee stops.
+func TestRetiredWatcherBeyondTheBoundReported(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.GiveUpAfter = time.Hour
+	sysB, rb := startSystem(t, "b", cfg, remote.WithClock(scheduler.NewManualClock(time.Now())))
+	echoOn(t, sysB, "x", "b")
+	ends := events[*remote.EndpointTerminated](t, sysB)
+	rb.Node().SetPeersCapForTest(1)
+	watchee := remote.PIDRef{Address: rb.Address(), ID: "x"}
+	var peers []*remote.Node
+	for i := range 2 {
+		peer, _ := barePeer(t)
+		require.NoError(t, peer.Send(rb.Address(), remote.Envelope{Target: watchee,
+			Message: &remote.WatchRequest{Watcher: remote.PIDRef{Address: peer.Address(), ID: "w"}, Watchee: watchee}}))
+		require.Eventually(t, func() bool { _, in := rb.WatchCounts(); return in == i+1 }, wait, time.Millisecond)
+		crashNode(peer)
+		require.Eventually(t, func() bool { return rb.Node().Stats().Endpoints == 0 }, wait, time.Millisecond)
+		peers = append(peers, peer)
+	}
+	ev := waitFor(t, ends, "endpoint terminated", nil)
+	assert.Equal(t, peers[0].Address(), ev.Address)
+	assert.Equal(t, peers[0].NodeID(), ev.NodeID)
+	assert.ErrorIs(t, ev.Reason, remote.ErrPeerUnreachable)
+	_, in := rb.WatchCounts()
+	assert.Equal(t, 1, in, "the second peer's watch only")
+}

@@ -1,6 +1,7 @@
 package remote_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -39,4 +40,35 @@ func TestTerminatedNoticeAboutAnotherNodeRefused(t *testing.T) {
 	require.NoError(t, sysC.Root().StopFuture(x).Wait())
 	term := testkit.ExpectMsg[*actor.Terminated](probe, wait)
 	require.Equal(t, actor.TerminatedStopped, term.Why, "the first Terminated is x's own")
+}
+
+// A peer cannot watch a process here on behalf of a watcher on a third
+// node: only the watcher's own node asks for it (the runtime's Watch always
+// names a local watcher). Here a bare peer sends WatchRequests for x naming
+// watchers at 20 made-up addresses, and one naming its own: only its own is
+// kept. Before, each was kept, here and in x, until x stopped: the peer's
+// departure ends the watches of its own address (TestRetiredWatcherGoneEndsItsWatches)
+// and none elsewhere, so a peer could leave ever more entries behind, and
+// x's end then had the node dial every named address.
+func TestWatchRequestForAThirdNodesWatcherRefused(t *testing.T) {
+	sysB, rb := startSystem(t, "b", testConfig(t))
+	echoOn(t, sysB, "x", "b")
+	peer, replies := barePeer(t)
+	addr := rb.Address()
+	x := remote.PIDRef{Address: addr, ID: "x"}
+	for i := range 20 {
+		w := remote.PIDRef{Address: fmt.Sprintf("third-%d.invalid:1", i), ID: "w"}
+		require.NoError(t, peer.Send(addr, remote.Envelope{Target: x, Message: &remote.WatchRequest{Watcher: w, Watchee: x}}))
+	}
+	own := remote.PIDRef{Address: peer.Address(), ID: "w"}
+	require.NoError(t, peer.Send(addr, remote.Envelope{Target: x, Message: &remote.WatchRequest{Watcher: own, Watchee: x}}))
+	// Handled once x answered a message sent after them.
+	require.NoError(t, peer.Send(addr, remote.Envelope{Target: x, Sender: remote.PIDRef{Address: peer.Address(), ID: "s"}, Message: &Echo{Text: "sync"}}))
+	select {
+	case <-replies:
+	case <-ctxWait(t).Done():
+		t.Fatal("timed out waiting for the echo")
+	}
+	_, in := rb.WatchCounts()
+	require.Equal(t, 1, in, "remote watch entries: the peer's own watcher only")
 }
