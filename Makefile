@@ -9,7 +9,7 @@ export PATH := $(BIN):$(PATH)
 # duration runs out while a worker is mid-call (golang/go#75804, fixed in Go
 # 1.27); a count has no deadline to race. 150000x is about 10 s per target
 # here. `make fuzz FUZZTIME=60s` still works for a longer local run.
-FUZZ_TARGETS := ./cluster:FuzzParseIdentity ./cluster:FuzzClusterWire ./cluster/consul:FuzzDecodeRecord ./remote:FuzzDecodeFrame ./remote:FuzzHandshake ./remote:FuzzSystemMessage
+FUZZ_TARGETS := ./cluster:FuzzParseIdentity ./cluster:FuzzClusterWire ./cluster/consul:FuzzDecodeRecord ./remote:FuzzDecodeFrame ./remote:FuzzHandshake ./remote:FuzzSystemMessage ./remote:FuzzDeliverInbound ./remote:FuzzProtoDecode
 # What `make test` needs installed first: a Consul agent for the Consul
 # provider's tests, Chromium for the dashboard's browser test.
 TEST_DEPS := consul chromium protoc
