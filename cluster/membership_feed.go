@@ -55,6 +55,7 @@ type MembershipFeed struct {
 	mu        sync.Mutex
 	ended     bool
 	joinEpoch uint64
+	founded   time.Time // SetFounded: zero unless this incarnation founded its cluster
 	latest    Topology
 	hasLatest bool
 	lease     MembershipLease
@@ -158,6 +159,30 @@ func (f *MembershipFeed) SetJoinEpoch(epoch uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.joinEpoch = epoch
+}
+
+// SetFounded records that this incarnation founded its cluster at at, on
+// the clock of the lease (the provider's Now): no incarnation of any member
+// was registered with the backend before at, and every one registered
+// later learns that it is not the founder. A provider that cannot tell
+// never calls it. See Founded.
+func (f *MembershipFeed) SetFounded(at time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.founded = at
+}
+
+// Founded reports when this incarnation founded its cluster (SetFounded),
+// and false when it did not or its provider cannot tell. The cluster
+// runtime asks a Membership for it through an optional method of this
+// signature (see Provider): a member whose first view comes within W/2 of
+// the founding needs no wait-out, as in a provider's first view ever
+// (epoch 1), since no member can have granted an activation before it
+// (docs/cluster.md, the four rules).
+func (f *MembershipFeed) Founded() (time.Time, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.founded, !f.founded.IsZero()
 }
 
 // Renewed records a successful renewal that was sent at sent: the lease is

@@ -170,6 +170,17 @@ func (p *placementActor) Receive(ctx actor.Context) {
 	}
 }
 
+// foundedAt is when m's incarnation founded its cluster, or zero: the
+// optional Founded method (see Provider).
+func foundedAt(m Membership) time.Time {
+	if f, ok := m.(interface{ Founded() (time.Time, bool) }); ok {
+		if at, ok := f.Founded(); ok {
+			return at
+		}
+	}
+	return time.Time{}
+}
+
 // setLease gives the core this incarnation's lease and publishes the time
 // past which grains refuse messages: the lease deadline minus the stop
 // budget, or at once when fenced.
@@ -218,6 +229,9 @@ func (p *placementActor) armTick(ctx actor.Context) {
 func (p *placementActor) install(ctx actor.Context, t Topology, released []Member, now time.Time) {
 	p.setLease()
 	first := !p.core.hasView
+	if first {
+		p.core.founded = foundedAt(p.m)
+	}
 	if !p.core.hasView || (t.Epoch >= p.core.view.Epoch && t.Hash != p.core.view.Hash) {
 		// installView rebuilds the ring (a view it neither refuses as
 		// stale nor only moves the epoch of): build it without the

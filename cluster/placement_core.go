@@ -67,6 +67,9 @@ type placementCore struct {
 	// view ever (epoch 1) or once another member vouched (see vouches):
 	// before it the core grants nothing and vouches for nothing.
 	blindUntil time.Time
+	// founded is when this incarnation founded its cluster (its
+	// Membership's Founded), zero when it did not: see installView.
+	founded    time.Time
 	firstEpoch uint64
 	barrier    uint64 // epoch of the view that started the barrier
 	acked      map[string]uint64
@@ -231,7 +234,7 @@ func (c *placementCore) installView(t Topology, released []Member, now time.Time
 	} else {
 		c.unknown, c.barrier = slices.Clone(t.Members), t.Epoch
 		c.firstEpoch = t.Epoch
-		if t.Epoch > 1 {
+		if t.Epoch > 1 && !c.foundedJustNow(now) {
 			// Epoch 1 is a provider's first view ever: nobody can have
 			// left before it.
 			c.blindUntil = now.Add(c.waitOut)
@@ -535,6 +538,21 @@ func (c *placementCore) acksTo(key string) bool {
 	}
 	_, blocked := c.blocked[key]
 	return !blocked
+}
+
+// foundedJustNow reports whether this core's first view, at now, comes
+// within W/2 of the founding of its cluster by this incarnation (founded).
+// Then, as at epoch 1, nobody can have activated anything before it, so
+// nobody can have left still running grains: every other member
+// registered after the founding, so it is blind (grants nothing) until W
+// after its own first view, or until a member vouches for it, and the
+// first to vouch can only be this one, once it has its first view. W/2
+// leaves room for clocks that run at different rates (ρ is a hundredth).
+// Without it a cluster whose provider never numbers a view 1 (Consul's
+// epochs are its index) waited W in every member before its first
+// activation (TestConsulFreshClusterActivatesWithoutWaitOut).
+func (c *placementCore) foundedJustNow(now time.Time) bool {
+	return !c.founded.IsZero() && now.Before(c.founded.Add(c.waitOut/2))
 }
 
 // vouches reports whether this member's acknowledgement also vouches for

@@ -663,6 +663,29 @@ func TestPlacementCoreFirstViewWaitsOutOrIsVouched(t *testing.T) {
 		mustInstall(t, c, tp, coreT0)
 		grant(t, c, ownedBy(t, "user", mB, tp), coreT0)
 	})
+	// A provider whose views are never numbered 1 (Consul's epochs are
+	// its index) tells the member that founded the cluster instead
+	// (Membership's Founded): a first view within W/2 of the founding is
+	// like epoch 1, a later one is not.
+	t.Run("the founder's first view", func(t *testing.T) {
+		c := newTestCore(mB)
+		c.founded = coreT0.Add(-coreW/2 + 1)
+		tp := NewTopology(4711, []Member{mB, mC})
+		mustInstall(t, c, tp, coreT0)
+		id := ownedBy(t, "user", mB, tp)
+		c.ack(mC.Key(), tp.Epoch, coreT0) // c is of the first view: it hands over
+		grant(t, c, id, coreT0)
+		assert.True(t, c.vouches(coreT0), "it vouches for those who joined after it")
+	})
+	t.Run("the founder's first view too late", func(t *testing.T) {
+		c := newTestCore(mB)
+		c.founded = coreT0.Add(-coreW / 2)
+		tp := NewTopology(4711, []Member{mB})
+		mustInstall(t, c, tp, coreT0)
+		_, _, r := c.activate(ownedBy(t, "user", mB, tp), tp.Epoch, tp.Hash, coreT0)
+		refusedWith(t, r, errBusy)
+		assert.False(t, c.vouches(coreT0))
+	})
 	t.Run("vouched by a member that was there", func(t *testing.T) {
 		c := newTestCore(mC)
 		tp := NewTopology(9, []Member{mB, mC})

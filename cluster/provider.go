@@ -21,6 +21,17 @@ import (
 // (the in-memory registry hosts a whole test cluster); every Join returns an
 // independent Membership that the caller owns and must end with Leave or
 // Stop.
+//
+// Founding. A Membership may also have the method
+// Founded() (at time.Time, ok bool) (MembershipFeed has it): ok when this
+// incarnation founded its cluster at at, on its lease's clock, that is, no
+// incarnation of any member was registered with the backend before at,
+// and every later one is not the founder. A founder whose first view
+// arrives within W/2 of at activates without waiting out members that may
+// have left before it came: nobody can have activated anything yet. The
+// in-memory registry needs no such method (its first view ever has epoch
+// 1); the Consul provider implements it with a record created by
+// check-and-set.
 type Provider interface {
 	Join(ctx context.Context, self Member) (Membership, error)
 }

@@ -202,6 +202,9 @@ func (m *membership) register(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	if at, ok := m.found(ctx); ok {
+		m.SetFounded(at)
+	}
 	resp, err := m.takeKey(ctx, value)
 	if err != nil {
 		return err
@@ -280,6 +283,33 @@ func (m *membership) renewOnce(ctx context.Context, created time.Time) error {
 	}
 	m.Renewed(sent)
 	return nil
+}
+
+// found reports whether this incarnation founds its cluster, and when
+// (taken before its first request was sent): it creates the cluster's
+// founded record, check-and-set on its absence, and then finds no
+// incarnation record under the prefix (those are never deleted, so a
+// cluster that ran before the founded record existed has some). Every
+// later Join finds the record, so at most one incarnation ever founds a
+// cluster, and every other one registered after at. Any failure counts as
+// not founding: the member then waits out W like any joiner, the safe
+// side. The record stays when the Join fails afterwards; the cluster then
+// has no founder. See cluster.MembershipFeed.Founded.
+func (m *membership) found(ctx context.Context) (time.Time, bool) {
+	at := time.Now()
+	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+	defer cancel()
+	created, _, err := m.client.KV().CAS(&api.KVPair{Key: m.keys.founded(), Value: []byte(m.self.Key())},
+		(&api.WriteOptions{}).WithContext(rctx))
+	if err != nil || !created {
+		return time.Time{}, false
+	}
+	keys, _, err := m.client.KV().Keys(m.keys.incarnations(), "", (&api.QueryOptions{RequireConsistent: true}).WithContext(rctx))
+	if err != nil || len(keys) > 0 {
+		m.log.Debug("consul: the founded record was missing in a cluster that ran before", "err", err, "incarnation records", len(keys))
+		return time.Time{}, false
+	}
+	return at, true
 }
 
 // takeKey registers the incarnation: one transaction raises the ID's

@@ -21,6 +21,7 @@ const maxRecordSize = 64 << 10
 //	<prefix>/<cluster>/released/<escaped ID>/<incarnation>  one per graceful leave
 //	<prefix>/<cluster>/incarnations/<escaped ID>            the highest incarnation of the ID ever registered
 //	<prefix>/<cluster>/epoch                                the epoch base, added to the view index
+//	<prefix>/<cluster>/founded                              the key of the incarnation that founded the cluster (found)
 //
 // The ID is path-escaped so that an ID containing '/' stays one segment.
 type keyspace struct{ root string }
@@ -33,6 +34,7 @@ func (k keyspace) members() string  { return k.root + "members/" }
 func (k keyspace) released() string { return k.root + "released/" }
 
 func (k keyspace) epochBase() string    { return k.root + "epoch" }
+func (k keyspace) founded() string      { return k.root + "founded" }
 func (k keyspace) incarnations() string { return k.root + "incarnations/" }
 
 // incarnation is the key of the ID's incarnation record, whose value is
