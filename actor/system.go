@@ -311,8 +311,8 @@ func (s *System) initCell(c *cell, parent *cell) {
 	var onDrop func(envelope)
 	if q != nil {
 		onDrop = func(e envelope) {
-			if isTick(e.msg) {
-				c.mb.PostSystem(nil, e) // see postTick
+			if runtimeOwned(e) {
+				c.mb.PostSystem(nil, e) // see postTick, onTerminated
 				return
 			}
 			s.deadLetter(c.selfPID(), e.msg, e.sender, ErrMailboxFull)
