@@ -278,6 +278,20 @@ func (c *cell) addChild(ch *cell) bool {
 	return true
 }
 
+// abandon ends c, which its spawn registered and no parent took: the
+// spawner still holds its mailbox (claimed with Started queued), so
+// nothing has run c and nothing will. It leaves the registry and its
+// mailbox closes, on the spawner's goroutine: what found c meanwhile (a
+// message, a Watch) is dead-lettered or answered as by a stopped actor
+// (Sink), and so is what comes later.
+func (c *cell) abandon() {
+	c.state = stateStopped
+	c.actor = nil
+	c.sys.registry.removeCell(c)
+	c.mb.Close()
+	c.sys.metrics.stopped(c)
+}
+
 // childOf returns the cell of pid when it is a child of c (a PID of another
 // node or system never is).
 func (c *cell) childOf(pid *PID) *cell {

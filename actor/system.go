@@ -455,12 +455,13 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 	if !parent.addChild(c) {
 		// The parent stopped its children already (Shutdown began after
 		// the check above, or the parent is stopping). Nobody would stop
-		// this one: it stops itself through its own mailbox, unregistering
-		// and dead-lettering whatever found it meanwhile, and runs none of
-		// the user's code.
-		c.actor = ReceiveFunc(func(Context) {})
-		c.mb.PostSystem(w, envelope{msg: stopSys}) // queued behind Started: the mailbox is claimed
-		c.mb.Dispatcher().ScheduleFrom(w, c)
+		// this one: it ends here, running none of the user's code
+		// (abandon). It did stop itself through its mailbox, handed to its
+		// pool, which drops it once Shutdown has closed it (a producer that
+		// ran past Shutdown): it then stayed registered for good, and what
+		// was sent to it was neither delivered nor dead-lettered
+		// (TestSpawnProducerPastShutdownLeavesNothing).
+		c.abandon()
 		if s.stopped.Load() {
 			return c.selfPID(), ErrSystemStopped
 		}
