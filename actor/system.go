@@ -249,7 +249,10 @@ func (s *System) Clock() scheduler.Clock { return s.clock }
 // Dispatcher returns the system's shared dispatcher.
 func (s *System) Dispatcher() scheduler.Dispatcher { return s.dispatcher }
 
-// ProcessCount returns the number of registered local processes.
+// ProcessCount returns the number of registered local processes. A name
+// reserved by a spawn in progress (from before its Props' producer runs
+// until its actor is registered) counts as one: the count may be one
+// higher per named spawn in progress than the processes reachable by ID.
 func (s *System) ProcessCount() int { return s.registry.len() }
 
 // Stopped reports whether Shutdown has begun.
