@@ -179,6 +179,19 @@ func isTick(msg any) bool {
 	return false
 }
 
+// watchTerm is the sender of the envelope in which the runtime queues the
+// Terminated of a watched actor (onTerminated) in the watcher's user
+// queue. It marks the envelope as the runtime's, as isTick marks a tick:
+// a full bounded mailbox does not refuse or drop it (a user's *Terminated,
+// or a peer's, has another sender and is bounded like any message). It is
+// never handed to Receive (invokeUser clears it) nor to a dead letter.
+var watchTerm = &PID{ID: "$watchterm"}
+
+// runtimeOwned reports whether the envelope e is the runtime's own (a
+// tick, a watched actor's Terminated): a full bounded mailbox sends it
+// through the system queue instead of refusing or dropping it.
+func runtimeOwned(e envelope) bool { return e.sender == watchTerm || isTick(e.msg) }
+
 // SendSystem implements Process.
 func (c *cell) SendSystem(_ *PID, m SystemMessage) { c.mb.PostSystem(nil, envelope{msg: m}) }
 
@@ -220,6 +233,12 @@ func (c *cell) Sink(e envelope) {
 	case *stopWatchMsg:
 		c.tellStopped(nil, m)
 	case SystemMessage, *Timer, *continuation, *timeoutMsg: // the actor's own ticks: nothing to report
+	case *Terminated:
+		sender := e.sender
+		if sender == watchTerm {
+			sender = nil
+		}
+		c.sys.deadLetter(c.selfPID(), m, sender, nil)
 	case *PoisonPill:
 		// A dead letter, but not answered: the actor has stopped, as the
 		// pill asked. PoisonFuture's pill has the future as its sender for
@@ -257,6 +276,20 @@ func (c *cell) addChild(ch *cell) bool {
 	}
 	c.children.add(ch)
 	return true
+}
+
+// abandon ends c, which its spawn registered and no parent took: the
+// spawner still holds its mailbox (claimed with Started queued), so
+// nothing has run c and nothing will. It leaves the registry and its
+// mailbox closes, on the spawner's goroutine: what found c meanwhile (a
+// message, a Watch) is dead-lettered or answered as by a stopped actor
+// (Sink), and so is what comes later.
+func (c *cell) abandon() {
+	c.state = stateStopped
+	c.actor = nil
+	c.sys.registry.removeCell(c)
+	c.mb.Close()
+	c.sys.metrics.stopped(c)
 }
 
 // childOf returns the cell of pid when it is a child of c (a PID of another

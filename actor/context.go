@@ -194,12 +194,23 @@ func (c *cell) Forward(pid *PID) {
 }
 
 func (c *cell) Spawn(props *Props) *PID {
-	pid, _ := c.spawnChild(c.worker, props, "", "", nil)
-	return pid
+	return pidOrNil(c.spawnChild(c.worker, props, "", "", nil))
 }
 
 func (c *cell) SpawnPrefix(props *Props, prefix string) *PID {
-	pid, _ := c.spawnChild(c.worker, props, "", prefix, nil)
+	return pidOrNil(c.spawnChild(c.worker, props, "", prefix, nil))
+}
+
+// pidOrNil is the PID of a spawn that succeeded, nil for one that failed:
+// Spawn's contract. SpawnNamed may return a PID with its error (a refusal
+// found after the actor was registered: ErrSystemStopped,
+// ErrParentStopping), which never ran; Spawn returned it, and a caller
+// that checked for nil, as told, went on with a dead PID
+// (TestSpawnReturnsNilOnFailure).
+func pidOrNil(pid *PID, err error) *PID {
+	if err != nil {
+		return nil
+	}
 	return pid
 }
 

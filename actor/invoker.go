@@ -188,6 +188,9 @@ func (c *cell) invokeUser(env envelope) {
 		c.invokeEnveloped(m, env.sender)
 		return
 	case *Terminated:
+		if env.sender == watchTerm {
+			env.sender = nil // the runtime's mark (onTerminated), not a sender
+		}
 		if x := c.x; x != nil && len(x.terms) > 0 && !x.takeTerm(m) {
 			return // its watch was cancelled after it was queued
 		}
@@ -294,9 +297,11 @@ func (c *cell) handleSystem(msg any) {
 		}
 	case *restartMsg:
 		c.beginRestart()
-	case *Timer, *timeoutMsg, *continuation:
-		// A tick a full bounded mailbox would have refused (postTick): it
-		// runs ahead of the mailbox, when user messages run.
+	case *Timer, *timeoutMsg, *continuation, *Terminated:
+		// A tick, or a watched actor's Terminated (onTerminated), that a
+		// full bounded mailbox would have refused or dropped: it runs ahead
+		// of the mailbox, when user messages run. Only the runtime posts
+		// these to the system queue (a *Terminated is no SystemMessage).
 		x := c.ext()
 		x.pending = append(x.pending, envelope{msg: m})
 	}
@@ -324,12 +329,15 @@ func (c *cell) onTerminated(t Terminated) {
 	if watched && c.state == stateAlive {
 		// Through the user queue, so that Terminated arrives after every
 		// message the watched actor sent before it stopped; listed in
-		// terms until then, so that an Unwatch meanwhile cancels it.
+		// terms until then, so that an Unwatch meanwhile cancels it. A
+		// full bounded mailbox neither refuses nor drops it (the watchTerm
+		// mark): it goes through the system queue, ahead of the messages
+		// the mailbox holds, rather than being lost, which left the watcher
+		// holding a dead PID for good (TestBoundedMailboxWatcherGetsTerminated).
 		term := &Terminated{Who: t.Who, Why: t.Why}
-		if err := c.mb.PostUser(c.worker, envelope{msg: term}); err != nil {
-			c.sys.deadLetter(c.selfPID(), term, nil, ErrMailboxFull)
-		} else {
-			c.x.terms = append(c.x.terms, queuedTerm{t: term})
+		c.x.terms = append(c.x.terms, queuedTerm{t: term})
+		if err := c.mb.PostUser(c.worker, envelope{msg: term, sender: watchTerm}); err != nil {
+			c.mb.PostSystem(c.worker, envelope{msg: term, sender: watchTerm})
 		}
 	}
 	if c.state != stateAlive && c.childOf(t.Who) != nil {

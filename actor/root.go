@@ -45,16 +45,14 @@ func (r *RootContext) RequestFuture(pid *PID, msg any, timeout time.Duration) *F
 // stopped; a SpawnMiddleware refused it or panicked): SpawnNamed with name
 // "" is the same spawn with its error.
 func (r *RootContext) Spawn(props *Props) *PID {
-	pid, _ := r.sys.spawnFromRoot(props, "", "")
-	return pid
+	return pidOrNil(r.sys.spawnFromRoot(props, "", ""))
 }
 
 // SpawnPrefix starts a top-level actor whose generated name starts with
 // prefix. A prefix that would make the name of a future's form (IsFutureID:
 // "future", "future$...") is refused: nil, nothing spawned.
 func (r *RootContext) SpawnPrefix(props *Props, prefix string) *PID {
-	pid, _ := r.sys.spawnFromRoot(props, "", prefix)
-	return pid
+	return pidOrNil(r.sys.spawnFromRoot(props, "", prefix))
 }
 
 // SpawnNamed starts a top-level actor named name ("" generates one);

@@ -148,6 +148,7 @@ type System struct {
 	rootGuardian, userGuardian, systemGuardian *cell
 	guardianKids                               [3]guardianKids // root, user, system: see cell.kids
 	guardiansDone                              chan struct{}   // closed when the root guardian has stopped
+	poolsLate                                  atomic.Int32    // see closePoolsLate
 	userDone                                   chan struct{}   // closed when the user guardian has stopped
 	systemDone                                 chan struct{}   // closed when the system guardian has stopped
 
@@ -248,7 +249,10 @@ func (s *System) Clock() scheduler.Clock { return s.clock }
 // Dispatcher returns the system's shared dispatcher.
 func (s *System) Dispatcher() scheduler.Dispatcher { return s.dispatcher }
 
-// ProcessCount returns the number of registered local processes.
+// ProcessCount returns the number of registered local processes. A name
+// reserved by a spawn in progress (from before its Props' producer runs
+// until its actor is registered) counts as one: the count may be one
+// higher per named spawn in progress than the processes reachable by ID.
 func (s *System) ProcessCount() int { return s.registry.len() }
 
 // Stopped reports whether Shutdown has begun.
@@ -257,7 +261,12 @@ func (s *System) Stopped() bool { return s.stopped.Load() }
 func (s *System) startGuardians() {
 	s.guardiansDone = make(chan struct{})
 	s.rootGuardian = s.newCell(nil, PropsFromFunc(func(Context) {}, WithSupervisor(stopOnFailure{}), WithKind("guardian")), "root")
-	s.rootGuardian.ext().onStopped = func() { close(s.guardiansDone) }
+	s.rootGuardian.ext().onStopped = func() {
+		close(s.guardiansDone)
+		if s.poolsLate.Swap(poolsRootStopped) == poolsCloseLate {
+			s.closePools(doneCtx)
+		}
+	}
 	gs := s.cfg.GuardianStrategy
 	if gs == nil {
 		gs = DefaultStrategy()
@@ -311,8 +320,8 @@ func (s *System) initCell(c *cell, parent *cell) {
 	var onDrop func(envelope)
 	if q != nil {
 		onDrop = func(e envelope) {
-			if isTick(e.msg) {
-				c.mb.PostSystem(nil, e) // see postTick
+			if runtimeOwned(e) {
+				c.mb.PostSystem(nil, e) // see postTick, onTerminated
 				return
 			}
 			s.deadLetter(c.selfPID(), e.msg, e.sender, ErrMailboxFull)
@@ -449,12 +458,13 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 	if !parent.addChild(c) {
 		// The parent stopped its children already (Shutdown began after
 		// the check above, or the parent is stopping). Nobody would stop
-		// this one: it stops itself through its own mailbox, unregistering
-		// and dead-lettering whatever found it meanwhile, and runs none of
-		// the user's code.
-		c.actor = ReceiveFunc(func(Context) {})
-		c.mb.PostSystem(w, envelope{msg: stopSys}) // queued behind Started: the mailbox is claimed
-		c.mb.Dispatcher().ScheduleFrom(w, c)
+		// this one: it ends here, running none of the user's code
+		// (abandon). It did stop itself through its mailbox, handed to its
+		// pool, which drops it once Shutdown has closed it (a producer that
+		// ran past Shutdown): it then stayed registered for good, and what
+		// was sent to it was neither delivered nor dead-lettered
+		// (TestSpawnProducerPastShutdownLeavesNothing).
+		c.abandon()
 		if s.stopped.Load() {
 			return c.selfPID(), ErrSystemStopped
 		}
@@ -563,7 +573,9 @@ func (s *System) sendSystemToProcess(p Process, pid *PID, m SystemMessage) {
 // error); a part found finished is not listed, even with a ctx that had
 // already ended. When the user actors do not stop within ctx, the system
 // actors are told to stop all the same; both trees go on stopping after
-// Shutdown returns, on the workers still running.
+// Shutdown returns, and the worker pools, which then count as unfinished,
+// stay open for them until both have stopped (an actor whose Stopped
+// never returns keeps them open).
 //
 // Do not call it inside an actor's Receive (or anything that runs on the
 // actor's turn): it waits for every actor to stop, the calling one too,
@@ -596,8 +608,10 @@ func (s *System) shutdown(ctx context.Context) error {
 	s.releaseDeferred(nil) // a deferred turn stops now, not at the sweep
 	s.sendSystem(nil, s.userGuardian.selfPID(), stopSys)
 	systemDone := s.guardiansDone
+	var unfinished error // ctx's error when a tree has not stopped within it
 	if err := s.await(ctx, s.userDone); err != nil {
 		errs = append(errs, fmt.Errorf("actor: stopping user actors: %w", err))
+		unfinished = err
 		// The root guardian stops only after the user guardian: what is
 		// left to wait for is the system guardian's tree.
 		systemDone = s.systemDone
@@ -610,26 +624,86 @@ func (s *System) shutdown(ctx context.Context) error {
 	s.sendSystem(nil, s.rootGuardian.selfPID(), stopSys)
 	if err := s.await(ctx, systemDone); err != nil {
 		errs = append(errs, fmt.Errorf("actor: stopping system actors: %w", err))
+		unfinished = err
 	}
 	s.timers.Close()
 	s.tq.close()
-	if s.coord != nil {
-		if err := s.coord.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("actor: stopping the worker pool: %w", err))
+	if unfinished != nil && s.closePoolsLate() {
+		// The pools run what is left of the stop (see closePoolsLate).
+		if s.coord != nil {
+			errs = append(errs, fmt.Errorf("actor: stopping the worker pool: %w", unfinished))
 		}
-	}
-	s.blockingMu.Lock()
-	b := s.blocking
-	s.blockingMu.Unlock()
-	if b != nil {
-		if err := b.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("actor: stopping the blocking pool: %w", err))
+		if b := s.blockingPool(); b != nil {
+			errs = append(errs, fmt.Errorf("actor: stopping the blocking pool: %w", unfinished))
 		}
+	} else {
+		errs = append(errs, s.closePools(ctx)...)
 	}
 	errs = append(errs, s.events.close(ctx))
 	s.metrics.close()
 	return errors.Join(errs...)
 }
+
+// States of System.poolsLate.
+const (
+	poolsNow         = iota // Shutdown closes the pools (its trees stopped within ctx)
+	poolsCloseLate          // the root guardian's stop closes them
+	poolsRootStopped        // the root guardian has stopped
+)
+
+// closePoolsLate leaves the closing of the worker pools to the root
+// guardian's stop, when Shutdown's ctx ended before the actor trees
+// stopped; false when the root guardian has stopped meanwhile (Shutdown
+// closes them then).
+//
+// A stop left unfinished goes on after Shutdown returns, and it may cross
+// from one pool to the other: a parent on the shared pool stops its child
+// on the blocking pool (and the other way round), a guardian stops an
+// actor on the blocking pool. Closed with ctx, a pool whose workers were
+// all parked had exited them, and dropped what it was then given: the
+// stop of such a child was lost, so it never stopped, nor its parent, nor
+// the guardians, and no Stopped hook of theirs ever ran
+// (TestShutdownUnfinishedStopCrossesPools). The pools stay open until the
+// trees have stopped (their idle workers parked), then close from the root
+// guardian's last step, which does not wait for them: the workers exit
+// once they have run what is queued.
+func (s *System) closePoolsLate() bool {
+	return s.poolsLate.CompareAndSwap(poolsNow, poolsCloseLate)
+}
+
+// closePools shuts the worker pools down, bounded by ctx, and returns
+// what had not finished.
+func (s *System) closePools(ctx context.Context) []error {
+	var errs []error
+	if s.coord != nil {
+		if err := s.coord.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("actor: stopping the worker pool: %w", err))
+		}
+	}
+	if b := s.blockingPool(); b != nil {
+		if err := b.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("actor: stopping the blocking pool: %w", err))
+		}
+	}
+	return errs
+}
+
+// blockingPool returns the pool of blocking actors, nil when none has
+// been started.
+func (s *System) blockingPool() *scheduler.Coordinator {
+	s.blockingMu.Lock()
+	defer s.blockingMu.Unlock()
+	return s.blocking
+}
+
+// doneCtx is a context that has ended: closePools from the root
+// guardian's stop, on a worker of a pool it closes, must not wait for the
+// pool.
+var doneCtx = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
 
 // stepper is a dispatcher that the caller drives (the manual executor).
 type stepper interface{ RunUntilIdle() int }

@@ -74,11 +74,20 @@ func (m *manager) start(ctx actor.Context) {
 	m.publish()
 }
 
-// resize spawns or removes own routees until there are size of them.
+// resize spawns or removes own routees until there are size of them, or
+// fewer when a spawn is refused.
 func (m *manager) resize(ctx actor.Context) bool {
 	changed := false
 	for len(m.own) < m.size {
 		pid := ctx.Spawn(m.props)
+		if pid == nil {
+			// Refused (a SpawnMiddleware, the system shutting down): no
+			// routee, rather than a nil one, which made the routee set
+			// route to nil or fail the router's actor
+			// (TestPoolRefusedRouteeSpawnsAreNoRoutees). The next spawns
+			// would be refused as well; a later Resize tries again.
+			break
+		}
 		m.own = append(m.own, pid)
 		m.pids = append(m.pids, pid)
 		ctx.Watch(pid)

@@ -2,6 +2,7 @@ package router
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -140,16 +141,23 @@ func spawn(sp Spawner, strategy Strategy, m *manager, group []*actor.PID, opts [
 		err error
 	)
 	if generated {
-		// SpawnPrefix reports no error: a refused spawn is told by the
-		// system having stopped, or by a parent that did not take the
-		// child (it stopped its children already); the refused actor
-		// stops itself.
+		// SpawnPrefix reports no error, only nil for a refused spawn: it
+		// is told by the system having stopped, else by a parent that
+		// did not take the child (it stopped its children already), else
+		// it was a SpawnMiddleware's refusal.
 		mgr = ps.SpawnPrefix(props, unnamedManagerPrefix)
-		if mgr == nil || sys.Stopped() {
+		if sys.Stopped() {
+			if mgr != nil {
+				sp.Stop(mgr)
+			}
 			return nil, fmt.Errorf("router: spawning: %w", actor.ErrSystemStopped)
 		}
-		if c, ok := sp.(actor.Context); ok && indexOf(c.Children(), mgr) < 0 {
-			return nil, fmt.Errorf("router: spawning: %w: %s", actor.ErrParentStopping, c.Self())
+		c, isCtx := sp.(actor.Context)
+		if isCtx && (mgr == nil || indexOf(c.Children(), mgr) < 0) {
+			return nil, fmt.Errorf("router: spawning: %w: %s (or a SpawnMiddleware refused the spawn)", actor.ErrParentStopping, c.Self())
+		}
+		if mgr == nil {
+			return nil, errors.New("router: spawning: a SpawnMiddleware refused the spawn")
 		}
 		if i := strings.LastIndex(mgr.ID, unnamedManagerPrefix+"$"); i >= 0 {
 			id = mgr.ID[:i] + unnamedPrefix + mgr.ID[i+len(unnamedManagerPrefix):]
