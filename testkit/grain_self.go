@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
@@ -42,7 +43,14 @@ func (g *Grain) selfCall(call *cluster.GrainCall) {
 	root := g.Sys.Root()
 	switch {
 	case call.OneWay():
-		root.Send(g.PID, call.Message)
+		if call.Message == nil {
+			return // the cluster drops a Send of nil (cluster.Send)
+		}
+		r := &selfRelay{g: g, call: call, oneWay: true}
+		r.pid = root.SpawnPrefix(actor.PropsFromFunc(r.receive), "selfsend")
+		if err := r.send(); err != nil {
+			root.Stop(r.pid)
+		}
 	case call.Blocking():
 		g.t.Errorf("testkit: grain %s made a blocking call (Request, Call, a client's blocking method) to itself: it waits for its own turn to end, so in a cluster it fails with cluster.ErrTimeout at its deadline; call the future variant (RequestFuture, CallFuture, the client's Future method) and PipeTo or ReenterAfter", g.Identity)
 		call.Fail(fmt.Errorf("%w: %s: %w", cluster.ErrTimeout, call.Identity, errSelfBlocking))
@@ -55,6 +63,17 @@ func (g *Grain) selfCall(call *cluster.GrainCall) {
 		}
 	}
 }
+
+// selfSendHeader is the header a Send of the grain to itself carries, so
+// that the Grain sees its activation take it (Grain.touch): the Send's
+// relay (selfRelay, oneWay) forwards it to the next activation when the
+// activation stops with it still queued, as the cluster does.
+const selfSendHeader = "fraktor-testkit-self-send"
+
+// maxSelfForwards is how many times the cluster forwards a Send that
+// finds its activation gone (docs/cluster.md, Forwarding: at most 3
+// times, then it is a dead letter).
+const maxSelfForwards = 3
 
 // selfRelay is the sender of a future self-call's request: it answers the
 // call with the grain's response, and ends with the call where it can
@@ -74,6 +93,14 @@ func (g *Grain) selfCall(call *cluster.GrainCall) {
 //     fails with cluster.ErrTimeout at its timeout, as a cluster's
 //     request whose attempt timeout is its deadline (the default) does.
 //
+// A Send of the grain to itself has a relay too (oneWay), which is not its
+// sender (a cluster Send has none): it ends when the activation takes the
+// Send, and when the activation stops with the Send still queued, it
+// forwards the Send to the next activation (started for it), with
+// cluster.ForwardHeader as the cluster's forward sets it, at most
+// maxSelfForwards times, as the cluster forwards the Sends still queued
+// in a stopping grain's mailbox (TestDiffMessagesQueuedAtStop).
+//
 // An actor sender hears of no dead letter (only a future does), so the
 // Grain tells the relay (selfEnded) from the activation's Stopped
 // (Grain.ended); it knows the request was taken from the activation's
@@ -87,6 +114,7 @@ type selfRelay struct {
 	seq      uint64 // the token Seq of the activation the request went to
 	taken    bool   // that activation took it
 	attempts int
+	oneWay   bool // a Send: the relay is not the message's sender
 }
 
 // selfEnded tells a relay that the activation it sent its request to has
@@ -110,6 +138,15 @@ func (r *selfRelay) send() error {
 		g.relays = append(g.relays, r)
 	}
 	g.mu.Unlock()
+	if r.oneWay {
+		h := actor.Header{}
+		h.Set(selfSendHeader, r.pid.ID)
+		if r.attempts > 1 {
+			h.Set(cluster.ForwardHeader, strconv.Itoa(r.attempts-1))
+		}
+		g.Sys.Root().Send(g.PID, &actor.MessageEnvelope{Header: h, Message: r.call.Message})
+		return nil
+	}
 	g.Sys.Root().SendWithSender(g.PID, r.call.Message, r.pid)
 	return nil
 }
@@ -148,6 +185,10 @@ func (r *selfRelay) again() bool {
 	switch {
 	case taken:
 		return false // the call fails at its timeout
+	case r.oneWay && (seq == cur && startErr != nil || r.attempts > maxSelfForwards):
+		// Nobody to tell: the Send is dropped, as the cluster drops a
+		// Send it cannot deliver.
+		return false
 	case seq == cur && startErr != nil:
 		r.call.Fail(startErr)
 		return false

@@ -1,0 +1,103 @@
+package testkit_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/cluster"
+	"github.com/fraktor-go/fraktor/remote"
+	"github.com/fraktor-go/fraktor/testkit"
+)
+
+// dRelease makes a gate grain answer the request it holds.
+type dRelease struct{}
+
+// gateKind is a grain that holds the request it gets (a *dNote) until it
+// is told to answer it (dRelease), so that a test chooses when its caller's
+// future completes.
+func gateKind(j *journal) cluster.Kind {
+	return cluster.NewKind("gate", actor.PropsFromProducer(func() actor.Actor {
+		var mu sync.Mutex
+		var held *actor.PID
+		var s string
+		return actor.ReceiveFunc(func(c actor.Context) {
+			switch m := c.Message().(type) {
+			case *dNote:
+				mu.Lock()
+				held, s = c.Sender(), m.S
+				mu.Unlock()
+				j.add("gate holds %s", m.S)
+			case *dRelease:
+				c.Send(held, "ok "+s)
+			}
+		})
+	}))
+}
+
+func gateMessages(s *remote.Serializers) error {
+	if err := diffMessages(s); err != nil {
+		return err
+	}
+	return remote.RegisterJSON[*dRelease](s, "diff.release")
+}
+
+// TestDiffReentrancyBetweenGrains: a grain that calls another grain with
+// RequestFuture and ReenterAfter keeps taking messages while the call is
+// under way, and its continuation runs on its own turn once the answer
+// comes, on both sides: under NewGrain with a probe standing in for the
+// callee (the docs' way), in the cluster with the callee on the other
+// member, over loopback TCP.
+func TestDiffReentrancyBetweenGrains(t *testing.T) {
+	a := cluster.NewIdentity("diff", "a")
+	b := cluster.NewIdentity("gate", "b")
+
+	kj := newJournal()
+	g := testkit.NewGrain(t, diffKind(kj, diffConf{kind: "diff"}), a)
+	gate := g.StubProbe("gate")
+	g.Send(&dCall{To: b, S: "x"})
+	call, _ := testkit.ExpectGrainCall[*dNote](gate, 0)
+	if r := testkit.RequestGrain[string](g, &dNote{S: "between"}); r != "ok between" {
+		t.Fatalf("NewGrain: %q", r)
+	}
+	call.Reply("ok x")
+	g.Sys.RunUntilIdle()
+	if r := testkit.ExpectMsg[string](g.Probe, 0); r != "reply ok x" {
+		t.Fatalf("NewGrain: %q", r)
+	}
+
+	rj, gj := newJournal(), newJournal()
+	tc := testkit.NewCluster(t, testkit.Nodes(2), testkit.TCP(), testkit.Serializers(gateMessages),
+		testkit.Kinds(diffKind(rj, diffConf{kind: "diff"}), gateKind(gj)))
+	c, ctx := tc.Node(0), diffCtx(t)
+	f := c.RequestFuture(a, &dCall{To: b, S: "x"}, 10*time.Second)
+	gj.waitFor(t, 10*time.Second, "the gate holds the call", func(l []string) bool { return count(l, "gate holds x") == 1 })
+	if r, err := testkit.Request[string](ctx, c, a, &dNote{S: "between"}); err != nil || r != "ok between" {
+		t.Fatalf("cluster: %q, %v", r, err)
+	}
+	c.Send(b, &dRelease{})
+	if r, err := f.Result(); err != nil || r != "reply ok x" {
+		t.Fatalf("cluster: %v, %v", r, err)
+	}
+	requireSame(t, "the caller's journal", kj.snapshot(), rj.snapshot())
+}
+
+// TestDiffMessagesQueuedAtStop: a grain Sends to its own identity and
+// stops itself in the same turn; the Send, still in its mailbox when it
+// stops, is not lost: it reaches the identity's next activation, on both
+// sides (docs/cluster.md, Forwarding; docs/testing.md).
+func TestDiffMessagesQueuedAtStop(t *testing.T) {
+	id := cluster.NewIdentity("diff", "a")
+
+	kj := newJournal()
+	g := testkit.NewGrain(t, diffKind(kj, diffConf{kind: "diff"}), id)
+	g.Send(&dSendSelfThenStop{S: "q"})
+
+	rj := newJournal()
+	tc := diffCluster(t, 1, diffKind(rj, diffConf{kind: "diff"}))
+	c := tc.Node(0)
+	c.Send(id, &dSendSelfThenStop{S: "q"})
+	real := rj.waitFor(t, 10*time.Second, "the note", func(l []string) bool { return count(l, "a note q sender=false") == 1 })
+	requireSame(t, "the grain's journal", kj.snapshot(), real)
+}
