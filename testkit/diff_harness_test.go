@@ -94,9 +94,12 @@ type (
 	dStopSelf struct{}
 	// dPassivate passivates the grain (cluster.Passivate).
 	dPassivate struct{}
-	// dSendSelfThenStop Sends dNote{S} to the grain's own identity, then
-	// stops the grain.
+	// dSendSelfThenStop Sends dNote{S+"1"} and dNote{S+"2"} to the grain's
+	// own identity, then stops the grain.
 	dSendSelfThenStop struct{ S string }
+	// dPassivateThenSendSelf passivates the grain, then Sends dNote{S+"1"}
+	// and dNote{S+"2"} to its own identity.
+	dPassivateThenSendSelf struct{ S string }
 	// dTick starts a periodic timer of Every that delivers dTicked.
 	dTick struct{ Every time.Duration }
 	// dTicked is the timer's tick.
@@ -124,6 +127,7 @@ func diffMessages(s *remote.Serializers) error {
 		remote.RegisterJSON[*dStopSelf](s, "diff.stopself"),
 		remote.RegisterJSON[*dPassivate](s, "diff.passivate"),
 		remote.RegisterJSON[*dSendSelfThenStop](s, "diff.sendselfstop"),
+		remote.RegisterJSON[*dPassivateThenSendSelf](s, "diff.passivatesendself"),
 		remote.RegisterJSON[*dTick](s, "diff.tick"),
 		remote.RegisterJSON[*dUntick](s, "diff.untick"),
 		remote.RegisterJSON[*dToken](s, "diff.token"),
@@ -202,8 +206,14 @@ func (d *diffGrain) Receive(c actor.Context) {
 		cluster.Passivate(c)
 	case *dSendSelfThenStop:
 		j.add("%s send self %s, stop", id.ID, m.S)
-		cluster.Get(c.System()).Send(id, &dNote{S: m.S})
+		cluster.Get(c.System()).Send(id, &dNote{S: m.S + "1"})
+		cluster.Get(c.System()).Send(id, &dNote{S: m.S + "2"})
 		c.Stop(c.Self())
+	case *dPassivateThenSendSelf:
+		j.add("%s passivate, send self %s", id.ID, m.S)
+		cluster.Passivate(c)
+		cluster.Get(c.System()).Send(id, &dNote{S: m.S + "1"})
+		cluster.Get(c.System()).Send(id, &dNote{S: m.S + "2"})
 	case *dTick:
 		j.add("%s tick every %v", id.ID, m.Every)
 		c.Timers().StartPeriodic("tick", m.Every, &dTicked{})

@@ -34,7 +34,9 @@ import (
 // WithGrainStub); a call to a kind without one fails with
 // cluster.ErrNoSuchKind. A call to the grain's own identity reaches the
 // grain itself, as in the cluster: a Send or a future's request arrives
-// in its mailbox behind what is there and is handled on a later turn;
+// in its mailbox behind what is there and is handled on a later turn (a
+// Send still queued when the activation stops goes on to the next one, as
+// the cluster forwards it);
 // a blocking one (Request, Call, a client's blocking method) would wait
 // for its own caller's turn to end, which in the cluster only its
 // deadline ends, so it fails at once with cluster.ErrTimeout, and the
