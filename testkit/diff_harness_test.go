@@ -100,6 +100,12 @@ type (
 	// dPassivateThenSendSelf passivates the grain, then Sends dNote{S+"1"}
 	// and dNote{S+"2"} to its own identity.
 	dPassivateThenSendSelf struct{ S string }
+	// dPipeThenStop calls To with dNote{S}, pipes the future's result to
+	// itself (PipeTo) and stops itself.
+	dPipeThenStop struct {
+		To cluster.Identity
+		S  string
+	}
 	// dTick starts a periodic timer of Every that delivers dTicked.
 	dTick struct{ Every time.Duration }
 	// dTicked is the timer's tick.
@@ -128,6 +134,7 @@ func diffMessages(s *remote.Serializers) error {
 		remote.RegisterJSON[*dPassivate](s, "diff.passivate"),
 		remote.RegisterJSON[*dSendSelfThenStop](s, "diff.sendselfstop"),
 		remote.RegisterJSON[*dPassivateThenSendSelf](s, "diff.passivatesendself"),
+		remote.RegisterJSON[*dPipeThenStop](s, "diff.pipestop"),
 		remote.RegisterJSON[*dTick](s, "diff.tick"),
 		remote.RegisterJSON[*dUntick](s, "diff.untick"),
 		remote.RegisterJSON[*dToken](s, "diff.token"),
@@ -141,6 +148,7 @@ type diffConf struct {
 	kind      string
 	idle      time.Duration // 0: the default
 	failStart int           // the first failStart Started handlers panic
+	stopLater bool          // every activation after the first stops itself in Started
 }
 
 // diffKind is the kind of diffGrain, recording into j.
@@ -158,6 +166,12 @@ func diffKind(j *journal, conf diffConf) cluster.Kind {
 				if fail {
 					j.add("started (failing)")
 					panic("diff: refusing to start")
+				}
+				if conf.stopLater && starts > 1 {
+					next(c)
+					j.add("stops in Started")
+					c.Stop(c.Self())
+					return
 				}
 			}
 			next(c)
@@ -209,6 +223,12 @@ func (d *diffGrain) Receive(c actor.Context) {
 		cluster.Get(c.System()).Send(id, &dNote{S: m.S + "1"})
 		cluster.Get(c.System()).Send(id, &dNote{S: m.S + "2"})
 		c.Stop(c.Self())
+	case *dPipeThenStop:
+		j.add("%s pipe from %s, stop", id.ID, m.To)
+		cluster.Get(c.System()).RequestFuture(m.To, &dNote{S: m.S}, 0).PipeTo(c.Self())
+		c.Stop(c.Self())
+	case string:
+		j.add("%s got %q sender=%t", id.ID, m, c.Sender() != nil)
 	case *dPassivateThenSendSelf:
 		j.add("%s passivate, send self %s", id.ID, m.S)
 		cluster.Passivate(c)

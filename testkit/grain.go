@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -26,7 +27,11 @@ import (
 // starts a new one first, with the next fencing token; an activation that
 // received no message for the kind's idle timeout (cluster.WithIdleTimeout,
 // else the cluster default, one hour) is passivated when the virtual clock
-// gets there (g.Sys.Advance). Use it from the test goroutine.
+// gets there (g.Sys.Advance). The activations are children of a host
+// actor, as a member's grains are of its placement actor, and as there a
+// message without a sender that finds the activation gone (one still
+// queued at its stop included) goes on to the next activation
+// (grain_host.go). Use it from the test goroutine.
 //
 // The system has a detached cluster (cluster.InstallDetached): the calls
 // the grain makes to other grains, through cluster.Get(ctx.System()) or a
@@ -34,9 +39,7 @@ import (
 // WithGrainStub); a call to a kind without one fails with
 // cluster.ErrNoSuchKind. A call to the grain's own identity reaches the
 // grain itself, as in the cluster: a Send or a future's request arrives
-// in its mailbox behind what is there and is handled on a later turn (a
-// Send still queued when the activation stops goes on to the next one, as
-// the cluster forwards it);
+// in its mailbox behind what is there and is handled on a later turn;
 // a blocking one (Request, Call, a client's blocking method) would wait
 // for its own caller's turn to end, which in the cluster only its
 // deadline ends, so it fails at once with cluster.ErrTimeout, and the
@@ -59,6 +62,12 @@ type Grain struct {
 	kind  cluster.Kind
 	idle  time.Duration // ≤ 0: never passivated for idleness
 	stubs *grainStubs   // the detached cluster's router (grain_calls.go)
+	// host is the parent of the activations (grain_host.go), as the
+	// placement actor is in the cluster: it spawns them on its turn and
+	// forwards the Sends that find an activation gone.
+	host     *actor.PID
+	hostAPI  actor.Host // the system's, for SetRedirect
+	spawnErr error      // why the host's last spawn failed; under mu
 
 	// What the current activation has done; written on the actor's turn
 	// and by the idle timer, read by the test goroutine.
@@ -88,7 +97,7 @@ func NewGrain(t testing.TB, kind cluster.Kind, id cluster.Identity, opts ...Opti
 		t.Fatalf("testkit: NewGrain: %v", err)
 		return nil
 	}
-	g := &Grain{Identity: id, t: t, kind: kind, Token: cluster.FencingToken{Epoch: 1}, idle: kind.IdleTimeout()}
+	g := &Grain{Identity: id, t: t, kind: kind, Token: cluster.FencingToken{Epoch: 1}, idle: kind.IdleTimeout(), stopped: true}
 	if g.idle == 0 {
 		g.idle = cluster.DefaultConfig().IdleTimeout
 	}
@@ -99,6 +108,7 @@ func NewGrain(t testing.TB, kind cluster.Kind, id cluster.Identity, opts ...Opti
 			sup.next = actor.DefaultStrategy()
 		}
 		c.GuardianStrategy = sup
+		c.Extensions = append(slices.Clip(c.Extensions), grainHostInstaller{g})
 		g.stubs = stubsOf(c)
 		g.stubs.mu.Lock()
 		g.stubs.self = g
@@ -108,7 +118,12 @@ func NewGrain(t testing.TB, kind cluster.Kind, id cluster.Identity, opts ...Opti
 	if sys == nil {
 		return nil
 	}
-	g.Sys, g.Probe = sys, NewManualProbe(t, sys)
+	g.Sys = sys
+	if err := g.startHost(sup); err != nil {
+		t.Fatalf("testkit: NewGrain %s: %v", id, err)
+		return nil
+	}
+	g.Probe = NewManualProbe(t, sys)
 	g.activate()
 	return g
 }
@@ -186,31 +201,34 @@ func (g *Grain) hasStarted() bool {
 	return g.started
 }
 
-// activate starts the identity's next activation and runs the system until
-// idle.
+// activate starts the identity's next activation (the host spawns it)
+// and runs the system until idle.
 func (g *Grain) activate() {
 	g.t.Helper()
-	if err := g.spawn(); err != nil {
-		g.t.Fatalf("testkit: NewGrain %s: %v", g.Identity, err)
-		return
-	}
+	g.Sys.Root().Send(g.host, hostSpawn{})
 	g.Sys.RunUntilIdle()
+	g.mu.Lock()
+	err := g.spawnErr
+	g.mu.Unlock()
+	if err != nil {
+		g.t.Fatalf("testkit: NewGrain %s: %v", g.Identity, err)
+	}
 }
 
-// spawn starts the identity's next activation without running the
-// system: its Started runs on the system's next run. A relay calls it on
-// its turn (grain_self.go), within a run.
-func (g *Grain) spawn() error {
+// spawn starts the identity's next activation as a child of the host,
+// whose Context c is (it runs on the host's turn), without running it:
+// its Started runs on the system's next turn of it.
+func (g *Grain) spawn(c actor.Context) error {
 	g.mu.Lock()
 	g.Token.Seq++ // under mu: an idle check reads it
-	g.started, g.stopped, g.startErr, g.armed = false, false, nil, false
+	g.started, g.stopped, g.startErr, g.armed, g.spawnErr = false, false, nil, false, nil
 	g.last = g.Sys.Now()
 	g.mu.Unlock()
 	props := g.kind.StandaloneProps(g.Identity, g.Token, g.failedStart).With(actor.WithReceiveMiddleware(g.track))
-	pid, err := g.Sys.Root().SpawnNamed(props, g.Identity.String())
+	pid, err := c.SpawnNamed(props, g.Identity.String())
 	if err != nil {
 		g.mu.Lock()
-		g.stopped = true
+		g.stopped, g.spawnErr = true, err
 		g.mu.Unlock()
 		return err
 	}
@@ -258,7 +276,7 @@ func (g *Grain) track(next actor.ReceiveFunc) actor.ReceiveFunc {
 			defer g.ended(pid)
 		case *actor.Stopping:
 		default:
-			g.touch(pid, c.Sender(), c.MessageHeader())
+			g.touch(pid, c.Sender())
 		}
 		next(c)
 		if _, ok := c.Message().(*actor.Started); ok {
@@ -267,33 +285,20 @@ func (g *Grain) track(next actor.ReceiveFunc) actor.ReceiveFunc {
 	}
 }
 
-func (g *Grain) touch(pid, sender *actor.PID, h actor.Header) {
+func (g *Grain) touch(pid, sender *actor.PID) {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	if !g.current(pid) {
-		g.mu.Unlock()
 		return
 	}
 	g.last = g.Sys.Now()
-	send := h.Get(selfSendHeader)
-	if sender == nil && send == "" {
-		g.mu.Unlock()
+	if sender == nil {
 		return
 	}
-	var done *actor.PID
 	for _, r := range g.relays {
-		if r.seq != g.Token.Seq {
-			continue
-		}
-		if r.oneWay && send == r.pid.ID {
-			// A Send to itself, taken: its relay has nothing more to do.
-			r.taken, done = true, r.pid
-		} else if !r.oneWay && r.pid.Equal(sender) {
+		if r.pid.Equal(sender) && r.seq == g.Token.Seq {
 			r.taken = true
 		}
-	}
-	g.mu.Unlock()
-	if done != nil {
-		g.Sys.Root().Stop(done)
 	}
 }
 

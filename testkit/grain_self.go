@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
@@ -43,13 +42,10 @@ func (g *Grain) selfCall(call *cluster.GrainCall) {
 	root := g.Sys.Root()
 	switch {
 	case call.OneWay():
-		if call.Message == nil {
-			return // the cluster drops a Send of nil (cluster.Send)
-		}
-		r := &selfRelay{g: g, call: call, oneWay: true}
-		r.pid = root.SpawnPrefix(actor.PropsFromFunc(r.receive), "selfsend")
-		if err := r.send(); err != nil {
-			root.Stop(r.pid)
+		if call.Message != nil { // the cluster drops a Send of nil (cluster.Send)
+			// To the activation, or, when it has stopped, to the host's
+			// redirect, which starts the next one (grain_host.go).
+			root.Send(g.PID, call.Message)
 		}
 	case call.Blocking():
 		g.t.Errorf("testkit: grain %s made a blocking call (Request, Call, a client's blocking method) to itself: it waits for its own turn to end, so in a cluster it fails with cluster.ErrTimeout at its deadline; call the future variant (RequestFuture, CallFuture, the client's Future method) and PipeTo or ReenterAfter", g.Identity)
@@ -57,23 +53,9 @@ func (g *Grain) selfCall(call *cluster.GrainCall) {
 	default:
 		r := &selfRelay{g: g, call: call}
 		r.pid = root.SpawnPrefix(actor.PropsFromFunc(r.receive), "selfcall")
-		if err := r.send(); err != nil {
-			call.Fail(fmt.Errorf("%w: %s: %w", cluster.ErrTimeout, call.Identity, err))
-			root.Stop(r.pid)
-		}
+		r.send()
 	}
 }
-
-// selfSendHeader is the header a Send of the grain to itself carries, so
-// that the Grain sees its activation take it (Grain.touch): the Send's
-// relay (selfRelay, oneWay) forwards it to the next activation when the
-// activation stops with it still queued, as the cluster does.
-const selfSendHeader = "fraktor-testkit-self-send"
-
-// maxSelfForwards is how many times the cluster forwards a Send that
-// finds its activation gone (docs/cluster.md, Forwarding: at most 3
-// times, then it is a dead letter).
-const maxSelfForwards = 3
 
 // selfRelay is the sender of a future self-call's request: it answers the
 // call with the grain's response, and ends with the call where it can
@@ -82,7 +64,8 @@ const maxSelfForwards = 3
 //   - when the activation it sent the request to stops before taking it
 //     (a stop overtakes queued messages), the cluster's attempt is told
 //     of the dead letter and the request is sent again, which activates
-//     the grain: the relay starts the identity's next activation, unless
+//     the grain: the relay has the host (grain_host.go) start the
+//     identity's next activation, unless
 //     one runs already, and sends the request there. When that activation
 //     fails to start, the call fails with its
 //     *cluster.ActivationFailedError; when the request was not taken
@@ -92,14 +75,6 @@ const maxSelfForwards = 3
 //     it, nothing can answer it any more: the relay ends, and the call
 //     fails with cluster.ErrTimeout at its timeout, as a cluster's
 //     request whose attempt timeout is its deadline (the default) does.
-//
-// A Send of the grain to itself has a relay too (oneWay), which is not its
-// sender (a cluster Send has none): it ends when the activation takes the
-// Send, and when the activation stops with the Send still queued, it
-// forwards the Send to the next activation (started for it), with
-// cluster.ForwardHeader as the cluster's forward sets it, at most
-// maxSelfForwards times, as the cluster forwards the Sends still queued
-// in a stopping grain's mailbox (TestDiffMessagesQueuedAtStop).
 //
 // An actor sender hears of no dead letter (only a future does), so the
 // Grain tells the relay (selfEnded) from the activation's Stopped
@@ -114,23 +89,28 @@ type selfRelay struct {
 	seq      uint64 // the token Seq of the activation the request went to
 	taken    bool   // that activation took it
 	attempts int
-	oneWay   bool // a Send: the relay is not the message's sender
 }
 
 // selfEnded tells a relay that the activation it sent its request to has
 // stopped.
 type selfEnded struct{}
 
-// send sends the request to the current activation, starting the next
-// one first when it has stopped (as a request to an identity whose
-// activation ended does in the cluster), and records it.
-func (r *selfRelay) send() error {
+// send sends the request to the current activation, or, when it has
+// stopped, asks the host to start the next one and send it there (as a
+// request to an identity whose activation ended does in the cluster).
+func (r *selfRelay) send() {
 	g := r.g
 	if g.isStopped() {
-		if err := g.spawn(); err != nil {
-			return err
-		}
+		g.Sys.Root().Send(g.host, hostRelay{r})
+		return
 	}
+	r.post()
+}
+
+// post records the request as sent to the current activation and sends
+// it there.
+func (r *selfRelay) post() {
+	g := r.g
 	g.mu.Lock()
 	r.seq, r.taken = g.Token.Seq, false
 	r.attempts++
@@ -138,17 +118,14 @@ func (r *selfRelay) send() error {
 		g.relays = append(g.relays, r)
 	}
 	g.mu.Unlock()
-	if r.oneWay {
-		h := actor.Header{}
-		h.Set(selfSendHeader, r.pid.ID)
-		if r.attempts > 1 {
-			h.Set(cluster.ForwardHeader, strconv.Itoa(r.attempts-1))
-		}
-		g.Sys.Root().Send(g.PID, &actor.MessageEnvelope{Header: h, Message: r.call.Message})
-		return nil
-	}
 	g.Sys.Root().SendWithSender(g.PID, r.call.Message, r.pid)
-	return nil
+}
+
+// spawnFailed ends the relay when the host could not start the activation
+// for its request.
+func (r *selfRelay) spawnFailed(err error) {
+	r.call.Fail(fmt.Errorf("%w: %s: %w", cluster.ErrTimeout, r.call.Identity, err))
+	r.g.Sys.Root().Stop(r.pid)
 }
 
 func (r *selfRelay) receive(c actor.Context) {
@@ -185,10 +162,6 @@ func (r *selfRelay) again() bool {
 	switch {
 	case taken:
 		return false // the call fails at its timeout
-	case r.oneWay && (seq == cur && startErr != nil || r.attempts > maxSelfForwards):
-		// Nobody to tell: the Send is dropped, as the cluster drops a
-		// Send it cannot deliver.
-		return false
 	case seq == cur && startErr != nil:
 		r.call.Fail(startErr)
 		return false
@@ -196,10 +169,7 @@ func (r *selfRelay) again() bool {
 		r.call.Fail(fmt.Errorf("%w: %s: %w (%d attempts)", cluster.ErrTimeout, r.call.Identity, errSelfNeverTaken, r.attempts))
 		return false
 	}
-	if err := r.send(); err != nil {
-		r.call.Fail(fmt.Errorf("%w: %s: %w", cluster.ErrTimeout, r.call.Identity, err))
-		return false
-	}
+	r.send()
 	return true
 }
 
