@@ -110,6 +110,8 @@ type (
 	dTick struct{ Every time.Duration }
 	// dTicked is the timer's tick.
 	dTicked struct{}
+	// dIdleTimeout sets the grain's receive timeout to D (0: off).
+	dIdleTimeout struct{ D time.Duration }
 	// dUntick cancels the timer.
 	dUntick struct{}
 	// dToken is answered with the activation's fencing token Seq.
@@ -137,6 +139,7 @@ func diffMessages(s *remote.Serializers) error {
 		remote.RegisterJSON[*dPipeThenStop](s, "diff.pipestop"),
 		remote.RegisterJSON[*dTick](s, "diff.tick"),
 		remote.RegisterJSON[*dUntick](s, "diff.untick"),
+		remote.RegisterJSON[*dIdleTimeout](s, "diff.idletimeout"),
 		remote.RegisterJSON[*dToken](s, "diff.token"),
 		remote.RegisterJSON[*dCall](s, "diff.call"),
 		remote.RegisterJSON[string](s, "diff.string"),
@@ -240,6 +243,12 @@ func (d *diffGrain) Receive(c actor.Context) {
 		c.Respond("ticking")
 	case *dTicked:
 		j.add("%s ticked", id.ID)
+	case *dIdleTimeout:
+		j.add("%s receive timeout %v", id.ID, m.D)
+		c.SetReceiveTimeout(m.D)
+		c.Respond("set")
+	case *actor.ReceiveTimeout:
+		j.add("%s receive timeout fired", id.ID)
 	case *dUntick:
 		j.add("%s untick", id.ID)
 		c.Timers().Cancel("tick")

@@ -2,11 +2,13 @@ package testkit_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fraktor-go/fraktor/cluster"
+	shopv1 "github.com/fraktor-go/fraktor/internal/testpb/shop/v1"
 	"github.com/fraktor-go/fraktor/testkit"
 )
 
@@ -141,4 +143,89 @@ func TestDiffActivationFailure(t *testing.T) {
 		}
 	}
 	requireSame(t, "the grain's journal", kj.snapshot(), rj.snapshot())
+}
+
+// TestDiffReceiveTimeoutAndIdle: a grain's receive timeout shorter than
+// its kind's idle timeout. Its tick, a message the grain receives, counts
+// as activity on both sides (docs/cluster.md, Kinds: its own timers'
+// ticks included), so the grain is not passivated while it is set; once
+// it is turned off the grain passivates at the idle timeout.
+func TestDiffReceiveTimeoutAndIdle(t *testing.T) {
+	const idle = 10 * time.Second
+	id := cluster.NewIdentity("diff", "a")
+	active := func(l []string) bool { return count(l, "a receive timeout fired") >= 9 && count(l, "a stopping") == 0 }
+
+	kj := newJournal()
+	g := testkit.NewGrain(t, diffKind(kj, diffConf{kind: "diff", idle: idle}), id)
+	if r := testkit.RequestGrain[string](g, &dIdleTimeout{D: 3 * time.Second}); r != "set" {
+		t.Fatalf("NewGrain: %q", r)
+	}
+	g.Sys.Advance(3 * idle)
+	kitActive := kj.snapshot()
+	if r := testkit.RequestGrain[string](g, &dIdleTimeout{}); r != "set" {
+		t.Fatalf("NewGrain: %q", r)
+	}
+	g.Sys.Advance(idle)
+
+	rj := newJournal()
+	tc := testkit.NewCluster(t, testkit.Nodes(1), testkit.VirtualTime(), testkit.Kinds(diffKind(rj, diffConf{kind: "diff", idle: idle})))
+	f := tc.Node(0).RequestFuture(id, &dIdleTimeout{D: 3 * time.Second}, 0)
+	tc.Eventually(func() bool { return isDone(f) }, time.Second, "the receive timeout is set")
+	start := tc.Now()
+	tc.Eventually(func() bool { return tc.Now().Sub(start) >= 3*idle }, 4*idle, "time passes")
+	realActive := rj.snapshot()
+	f = tc.Node(0).RequestFuture(id, &dIdleTimeout{}, 0)
+	tc.Eventually(func() bool { return isDone(f) }, time.Second, "the receive timeout is off")
+	tc.Eventually(func() bool { return count(rj.snapshot(), "a stopped") == 1 }, 2*idle, "the grain passivates")
+
+	if !active(kitActive) || !active(realActive) {
+		t.Fatalf("the receive timeout's ticks keep the grain active:\nNewGrain:%s\ncluster:%s", lines(kitActive), lines(realActive))
+	}
+	requireSame(t, "the end of the journal", tail(kj.snapshot(), 3), tail(rj.snapshot(), 3))
+}
+
+// TestDiffTypedGrain: a generated grain's replies, its method's
+// *cluster.GrainError, a panic in a method (CodeInternal, then a restart
+// that runs Activated again and keeps the activation's token), on both
+// sides.
+func TestDiffTypedGrain(t *testing.T) {
+	id := cluster.NewIdentity(shopv1.AccountKindName, "alice")
+	run := func(call func(req any) (*shopv1.Balance, error)) []string {
+		var out []string
+		for _, req := range []any{
+			&shopv1.DepositRequest{Amount: units(3)},
+			&shopv1.WithdrawRequest{Amount: units(9)},
+			&shopv1.CrashRequest{},
+			&shopv1.DepositRequest{Amount: units(1)},
+		} {
+			b, err := call(req)
+			out = append(out, fmt.Sprintf("%T: units %d activated %d, %s", req, b.GetAmount().GetUnits(), b.GetActivations(), errClass(err)))
+		}
+		return out
+	}
+	kind := func() cluster.Kind {
+		store := testkit.NewFencedStore[int64](nil)
+		var n, m int
+		return shopv1.AccountKind(func(cluster.Identity) shopv1.AccountGrain {
+			return &unitAccount{store: store, activated: &n, deactivate: &m}
+		})
+	}
+
+	g := testkit.NewGrain(t, kind(), id)
+	kit := run(func(req any) (*shopv1.Balance, error) { return testkit.CallGrain[*shopv1.Balance](g, req) })
+
+	tc := testkit.NewCluster(t, testkit.Nodes(1), testkit.Kinds(kind()))
+	client, ctx := shopv1.NewAccountClient(tc.Node(0), id.ID), diffCtx(t)
+	real := run(func(req any) (*shopv1.Balance, error) {
+		switch r := req.(type) {
+		case *shopv1.DepositRequest:
+			return client.Deposit(ctx, r)
+		case *shopv1.WithdrawRequest:
+			return client.Withdraw(ctx, r)
+		case *shopv1.CrashRequest:
+			return client.Crash(ctx, r)
+		}
+		return nil, nil
+	})
+	requireSame(t, "the calls", kit, real)
 }
