@@ -17,7 +17,9 @@
 // a new activation, idle activations passivate on the virtual clock, a
 // failed start is the caller's *cluster.ActivationFailedError), with stubs
 // in place of the grains it calls (Grain.Stub, Grain.StubProbe,
-// WithGrainStub; a call of the grain to itself reaches the grain);
+// WithGrainStub; a call of the grain to itself reaches the grain;
+// Grain.Send sends as a request, Grain.Tell as cluster.Send, and neither
+// delivers a nil message);
 // NewCluster starts an in-process cluster with fault injection (Kill,
 // Stop, Restart, AddNode, Partition, PartitionRegistry, Pause) and an
 // Observer that checks single activation, optionally on one virtual clock

@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
+	"github.com/fraktor-go/fraktor/remote"
 )
 
 // Grain is a grain kind's activations run without a cluster, for a unit
@@ -23,7 +27,11 @@ import (
 // starts a new one first, with the next fencing token; an activation that
 // received no message for the kind's idle timeout (cluster.WithIdleTimeout,
 // else the cluster default, one hour) is passivated when the virtual clock
-// gets there (g.Sys.Advance). Use it from the test goroutine.
+// gets there (g.Sys.Advance). The activations are children of a host
+// actor, as a member's grains are of its placement actor, and as there a
+// message without a sender that finds the activation gone (one still
+// queued at its stop included) goes on to the next activation
+// (grain_host.go). Use it from the test goroutine.
 //
 // The system has a detached cluster (cluster.InstallDetached): the calls
 // the grain makes to other grains, through cluster.Get(ctx.System()) or a
@@ -54,6 +62,12 @@ type Grain struct {
 	kind  cluster.Kind
 	idle  time.Duration // ≤ 0: never passivated for idleness
 	stubs *grainStubs   // the detached cluster's router (grain_calls.go)
+	// host is the parent of the activations (grain_host.go), as the
+	// placement actor is in the cluster: it spawns them on its turn and
+	// forwards the Sends that find an activation gone.
+	host     *actor.PID
+	hostAPI  actor.Host // the system's, for SetRedirect
+	spawnErr error      // why the host's last spawn failed; under mu
 
 	// What the current activation has done; written on the actor's turn
 	// and by the idle timer, read by the test goroutine.
@@ -83,7 +97,7 @@ func NewGrain(t testing.TB, kind cluster.Kind, id cluster.Identity, opts ...Opti
 		t.Fatalf("testkit: NewGrain: %v", err)
 		return nil
 	}
-	g := &Grain{Identity: id, t: t, kind: kind, Token: cluster.FencingToken{Epoch: 1}, idle: kind.IdleTimeout()}
+	g := &Grain{Identity: id, t: t, kind: kind, Token: cluster.FencingToken{Epoch: 1}, idle: kind.IdleTimeout(), stopped: true}
 	if g.idle == 0 {
 		g.idle = cluster.DefaultConfig().IdleTimeout
 	}
@@ -94,6 +108,7 @@ func NewGrain(t testing.TB, kind cluster.Kind, id cluster.Identity, opts ...Opti
 			sup.next = actor.DefaultStrategy()
 		}
 		c.GuardianStrategy = sup
+		c.Extensions = append(slices.Clip(c.Extensions), grainHostInstaller{g})
 		g.stubs = stubsOf(c)
 		g.stubs.mu.Lock()
 		g.stubs.self = g
@@ -103,7 +118,12 @@ func NewGrain(t testing.TB, kind cluster.Kind, id cluster.Identity, opts ...Opti
 	if sys == nil {
 		return nil
 	}
-	g.Sys, g.Probe = sys, NewManualProbe(t, sys)
+	g.Sys = sys
+	if err := g.startHost(sup); err != nil {
+		t.Fatalf("testkit: NewGrain %s: %v", id, err)
+		return nil
+	}
+	g.Probe = NewManualProbe(t, sys)
 	g.activate()
 	return g
 }
@@ -181,31 +201,34 @@ func (g *Grain) hasStarted() bool {
 	return g.started
 }
 
-// activate starts the identity's next activation and runs the system until
-// idle.
+// activate starts the identity's next activation (the host spawns it)
+// and runs the system until idle.
 func (g *Grain) activate() {
 	g.t.Helper()
-	if err := g.spawn(); err != nil {
-		g.t.Fatalf("testkit: NewGrain %s: %v", g.Identity, err)
-		return
-	}
+	g.Sys.Root().Send(g.host, hostSpawn{})
 	g.Sys.RunUntilIdle()
+	g.mu.Lock()
+	err := g.spawnErr
+	g.mu.Unlock()
+	if err != nil {
+		g.t.Fatalf("testkit: NewGrain %s: %v", g.Identity, err)
+	}
 }
 
-// spawn starts the identity's next activation without running the
-// system: its Started runs on the system's next run. A relay calls it on
-// its turn (grain_self.go), within a run.
-func (g *Grain) spawn() error {
+// spawn starts the identity's next activation as a child of the host,
+// whose Context c is (it runs on the host's turn), without running it:
+// its Started runs on the system's next turn of it.
+func (g *Grain) spawn(c actor.Context) error {
 	g.mu.Lock()
 	g.Token.Seq++ // under mu: an idle check reads it
-	g.started, g.stopped, g.startErr, g.armed = false, false, nil, false
+	g.started, g.stopped, g.startErr, g.armed, g.spawnErr = false, false, nil, false, nil
 	g.last = g.Sys.Now()
 	g.mu.Unlock()
 	props := g.kind.StandaloneProps(g.Identity, g.Token, g.failedStart).With(actor.WithReceiveMiddleware(g.track))
-	pid, err := g.Sys.Root().SpawnNamed(props, g.Identity.String())
+	pid, err := c.SpawnNamed(props, g.Identity.String())
 	if err != nil {
 		g.mu.Lock()
-		g.stopped = true
+		g.stopped, g.spawnErr = true, err
 		g.mu.Unlock()
 		return err
 	}
@@ -341,15 +364,29 @@ func (g *Grain) idleCheck(pid *actor.PID, seq uint64) {
 	g.Sys.Root().Poison(pid)
 }
 
-// Send sends msg to the grain with the probe as sender and runs the
-// system until idle; the reply, if any, is in Probe. When the activation
-// has stopped, a new one is started first; when that one fails its Started
-// handler, msg is not delivered (as in the cluster, where the caller gets
-// the ActivationError).
+// Send sends msg to the grain with the probe as sender, as a request
+// (cluster.Request, RequestFuture) is sent, and runs the system until
+// idle; the reply, if any, is in Probe. When the activation has stopped, a
+// new one is started first; when that one fails its Started handler, msg
+// is not delivered (as in the cluster, where the caller gets the
+// ActivationError). A nil msg is not delivered and fails the test: the
+// cluster refuses a request of nil (ErrNilRequest). For a cluster.Send,
+// which has no sender, use Tell.
 func (g *Grain) Send(msg any) {
 	g.t.Helper()
+	if msg == nil {
+		g.t.Errorf("testkit: Grain.Send %s: %v", g.Identity, ErrNilRequest)
+		return
+	}
 	g.deliver(msg)
 }
+
+// ErrNilRequest is the error cluster.Request, RequestFuture, Call and
+// CallFuture give for a nil message (it wraps remote.ErrUnknownType):
+// the cluster hands a grain no nil message, and neither does Grain (Send,
+// RequestGrain and CallGrain refuse it; Tell drops it, as cluster.Send
+// does).
+var ErrNilRequest = fmt.Errorf("%w: <nil> is not registered (a nil request)", remote.ErrUnknownType)
 
 // deliver is Send, reporting whether msg reached an activation: false when
 // the one started for it failed its Started handler. An activation error
@@ -371,6 +408,11 @@ func (g *Grain) deliver(msg any) bool {
 // activation failed to start).
 func RequestGrain[T any](g *Grain, msg any) T {
 	g.t.Helper()
+	if msg == nil {
+		var zero T
+		g.t.Fatalf("testkit: RequestGrain %s: %v", g.Identity, ErrNilRequest)
+		return zero
+	}
 	if !g.deliver(msg) {
 		var zero T
 		g.t.Fatalf("testkit: RequestGrain %s: %v", g.Identity, g.ActivationError())
@@ -417,7 +459,9 @@ func (g *Grain) Reactivate() {
 }
 
 // CallGrain sends req to g, a typed grain (a kind generated by
-// protoc-gen-fraktor-grain), and returns its reply as T, or the grain
+// protoc-gen-fraktor-grain), and returns its reply as T (a nil req is
+// ErrNilRequest and a nil message pointer arrives as an empty message, as
+// with cluster.Call), or the grain
 // method's error as *cluster.GrainError (a panic in the method is
 // cluster.CodeInternal), or the *cluster.ActivationFailedError when the
 // activation started for req failed to start. A restart that fails after
@@ -427,9 +471,32 @@ func (g *Grain) Reactivate() {
 // came.
 func CallGrain[T any](g *Grain, req any) (T, error) {
 	g.t.Helper()
+	if req == nil {
+		var zero T
+		return zero, ErrNilRequest
+	}
+	if m, ok := req.(proto.Message); ok && !m.ProtoReflect().IsValid() {
+		// A nil message pointer crosses the wire as an empty message, and
+		// cluster.Call hands the grain an empty one wherever it runs.
+		req = m.ProtoReflect().Type().New().Interface()
+	}
 	if !g.deliver(req) {
 		var zero T
 		return zero, g.ActivationError()
 	}
 	return cluster.GrainReply[T](ExpectMsg[any](g.Probe, 0))
+}
+
+// Tell sends msg to the grain without a sender, as cluster.Send does
+// (Send's messages come from Probe, as a Request's), and runs the system
+// until idle. When the activation has stopped, a new one is started
+// first; when that one fails its Started handler, msg is dropped, as the
+// cluster drops a Send it cannot deliver.
+func (g *Grain) Tell(msg any) {
+	g.t.Helper()
+	if msg == nil || !g.ensureActive() {
+		return
+	}
+	g.Sys.Root().Send(g.PID, msg)
+	g.Sys.RunUntilIdle()
 }

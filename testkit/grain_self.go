@@ -42,17 +42,18 @@ func (g *Grain) selfCall(call *cluster.GrainCall) {
 	root := g.Sys.Root()
 	switch {
 	case call.OneWay():
-		root.Send(g.PID, call.Message)
+		if call.Message != nil { // the cluster drops a Send of nil (cluster.Send)
+			// To the activation, or, when it has stopped, to the host's
+			// redirect, which starts the next one (grain_host.go).
+			root.Send(g.PID, call.Message)
+		}
 	case call.Blocking():
 		g.t.Errorf("testkit: grain %s made a blocking call (Request, Call, a client's blocking method) to itself: it waits for its own turn to end, so in a cluster it fails with cluster.ErrTimeout at its deadline; call the future variant (RequestFuture, CallFuture, the client's Future method) and PipeTo or ReenterAfter", g.Identity)
 		call.Fail(fmt.Errorf("%w: %s: %w", cluster.ErrTimeout, call.Identity, errSelfBlocking))
 	default:
 		r := &selfRelay{g: g, call: call}
 		r.pid = root.SpawnPrefix(actor.PropsFromFunc(r.receive), "selfcall")
-		if err := r.send(); err != nil {
-			call.Fail(fmt.Errorf("%w: %s: %w", cluster.ErrTimeout, call.Identity, err))
-			root.Stop(r.pid)
-		}
+		r.send()
 	}
 }
 
@@ -63,7 +64,8 @@ func (g *Grain) selfCall(call *cluster.GrainCall) {
 //   - when the activation it sent the request to stops before taking it
 //     (a stop overtakes queued messages), the cluster's attempt is told
 //     of the dead letter and the request is sent again, which activates
-//     the grain: the relay starts the identity's next activation, unless
+//     the grain: the relay has the host (grain_host.go) start the
+//     identity's next activation, unless
 //     one runs already, and sends the request there. When that activation
 //     fails to start, the call fails with its
 //     *cluster.ActivationFailedError; when the request was not taken
@@ -93,16 +95,22 @@ type selfRelay struct {
 // stopped.
 type selfEnded struct{}
 
-// send sends the request to the current activation, starting the next
-// one first when it has stopped (as a request to an identity whose
-// activation ended does in the cluster), and records it.
-func (r *selfRelay) send() error {
+// send sends the request to the current activation, or, when it has
+// stopped, asks the host to start the next one and send it there (as a
+// request to an identity whose activation ended does in the cluster).
+func (r *selfRelay) send() {
 	g := r.g
 	if g.isStopped() {
-		if err := g.spawn(); err != nil {
-			return err
-		}
+		g.Sys.Root().Send(g.host, hostRelay{r})
+		return
 	}
+	r.post()
+}
+
+// post records the request as sent to the current activation and sends
+// it there.
+func (r *selfRelay) post() {
+	g := r.g
 	g.mu.Lock()
 	r.seq, r.taken = g.Token.Seq, false
 	r.attempts++
@@ -111,7 +119,13 @@ func (r *selfRelay) send() error {
 	}
 	g.mu.Unlock()
 	g.Sys.Root().SendWithSender(g.PID, r.call.Message, r.pid)
-	return nil
+}
+
+// spawnFailed ends the relay when the host could not start the activation
+// for its request.
+func (r *selfRelay) spawnFailed(err error) {
+	r.call.Fail(fmt.Errorf("%w: %s: %w", cluster.ErrTimeout, r.call.Identity, err))
+	r.g.Sys.Root().Stop(r.pid)
 }
 
 func (r *selfRelay) receive(c actor.Context) {
@@ -155,10 +169,7 @@ func (r *selfRelay) again() bool {
 		r.call.Fail(fmt.Errorf("%w: %s: %w (%d attempts)", cluster.ErrTimeout, r.call.Identity, errSelfNeverTaken, r.attempts))
 		return false
 	}
-	if err := r.send(); err != nil {
-		r.call.Fail(fmt.Errorf("%w: %s: %w", cluster.ErrTimeout, r.call.Identity, err))
-		return false
-	}
+	r.send()
 	return true
 }
 
