@@ -83,10 +83,10 @@ func (r *Remote) spawnKind(name, kind string) (*actor.PID, error) {
 	if name != "" {
 		return r.sys.Root().SpawnNamed(props, name)
 	}
-	if r.sys.System().Stopped() {
-		return nil, actor.ErrSystemStopped
-	}
-	return r.sys.Root().Spawn(props), nil
+	// SpawnNamed with no name generates the ID, as Spawn does, and
+	// returns why a spawn failed (Shutdown may begin after any check made
+	// here), where Spawn returns only a nil PID.
+	return r.sys.Root().SpawnNamed(props, "")
 }
 
 // handleSpawnRequest answers a peer's SpawnRequest (on the reader
