@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -138,6 +139,32 @@ func (g *Grain) StubProbe(kind string) *Probe {
 	p := NewManualProbe(g.t, g.Sys)
 	g.stubs.set(kind, stubRoute{probe: p})
 	return p
+}
+
+// ExpectGrainReply takes the next message of p, waiting up to timeout as
+// ExpectMsg does, and returns it as a typed grain's reply: a T, or the
+// grain method's error as *cluster.GrainError (what cluster.Call
+// returns). It is for the replies of requests sent with Grain.Send, which
+// reach g.Probe as they travel between members: an error as the runtime's
+// wire message, which ExpectMsg[*cluster.GrainError] does not match
+// (cluster.GrainReply converts it). It fails the test when no message came
+// or the message is neither.
+func ExpectGrainReply[T any](p *Probe, timeout time.Duration) (T, error) {
+	p.t.Helper()
+	var zero T
+	wait := p.normalize(timeout, DefaultTimeout)
+	r, ok := p.take(wait)
+	if !ok {
+		p.fatalf("ExpectGrainReply[%s]: got no message %s", typeName[T](), p.within(wait))
+		return zero, nil
+	}
+	v, err := cluster.GrainReply[T](r.Msg)
+	var mismatch *actor.TypeMismatchError
+	if errors.As(err, &mismatch) {
+		p.fatalf("ExpectGrainReply[%s]: got %s instead", typeName[T](), r)
+		return zero, nil
+	}
+	return v, err
 }
 
 // ExpectGrainCall takes the next message of p, a probe that stands in for

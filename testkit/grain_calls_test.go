@@ -106,7 +106,7 @@ func TestGrainStubProbeAnswers(t *testing.T) {
 	if !call.Reply(&shopv1.Balance{Amount: units(9)}) {
 		t.Fatal("Reply was not the answer")
 	}
-	b, err := cluster.GrainReply[*shopv1.Balance](testkit.ExpectMsg[any](g.Probe, 0))
+	b, err := testkit.ExpectGrainReply[*shopv1.Balance](g.Probe, 0)
 	if err != nil || b.GetAmount().GetUnits() != 9 {
 		t.Fatalf("Transfer: %v, %v", b, err)
 	}
@@ -128,7 +128,7 @@ func TestGrainStubProbeTimeout(t *testing.T) {
 	g.Sys.Advance(time.Millisecond)
 	// The teller's deferred reply carries the future's error as a grain
 	// method's error does: its text, CodeUnknown.
-	_, err := cluster.GrainReply[*shopv1.Balance](testkit.ExpectMsg[any](g.Probe, 0))
+	_, err := testkit.ExpectGrainReply[*shopv1.Balance](g.Probe, 0)
 	var ge *cluster.GrainError
 	if !errors.As(err, &ge) || ge.Message != cluster.ErrTimeout.Error()+": "+call.Identity.String()+": context deadline exceeded" {
 		t.Fatalf("Transfer: %v, want the timeout", err)
@@ -303,5 +303,38 @@ func TestWithGrainStubKeepsCallersExtensions(t *testing.T) {
 	testkit.NewManualSystem(t, testkit.WithConfig(cfg), testkit.WithGrainStub("target", stub))
 	if spare := exts[:1][0]; spare != nil {
 		t.Fatalf("the caller's slice got %T", spare)
+	}
+}
+
+// TestExpectGrainReply: a reply sent to g.Probe by Grain.Send comes back
+// typed, an error answer as the *cluster.GrainError cluster.Call gives
+// (before, the probe held the runtime's wire message, of an internal
+// package, which ExpectMsg[*cluster.GrainError] did not match); another
+// message, or none, fails the test.
+func TestExpectGrainReply(t *testing.T) {
+	var activated, deactivated int
+	kind := shopv1.AccountKind(func(cluster.Identity) shopv1.AccountGrain {
+		return &unitAccount{store: testkit.NewFencedStore[int64](nil), activated: &activated, deactivate: &deactivated}
+	})
+	g := testkit.NewGrain(t, kind, cluster.NewIdentity(shopv1.AccountKindName, "alice"))
+	g.Send(&shopv1.DepositRequest{Amount: units(4)})
+	if b, err := testkit.ExpectGrainReply[*shopv1.Balance](g.Probe, 0); err != nil || b.GetAmount().GetUnits() != 4 {
+		t.Fatalf("Deposit: %v, %v", b, err)
+	}
+	g.Send(&shopv1.WithdrawRequest{Amount: units(9)})
+	_, err := testkit.ExpectGrainReply[*shopv1.Balance](g.Probe, 0)
+	if !errors.Is(err, &cluster.GrainError{Code: "insufficient_funds"}) {
+		t.Fatalf("Withdraw: %v (%T), want the grain's error", err, err)
+	}
+
+	rec := newRecorder(t)
+	sys := testkit.NewSystem(rec)
+	p := testkit.NewProbe(rec, sys)
+	sys.Root().Send(p.PID(), "not a reply")
+	if _, err := testkit.ExpectGrainReply[*shopv1.Balance](p, 0); err != nil || len(rec.fatals) != 1 || !strings.Contains(rec.fatals[0], "ExpectGrainReply") {
+		t.Fatalf("a message that is no reply: err %v, fatals %q", err, rec.fatals)
+	}
+	if _, err := testkit.ExpectGrainReply[*shopv1.Balance](p, time.Millisecond); err != nil || len(rec.fatals) != 2 {
+		t.Fatalf("no message: err %v, fatals %q", err, rec.fatals)
 	}
 }
