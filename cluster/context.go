@@ -164,11 +164,12 @@ func (c *Cluster) request(ctx context.Context, id Identity, msg any) (any, error
 	if c == nil {
 		return nil, ErrNotInstalled
 	}
+	var start time.Time
 	if c.det == nil {
 		if err := c.checkRequest(id, msg); err != nil {
 			return nil, err
 		}
-		start := c.now()
+		start = c.now()
 		if pid := c.cached(id, start); pid != nil {
 			return c.requestWarm(ctx, id, msg, pid, start) // warm_call.go
 		}
@@ -188,16 +189,7 @@ func (c *Cluster) request(ctx context.Context, id Identity, msg any) (any, error
 	if c.det != nil {
 		return c.requestDetached(ctx, id, msg)
 	}
-	return c.requestBound(ctx, id, msg)
-}
-
-// requestBound is a request on a ctx that has a deadline and ends when the
-// cluster stops: the futures' boundContext, or request's.
-func (c *Cluster) requestBound(ctx context.Context, id Identity, msg any) (any, error) {
-	if err := c.checkRequest(id, msg); err != nil {
-		return nil, err
-	}
-	return c.requestFrom(ctx, id, msg, nil, c.now())
+	return c.requestFrom(ctx, id, msg, nil, start)
 }
 
 // checkRequest refuses a request before anything is sent: an invalid
