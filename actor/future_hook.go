@@ -30,12 +30,14 @@ type hookedFuture struct {
 }
 
 func init() {
-	futurehook.Request = func(root, pid, msg any, timeout time.Duration, h futurehook.Hook) any {
-		return root.(*RootContext).requestHooked(pid.(*PID), msg, timeout, h)
-	}
-	futurehook.TurnFuture = func(root, target any) any {
-		return root.(*RootContext).turnFuture(target.(*PID))
-	}
+	futurehook.Install(futurehook.Funcs{
+		Request: func(root, pid, msg any, timeout time.Duration, h futurehook.Hook) any {
+			return root.(*RootContext).requestHooked(pid.(*PID), msg, timeout, h)
+		},
+		TurnFuture: func(root, target any) any {
+			return root.(*RootContext).turnFuture(target.(*PID))
+		},
+	})
 }
 
 // requestHooked is RequestFuture whose future calls h once it completes.
