@@ -221,7 +221,7 @@ func TestWarmCallRetriesAfterFailedAttempt(t *testing.T) {
 	}
 	reader := sdkmetric.NewManualReader()
 	nd := holderMemberRead(t, reader, func(c *cluster.Config) {
-		c.RequestTimeout, c.AttemptTimeout = wait, 100*time.Millisecond
+		c.RequestTimeout, c.AttemptTimeout = wait, 500*time.Millisecond // a second attempt answers well within it
 	}, func(n int, _ cluster.Identity) bool {
 		asks.Add(1)
 		return n == 1
