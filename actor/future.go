@@ -87,7 +87,9 @@ func (s *System) startFuture(f *Future, target *PID, timeout time.Duration) *Fut
 		f.mu.Lock()
 		closed := false
 		if !f.set { // completed meanwhile: no timer to cancel later
-			f.tm.target = f
+			if f.tm.target == nil { // a hooked future's is set (future_hook.go)
+				f.tm.target = f
+			}
 			f.timed = s.tq.arm(&f.tm, timeout, 0)
 			closed = !f.timed
 		}
@@ -146,7 +148,9 @@ func (f *Future) watchClose() (closed bool) {
 	if f.set || f.timed {
 		return false
 	}
-	f.tm.target = f
+	if f.tm.target == nil { // a hooked future's is set (future_hook.go)
+		f.tm.target = f
+	}
 	f.timed = f.sys.tq.armClose(&f.tm)
 	return !f.timed
 }
@@ -270,6 +274,7 @@ func (f *Future) complete(v any, err error) {
 	f.pipes = nil
 	timed := f.timed
 	done := f.done
+	hook := hookOf(f.tm.target)
 	f.mu.Unlock()
 	f.signalDone(done)
 	if timed {
@@ -285,6 +290,9 @@ func (f *Future) complete(v any, err error) {
 	f.releaseTurn() // completed before anyone waited: the request still runs
 	if len(pipes) > 0 {
 		f.pipe(pipes)
+	}
+	if hook != nil {
+		hook.FutureCompleted(f, v, err)
 	}
 }
 

@@ -48,7 +48,11 @@ func Request[T any](ctx context.Context, c *Cluster, id Identity, msg any) (T, e
 // without blocking the caller: grains call other grains with it and PipeTo
 // (a worker is never blocked). The future fails like Request, with
 // ErrTimeout after timeout (Config.RequestTimeout when timeout ≤ 0). On a
-// nil Cluster the future has failed with ErrNotInstalled.
+// nil Cluster the future has failed with ErrNotInstalled. As with
+// actor.RootContext.RequestFuture, when the worker pools are idle a local
+// grain's turn may wait (at most 100 µs) for the caller's Result, Wait or
+// ResultContext, which then run it on the calling goroutine; Done and
+// PipeTo hand it to the pool.
 func (c *Cluster) RequestFuture(id Identity, msg any, timeout time.Duration) *actor.Future {
 	if c == nil {
 		return actor.FailedFuture(ErrNotInstalled)
@@ -62,21 +66,27 @@ func (c *Cluster) RequestFuture(id Identity, msg any, timeout time.Duration) *ac
 // requestFuture is RequestFuture and CallFuture (with reply, which maps
 // the reply) on a running cluster. The first attempt's message leaves on
 // the caller's goroutine, in the order of the caller's other messages to
-// id: to the grain's known PID at once, or queued on the identity's
-// resolution as a Send is (queuedRequest). Waiting for the reply, and the
-// retries, run on a tracked goroutine. Were the first attempt sent there
-// too, a Send made right after the RequestFuture could reach the grain
-// first (TestClusterRequestFutureKeepsOrderWithSends).
+// id: to the grain's known PID at once (callWarm, warm_call.go: the
+// request's completion completes f, and only a failed attempt starts a
+// goroutine, which retries), or queued on the identity's resolution as a
+// Send is (queuedRequest), when waiting for the reply and the retries run
+// on a tracked goroutine. Were the first attempt sent there too, a Send
+// made right after the RequestFuture could reach the grain first
+// (TestClusterRequestFutureKeepsOrderWithSends).
 func (c *Cluster) requestFuture(id Identity, msg any, timeout time.Duration, reply func(any, error) (any, error)) *actor.Future {
 	if timeout <= 0 {
 		timeout = c.cfg.RequestTimeout
 	}
-	f := c.root.NewFuture(0)
 	if err := c.checkRequest(id, msg); err != nil {
+		f := c.root.NewFuture(0)
 		f.Complete(nil, err)
 		return f
 	}
 	start := c.now()
+	if pid := c.cached(id, start); pid != nil {
+		return c.callWarm(id, msg, pid, start, timeout, reply) // warm_call.go
+	}
+	f := c.root.NewFuture(0)
 	first := &queuedRequest{msg: msg, until: time.Now().Add(timeout), attempt: c.cfg.AttemptTimeout}
 	c.sendFirst(id, first)
 	started := c.goTracked(func() {
@@ -147,10 +157,22 @@ func (c *Cluster) leaving() error {
 	return nil
 }
 
-// request is a blocking request on the caller's ctx (Request, Call).
+// request is a blocking request on the caller's ctx (Request, Call). To a
+// grain whose PID is known it is requestWarm (warm_call.go), which needs
+// the context below only when its first attempt fails.
 func (c *Cluster) request(ctx context.Context, id Identity, msg any) (any, error) {
 	if c == nil {
 		return nil, ErrNotInstalled
+	}
+	var start time.Time
+	if c.det == nil {
+		if err := c.checkRequest(id, msg); err != nil {
+			return nil, err
+		}
+		start = c.now()
+		if pid := c.cached(id, start); pid != nil {
+			return c.requestWarm(ctx, id, msg, pid, start) // warm_call.go
+		}
 	}
 	var cancel context.CancelFunc
 	if _, ok := ctx.Deadline(); !ok {
@@ -167,16 +189,7 @@ func (c *Cluster) request(ctx context.Context, id Identity, msg any) (any, error
 	if c.det != nil {
 		return c.requestDetached(ctx, id, msg)
 	}
-	return c.requestBound(ctx, id, msg)
-}
-
-// requestBound is a request on a ctx that has a deadline and ends when the
-// cluster stops: the futures' boundContext, or request's.
-func (c *Cluster) requestBound(ctx context.Context, id Identity, msg any) (any, error) {
-	if err := c.checkRequest(id, msg); err != nil {
-		return nil, err
-	}
-	return c.requestFrom(ctx, id, msg, nil, c.now())
+	return c.requestFrom(ctx, id, msg, nil, start)
 }
 
 // checkRequest refuses a request before anything is sent: an invalid

@@ -22,6 +22,9 @@ type flightGroup struct {
 	// waiting, when not nil (tests only), is called when a resolution
 	// (resolveOnce) begins to wait for a flight it does not lead.
 	waiting func(Identity)
+	// calls: the requests in flight to grains whose PID was known, which
+	// need no flight (warm_call.go).
+	calls warmCalls
 }
 
 type flight struct {

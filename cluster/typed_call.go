@@ -101,8 +101,9 @@ func GrainReply[T any](reply any) (T, error) {
 // (future.PipeTo(ctx.Self())), so no worker waits. The future completes
 // with the reply, or fails with *GrainError (the grain method's error) or
 // Request's errors; ErrTimeout after timeout (Config.RequestTimeout when
-// timeout ≤ 0); on a nil c it has failed with ErrNotInstalled. Generated
-// clients' XxxFuture methods call it.
+// timeout ≤ 0); on a nil c it has failed with ErrNotInstalled. A local
+// grain's turn may wait for the caller's Result, as with RequestFuture.
+// Generated clients' XxxFuture methods call it.
 func CallFuture(c *Cluster, id Identity, req any, timeout time.Duration) *actor.Future {
 	if c == nil {
 		return actor.FailedFuture(ErrNotInstalled)
@@ -110,6 +111,9 @@ func CallFuture(c *Cluster, id Identity, req any, timeout time.Duration) *actor.
 	if c.det != nil {
 		return c.futureDetached(id, emptyIfNil(req), timeout, true)
 	}
+	// The mapping may run where the grain's answer completes the request
+	// (warm_call.go: a worker, a remote reader): a type check and an
+	// allocation, which cannot block or panic.
 	return c.requestFuture(id, emptyIfNil(req), timeout, func(res any, err error) (any, error) {
 		if ge, ok := res.(*clusterpb.GrainError); ok && err == nil {
 			return nil, &GrainError{Code: ge.Code, Message: ge.Message}
