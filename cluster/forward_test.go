@@ -293,18 +293,29 @@ func TestClusterSendToMovedGrainForwarded(t *testing.T) {
 	for _, id := range onB {
 		old[id] = k.self(id)
 	}
+	// An identity that leaves b when c joins can only go to c: wait for
+	// b to stop the first one (its handover), then ask for it. (Asking
+	// right after the views converged could reach b's grains before b had
+	// handed any over, and find none moved.)
+	handedOver := make(chan cluster.Identity, len(onB))
+	bKey := b.c.Self().Key()
+	sub := actor.Subscribe(b.sys.EventStream(), func(e *cluster.ActivationTerminated) {
+		if _, ok := old[e.Identity]; ok && e.Member == bKey {
+			handedOver <- e.Identity
+		}
+	})
+	t.Cleanup(func() { b.sys.EventStream().Unsubscribe(sub) })
 	c := startMember(t, reg, k.kind())
 	awaitMembers(t, 3, a, b, c)
 	var moved cluster.Identity
-	for _, id := range onB {
-		who, err := cluster.Request[*Identity](ctx, a.c, id, &WhoAmI{})
-		require.NoError(t, err)
-		if who.Member == c.sys.Address() {
-			moved = id
-			break
-		}
+	select {
+	case moved = <-handedOver:
+	case <-ctx.Done():
+		t.Fatal("no identity moved from b to c")
 	}
-	require.NotZero(t, moved, "no identity moved from b to c")
+	who, err := cluster.Request[*Identity](ctx, a.c, moved, &WhoAmI{})
+	require.NoError(t, err)
+	require.Equal(t, c.sys.Address(), who.Member, "%s moved from b", moved)
 
 	dead := noDeadLetters(t, b)
 	stale := old[moved]
