@@ -85,7 +85,9 @@ type Config struct {
 	// Name is the cluster's name; members of other clusters are not
 	// members of this one. It must equal remote's Config.SystemName, by
 	// which the handshake refuses other clusters' nodes; empty means that
-	// name, so it is set in one place.
+	// name, so it is set in one place. A Provider that names its cluster
+	// (ClusterNamer: the Consul provider's Config.Cluster) must name it
+	// the same.
 	Name string
 	// Provider is the membership backend: *MemoryRegistry, the Consul
 	// provider, or another implementation (required).
@@ -245,7 +247,10 @@ func minWaitOut(f, s, p time.Duration, rho float64) time.Duration {
 }
 
 // Validate checks the config after defaults are applied: every error
-// matches ErrInvalidConfig and names the field (B1.2). With a Provider
+// matches ErrInvalidConfig and names the field (B1.2). A non-empty Name
+// must equal the Provider's ClusterName when it implements ClusterNamer
+// (an empty one is checked by Install, once it is remote's SystemName).
+// With a Provider
 // that implements LeaseTimer it also checks the timing relations of the
 // single-activation guarantee (docs/cluster.md):
 //
@@ -298,6 +303,12 @@ func (c Config) Validate() error {
 			return invalidConfig("Kinds[%d]: kind %q given twice", i, k.name)
 		}
 		seen[k.name] = struct{}{}
+	}
+	if c.Name != "" {
+		// An empty Name is remote's SystemName: Install checks it then.
+		if err := checkProviderName(c.Provider, c.Name); err != nil {
+			return err
+		}
 	}
 	if t, ok := c.Provider.(LeaseTimer); ok {
 		lt := t.LeaseTiming()
