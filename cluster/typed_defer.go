@@ -60,7 +60,13 @@ func DeferReply[T any](ctx GrainContext) *DeferredReply[T] {
 		return &DeferredReply[T]{d: &deferred{done: true}}
 	}
 	if t.deferred == nil {
-		t.deferred = &deferred{sys: t.System(), to: t.Sender()}
+		d := &deferred{sys: t.System(), to: t.Sender()}
+		if a := activationOf(t.Context); a != nil {
+			// Pending work until sent: the activation is not idle.
+			d.a = a
+			a.beginWait()
+		}
+		t.deferred = d
 	}
 	return &DeferredReply[T]{d: t.deferred}
 }
@@ -71,6 +77,7 @@ type deferred struct {
 	done bool
 	sys  *actor.System
 	to   *actor.PID
+	a    *activation // the grain's, which counts it as pending work; nil outside a cluster
 }
 
 // send sends msg unless a reply was sent already.
@@ -83,6 +90,9 @@ func (d *deferred) send(msg any) bool {
 	d.done = true
 	d.mu.Unlock()
 	d.sys.Root().Send(d.to, msg)
+	if d.a != nil {
+		d.a.endWait()
+	}
 	return true
 }
 
