@@ -41,6 +41,24 @@ func WithIdleTimeout(d time.Duration) KindOption {
 	})
 }
 
+// WithBlocking runs the kind's activations on the system's dedicated pool
+// for actors that block (actor.WithBlocking; its size is
+// actor.SystemConfig.BlockingWorkers): a grain whose Activated loads its
+// state with blocking I/O, or whose methods call a blocking client, then
+// never holds one of the shared workers that every other actor runs on.
+// Its requests and replies are unchanged. NewKind's props may carry
+// actor.WithBlocking already; this option is for kinds whose props the
+// caller does not build (NewGrainKind, the generated XxxKind). A system
+// with an external Dispatcher (actor.SystemConfig.Dispatcher) runs
+// blocking actors on it too.
+func WithBlocking() KindOption {
+	return kindOptionFunc(func(k *Kind) {
+		if k.props != nil {
+			k.props = k.props.With(actor.WithBlocking())
+		}
+	})
+}
+
 // NewKind returns the kind name whose activations are spawned from props.
 // Inside a grain, IdentityOf, FencingTokenOf and Passivate work on its
 // Context; the grain receives actor.Started on activation and
