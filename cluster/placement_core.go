@@ -113,7 +113,8 @@ const (
 // exists per activated grain, so it keeps only what the placement needs:
 // the token (whose Seq is also the lease ID), a pointer to the shared
 // kind, and flags. marks is written by the grain and by the resolutions
-// that publish or withdraw its route; the other fields belong to the
+// that publish or withdraw its route, pending by the grain and by its
+// deferred replies (on any goroutine); the other fields belong to the
 // placement actor.
 type activation struct {
 	id       Identity
@@ -123,10 +124,7 @@ type activation struct {
 	deadline int64         // stop deadline while stopping (Unix nanoseconds)
 	last     int64         // last time seen active by a tick (Unix nanoseconds)
 	marks    atomic.Uint32 // markTouched, markStarted: set by the grain
-	// pending counts the grain's outstanding deferred replies and
-	// ReenterAfter continuations (beginWait, endWait): an activation with
-	// pending work is not idle.
-	pending atomic.Int32
+	pending  atomic.Int32  // deferred replies and continuations the grain waits for (beginWait)
 	state    actState
 	reason   stopReason
 	forced   bool // stopped forcibly after its stop deadline
