@@ -31,7 +31,12 @@ func (f kindOptionFunc) applyKind(k *Kind) { f(k) }
 // message for d (L4); d < 0 never passivates. Without it the kind uses
 // Config.IdleTimeout. Every message the grain receives counts, its own
 // timers' ticks included: a grain with a periodic timer shorter than d is
-// not passivated while the timer runs (cancel it, or call Passivate).
+// not passivated while the timer runs (cancel it, or call Passivate). A
+// grain that waits is not idle either: while it has a deferred reply it has
+// not sent (DeferReply) or a ReenterAfter continuation that has not run
+// (called on the Context its Receive was given), it is not passivated, and
+// its idle clock starts when the last of them ends. A continuation on a
+// future that never completes keeps it active: give such futures a timeout.
 func WithIdleTimeout(d time.Duration) KindOption {
 	return kindOptionFunc(func(k *Kind) {
 		if d < 0 {

@@ -25,7 +25,10 @@ import (
 // the grain's state is safe to read. A deferred reply the method has not
 // sent when its activation stops or restarts (passivation, handover, a
 // panic) is answered with a *GrainError of CodeAbandoned then, so the
-// caller never waits for an activation that is gone.
+// caller never waits for an activation that is gone. Until it is sent, the
+// activation is not idle (WithIdleTimeout): the kind's idle timeout does
+// not passivate a grain that waits for the grain it called, and its idle
+// clock starts when its last deferred reply is sent.
 type DeferredReply[T any] struct{ d *deferred }
 
 // Reply sends reply, or err (as a *GrainError, like a method's returned
