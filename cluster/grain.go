@@ -32,6 +32,16 @@ type grainContext struct {
 	gen   uint32
 }
 
+// dropContinuations forgets the continuations of an incarnation that is
+// restarting: the runtime drops them without running them.
+func (g *grainContext) dropContinuations() {
+	if g.a != nil {
+		g.a.pending.Add(-g.conts)
+	}
+	g.conts = 0
+	g.gen++
+}
+
 // ReenterAfter is the Context's ReenterAfter, with the continuation counted
 // as the grain's pending work until it has run: an activation waiting for
 // it is not idle (WithIdleTimeout). A restart drops the continuations that
@@ -103,14 +113,14 @@ func (g *grainMiddleware) receive(ctx actor.Context) {
 			a.stoppedAt.Store(&at)
 		}()
 	}
+	if _, ok := ctx.Message().(*actor.Restarting); ok {
+		// After the handler, even one that panics: the continuations of
+		// the failed incarnation (its handler's included) never run.
+		defer g.ctx.dropContinuations()
+	}
 	g.ctx.Context = ctx
 	g.next(&g.ctx)
 	switch ctx.Message().(type) {
-	case *actor.Restarting:
-		// The continuations of the failed incarnation never run.
-		a.pending.Add(-g.ctx.conts)
-		g.ctx.conts = 0
-		g.ctx.gen++
 	case *actor.Started:
 		if err := g.ctx.startErr; err != nil {
 			g.ctx.startErr = nil
