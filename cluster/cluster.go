@@ -158,6 +158,9 @@ func newCluster(ctx context.Context, host actor.Host, cfg Config) (*Cluster, err
 		// connect.
 		return nil, invalidConfig("Name %q must equal remote's SystemName %q (the handshake refuses other clusters by it)", cfg.Name, r.SystemName())
 	}
+	if err := checkProviderName(cfg.Provider, cfg.Name); err != nil {
+		return nil, err
+	}
 	if err := r.Serializers().RegisterProto(
 		(*clusterpb.ActivationRequest)(nil), (*clusterpb.ActivationResponse)(nil),
 		(*clusterpb.ViewAck)(nil), (*clusterpb.ActivationTerminated)(nil), (*clusterpb.BlockNotice)(nil),

@@ -31,13 +31,36 @@ func (f kindOptionFunc) applyKind(k *Kind) { f(k) }
 // message for d (L4); d < 0 never passivates. Without it the kind uses
 // Config.IdleTimeout. Every message the grain receives counts, its own
 // timers' ticks included: a grain with a periodic timer shorter than d is
-// not passivated while the timer runs (cancel it, or call Passivate).
+// not passivated while the timer runs (cancel it, or call Passivate). A
+// grain that waits is not idle either: while it has a deferred reply it has
+// not sent (DeferReply) or a ReenterAfter continuation that has not run
+// (called on the Context its Receive was given), it is not passivated, and
+// its idle clock starts when the last of them ends. A continuation on a
+// future that never completes keeps it active: give such futures a timeout.
 func WithIdleTimeout(d time.Duration) KindOption {
 	return kindOptionFunc(func(k *Kind) {
 		if d < 0 {
 			d = -1
 		}
 		k.idle = d
+	})
+}
+
+// WithBlocking runs the kind's activations on the system's dedicated pool
+// for actors that block (actor.WithBlocking; its size is
+// actor.SystemConfig.BlockingWorkers): a grain whose Activated loads its
+// state with blocking I/O, or whose methods call a blocking client, then
+// never holds one of the shared workers that every other actor runs on.
+// Its requests and replies are unchanged. NewKind's props may carry
+// actor.WithBlocking already; this option is for kinds whose props the
+// caller does not build (NewGrainKind, the generated XxxKind). A system
+// with an external Dispatcher (actor.SystemConfig.Dispatcher) runs
+// blocking actors on it too.
+func WithBlocking() KindOption {
+	return kindOptionFunc(func(k *Kind) {
+		if k.props != nil {
+			k.props = k.props.With(actor.WithBlocking())
+		}
 	})
 }
 
@@ -85,7 +108,9 @@ type Config struct {
 	// Name is the cluster's name; members of other clusters are not
 	// members of this one. It must equal remote's Config.SystemName, by
 	// which the handshake refuses other clusters' nodes; empty means that
-	// name, so it is set in one place.
+	// name, so it is set in one place. A Provider that names its cluster
+	// (ClusterNamer: the Consul provider's Config.Cluster) must name it
+	// the same.
 	Name string
 	// Provider is the membership backend: *MemoryRegistry, the Consul
 	// provider, or another implementation (required).
@@ -245,7 +270,10 @@ func minWaitOut(f, s, p time.Duration, rho float64) time.Duration {
 }
 
 // Validate checks the config after defaults are applied: every error
-// matches ErrInvalidConfig and names the field (B1.2). With a Provider
+// matches ErrInvalidConfig and names the field (B1.2). A non-empty Name
+// must equal the Provider's ClusterName when it implements ClusterNamer
+// (an empty one is checked by Install, once it is remote's SystemName).
+// With a Provider
 // that implements LeaseTimer it also checks the timing relations of the
 // single-activation guarantee (docs/cluster.md):
 //
@@ -298,6 +326,12 @@ func (c Config) Validate() error {
 			return invalidConfig("Kinds[%d]: kind %q given twice", i, k.name)
 		}
 		seen[k.name] = struct{}{}
+	}
+	if c.Name != "" {
+		// An empty Name is remote's SystemName: Install checks it then.
+		if err := checkProviderName(c.Provider, c.Name); err != nil {
+			return err
+		}
 	}
 	if t, ok := c.Provider.(LeaseTimer); ok {
 		lt := t.LeaseTiming()

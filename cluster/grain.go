@@ -26,6 +26,46 @@ type grainContext struct {
 	a        *activation
 	c        *Cluster
 	startErr error // set by failActivation during the Started handler
+	// conts counts this incarnation's ReenterAfter continuations that have
+	// not run; gen counts restarts, which drop them (ReenterAfter).
+	conts int32
+	gen   uint32
+}
+
+// dropContinuations forgets the continuations of an incarnation that is
+// restarting: the runtime drops them without running them.
+func (g *grainContext) dropContinuations() {
+	if g.a != nil {
+		g.a.pending.Add(-g.conts)
+	}
+	g.conts = 0
+	g.gen++
+}
+
+// ReenterAfter is the Context's ReenterAfter, with the continuation counted
+// as the grain's pending work until it has run: an activation waiting for
+// it is not idle (WithIdleTimeout). A restart drops the continuations that
+// have not run (actor.Context.ReenterAfter), and their count with them.
+func (g *grainContext) ReenterAfter(fut *actor.Future, fn func(res any, err error)) {
+	a := g.a
+	if fut == nil || fn == nil || a == nil {
+		g.Context.ReenterAfter(fut, fn)
+		return
+	}
+	a.beginWait()
+	g.conts++
+	gen := g.gen
+	g.Context.ReenterAfter(fut, func(res any, err error) {
+		// On the grain's turn, as g's other fields. Ended after fn, which
+		// may wait for more (a panic in fn ends it too).
+		defer func() {
+			if g.gen == gen {
+				g.conts--
+				a.endWait()
+			}
+		}()
+		fn(res, err)
+	})
 }
 
 func (c *Cluster) newGrainMiddleware(next actor.ReceiveFunc) actor.ReceiveFunc {
@@ -72,6 +112,11 @@ func (g *grainMiddleware) receive(ctx actor.Context) {
 			at := c.now()
 			a.stoppedAt.Store(&at)
 		}()
+	}
+	if _, ok := ctx.Message().(*actor.Restarting); ok {
+		// After the handler, even one that panics: the continuations of
+		// the failed incarnation (its handler's included) never run.
+		defer g.ctx.dropContinuations()
 	}
 	g.ctx.Context = ctx
 	g.next(&g.ctx)

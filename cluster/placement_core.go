@@ -116,7 +116,8 @@ const (
 // exists per activated grain, so it keeps only what the placement needs:
 // the token (whose Seq is also the lease ID), a pointer to the shared
 // kind, and flags. marks is written by the grain and by the resolutions
-// that publish or withdraw its route; the other fields belong to the
+// that publish or withdraw its route, pending by the grain and by its
+// deferred replies (on any goroutine); the other fields belong to the
 // placement actor.
 type activation struct {
 	id       Identity
@@ -126,6 +127,7 @@ type activation struct {
 	deadline int64         // stop deadline while stopping (Unix nanoseconds)
 	last     int64         // last time seen active by a tick (Unix nanoseconds)
 	marks    atomic.Uint32 // markTouched, markStarted: set by the grain
+	pending  atomic.Int32  // deferred replies and continuations the grain waits for (beginWait)
 	state    actState
 	reason   stopReason
 	forced   bool // stopped forcibly after its stop deadline
@@ -157,6 +159,19 @@ func (a *activation) touch() {
 // writes only when the mark is set, so a tick over idle grains only reads.
 func (a *activation) untouch() bool {
 	return a.marks.Load()&markTouched != 0 && a.marks.And(^markTouched)&markTouched != 0
+}
+
+// beginWait records one piece of work the grain waits for (a deferred
+// reply it has yet to send, a continuation yet to run): until the matching
+// endWait the activation is not idle.
+func (a *activation) beginWait() { a.pending.Add(1) }
+
+// endWait ends a piece of work beginWait recorded. It marks the activation
+// active first, so its idle clock starts when its last pending work ends,
+// and a tick that finds no pending work also finds the mark (tick).
+func (a *activation) endWait() {
+	a.touch()
+	a.pending.Add(-1)
 }
 
 // startedOK reports whether the grain's Started handler returned.
@@ -674,7 +689,8 @@ func (c *placementCore) terminated(pid *actor.PID) *activation {
 }
 
 // tick is the passing of time: it returns the activations to passivate
-// (idle for their kind's timeout, L4) and whether the member must fence
+// (idle for their kind's timeout, L4: no message and no pending work, see
+// beginWait) and whether the member must fence
 // now (its lease is no longer valid until now + S); fencing marks every
 // activation stopping and returns them in stop.
 func (c *placementCore) tick(now time.Time) (passivate []*activation, fence bool, stop []*activation) {
@@ -705,6 +721,15 @@ func (c *placementCore) tick(now time.Time) (passivate []*activation, fence bool
 			return
 		}
 		if time.Duration(now.UnixNano()-a.last) >= a.kind.idle {
+			// Read only for an activation past its idle timeout, so a tick
+			// over active grains reads one word each. Pending first, then
+			// the mark again: endWait touches before it decrements, so a
+			// grain whose last pending work ended after the untouch above
+			// is seen touched here.
+			if a.pending.Load() > 0 || a.untouch() {
+				a.last = now.UnixNano()
+				return
+			}
 			c.beginStop(a, stopPassivate, now)
 			passivate = append(passivate, a)
 		}

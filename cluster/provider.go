@@ -22,6 +22,11 @@ import (
 // independent Membership that the caller owns and must end with Leave or
 // Stop.
 //
+// Optional interfaces, detected with a type assertion: LeaseTimer (the lease
+// timing, which Config.Validate checks), Evictor (forced removal of a blocked
+// member) and ClusterNamer (the cluster name the backend groups members by,
+// which must equal Config.Name).
+//
 // Founding. A Membership may also have the method
 // Founded() (at time.Time, ok bool) (MembershipFeed has it): ok when this
 // incarnation founded its cluster at at, on its lease's clock, that is, no
@@ -34,6 +39,36 @@ import (
 // check-and-set.
 type Provider interface {
 	Join(ctx context.Context, self Member) (Membership, error)
+}
+
+// ClusterNamer is an optional interface of a Provider whose backend groups
+// members by a cluster name of its own (the Consul provider's
+// Config.Cluster): ClusterName returns that name. The views of such a
+// provider list every member that joined under the name, whatever cluster
+// it belongs to, so Config.Validate and Install refuse, with
+// ErrInvalidConfig, a provider whose ClusterName differs from Config.Name
+// (after Name defaulted to remote's SystemName): otherwise two clusters
+// that leave the provider's name at its default see each other's members,
+// and grains owned by the other cluster's members fail their calls with
+// ErrTimeout (the owner's remote handshake refuses the caller). Called
+// once, at validation and install; it must not block.
+type ClusterNamer interface {
+	ClusterName() string
+}
+
+// checkProviderName returns an error matching ErrInvalidConfig when p
+// states a cluster name other than name.
+func checkProviderName(p Provider, name string) error {
+	n, ok := p.(ClusterNamer)
+	if !ok {
+		return nil
+	}
+	if pn := n.ClusterName(); pn != name {
+		return invalidConfig("Name %q differs from the Provider's cluster name %q: its views would list the members of cluster %q; "+
+			"set the provider's cluster name (consul: Config.Cluster) to %q, or Name to %q",
+			name, pn, pn, name, pn)
+	}
+	return nil
 }
 
 // Membership is one incarnation's membership, as returned by Provider.Join.

@@ -25,7 +25,10 @@ import (
 // the grain's state is safe to read. A deferred reply the method has not
 // sent when its activation stops or restarts (passivation, handover, a
 // panic) is answered with a *GrainError of CodeAbandoned then, so the
-// caller never waits for an activation that is gone.
+// caller never waits for an activation that is gone. Until it is sent, the
+// activation is not idle (WithIdleTimeout): the kind's idle timeout does
+// not passivate a grain that waits for the grain it called, and its idle
+// clock starts when its last deferred reply is sent.
 type DeferredReply[T any] struct{ d *deferred }
 
 // Reply sends reply, or err (as a *GrainError, like a method's returned
@@ -60,7 +63,13 @@ func DeferReply[T any](ctx GrainContext) *DeferredReply[T] {
 		return &DeferredReply[T]{d: &deferred{done: true}}
 	}
 	if t.deferred == nil {
-		t.deferred = &deferred{sys: t.System(), to: t.Sender()}
+		d := &deferred{sys: t.System(), to: t.Sender()}
+		if a := activationOf(t.Context); a != nil {
+			// Pending work until sent: the activation is not idle.
+			d.a = a
+			a.beginWait()
+		}
+		t.deferred = d
 	}
 	return &DeferredReply[T]{d: t.deferred}
 }
@@ -71,6 +80,7 @@ type deferred struct {
 	done bool
 	sys  *actor.System
 	to   *actor.PID
+	a    *activation // the grain's, which counts it as pending work; nil outside a cluster
 }
 
 // send sends msg unless a reply was sent already.
@@ -83,6 +93,9 @@ func (d *deferred) send(msg any) bool {
 	d.done = true
 	d.mu.Unlock()
 	d.sys.Root().Send(d.to, msg)
+	if d.a != nil {
+		d.a.endWait()
+	}
 	return true
 }
 

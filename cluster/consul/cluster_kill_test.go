@@ -63,6 +63,7 @@ func (g *killGate) kill(t *testing.T, sys *actor.System) {
 func TestClusterOverConsulSurvivesKill(t *testing.T) {
 	agent := testconsul.Start(t)
 	cfg := testConfig(t, agent)
+	cfg.Cluster = "consul-kill" // the cluster's name (cluster.ClusterNamer)
 	p := newProvider(t, cfg)
 
 	var (

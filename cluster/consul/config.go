@@ -35,7 +35,10 @@ type Config struct {
 	// demand, as the tests do to cut renewals) is used as given.
 	API api.Config
 	// Cluster is the cluster name: members of the same cluster see each
-	// other. Letters, digits, '.', '_' and '-'; not "." or "..".
+	// other. It must equal cluster.Config.Name (which defaults to remote's
+	// SystemName): cluster.Install refuses the provider otherwise, since
+	// two clusters sharing one name here would see each other's members.
+	// Letters, digits, '.', '_' and '-'; not "." or "..".
 	Cluster string
 	// KeyPrefix is the KV root; keys live under KeyPrefix/Cluster/. It is
 	// '/'-separated segments, none empty, "." or "..".

@@ -105,7 +105,7 @@ func TestProviderLeaseTimingFeedsClusterConfig(t *testing.T) {
 	lt := p.LeaseTiming()
 	require.Equal(t, DefaultConfig().FencePeriod, lt.FencePeriod)
 	require.Equal(t, DefaultConfig().SessionTTL, lt.LeaseTTL)
-	cfg := cluster.Config{Name: "x", Provider: p}
+	cfg := cluster.Config{Name: DefaultConfig().Cluster, Provider: p}
 	require.NoError(t, cfg.Validate())
 	cfg.WaitOut = 5 * time.Second // shorter than F+S+P: unsafe
 	require.ErrorIs(t, cfg.Validate(), cluster.ErrInvalidConfig)

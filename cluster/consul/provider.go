@@ -40,7 +40,15 @@ type Provider struct {
 // agent: one for the view query, the rest for renewals and joins.
 const maxAgentConns = 8
 
-var _ cluster.Provider = (*Provider)(nil)
+var (
+	_ cluster.Provider     = (*Provider)(nil)
+	_ cluster.ClusterNamer = (*Provider)(nil)
+)
+
+// ClusterName returns Config.Cluster, the name under which the provider
+// lists members. The cluster runtime refuses to install when it differs
+// from cluster.Config.Name (cluster.ClusterNamer).
+func (p *Provider) ClusterName() string { return p.cfg.Cluster }
 
 // New validates cfg and returns a provider. It does not contact Consul.
 func New(cfg Config) (*Provider, error) {
