@@ -57,6 +57,7 @@ func TestConsulFoundedOnce(t *testing.T) {
 func TestConsulFreshClusterActivatesWithoutWaitOut(t *testing.T) {
 	agent := testconsul.Start(t)
 	cfg := testConfig(t, agent)
+	cfg.Cluster = "consul-founded" // the cluster's Name (ClusterNamer)
 	p := newProvider(t, cfg)
 	kind := cluster.NewKind("where", actor.PropsFromFunc(func(c actor.Context) {
 		if _, ok := c.Message().(*whereMsg); ok {
