@@ -30,6 +30,9 @@ type grainContext struct {
 	// not run; gen counts restarts, which drop them (ReenterAfter).
 	conts int32
 	gen   uint32
+	// passivate: Passivate was called on this turn; the middleware asks
+	// the placement actor after the turn (receive).
+	passivate bool
 }
 
 // dropContinuations forgets the continuations of an incarnation that is
@@ -120,6 +123,15 @@ func (g *grainMiddleware) receive(ctx actor.Context) {
 	}
 	g.ctx.Context = ctx
 	g.next(&g.ctx)
+	if g.ctx.passivate {
+		// After the turn, so that what the turn sent to the grain itself
+		// is queued ahead of the placement actor's pill and reaches this
+		// activation, as under Kind.StandaloneProps
+		// (TestDiffSendsAfterPassivate). A turn that panicked asks after
+		// the next turn it completes.
+		g.ctx.passivate = false
+		c.root.Send(c.placement, &passivateMsg{pid: ctx.Self()})
+	}
 	switch ctx.Message().(type) {
 	case *actor.Started:
 		if err := g.ctx.startErr; err != nil {
@@ -184,6 +196,9 @@ type standaloneGrain struct {
 	// startErr, during the Started handler only, is where failActivation
 	// records why the activation failed.
 	startErr *error
+	// passivate: Passivate was called on this turn; the grain is
+	// poisoned after it (StandaloneProps).
+	passivate bool
 }
 
 // StandaloneProps returns the kind's props for running one activation
@@ -199,12 +214,16 @@ func (k Kind) StandaloneProps(id Identity, token FencingToken, onFailed ...func(
 	return k.props.With(actor.WithReceiveMiddleware(func(next actor.ReceiveFunc) actor.ReceiveFunc {
 		return func(ctx actor.Context) {
 			if _, ok := ctx.Message().(*actor.Started); !ok {
-				next(&standaloneGrain{Context: ctx, id: id, token: token})
+				s := &standaloneGrain{Context: ctx, id: id, token: token}
+				next(s)
+				s.passivateAfterTurn()
 				return
 			}
 			var failed error
-			next(&standaloneGrain{Context: ctx, id: id, token: token, startErr: &failed})
+			s := &standaloneGrain{Context: ctx, id: id, token: token, startErr: &failed}
+			next(s)
 			if failed == nil {
+				s.passivateAfterTurn()
 				return
 			}
 			err := fmt.Errorf("%w: %s: %w", ErrActivationFailed, id, failed)
@@ -219,6 +238,15 @@ func (k Kind) StandaloneProps(id Identity, token FencingToken, onFailed ...func(
 			ctx.Stop(ctx.Self())
 		}
 	}))
+}
+
+// passivateAfterTurn poisons the grain when Passivate was called on the
+// turn that just ended: what the turn sent to the grain itself is queued
+// ahead of the pill, as in a cluster (grainMiddleware.receive).
+func (s *standaloneGrain) passivateAfterTurn() {
+	if s.passivate {
+		s.Poison(s.Self())
+	}
 }
 
 // IdentityOf returns the Identity of the grain whose Context ctx is, and
@@ -251,17 +279,19 @@ func FencingTokenOf(ctx actor.Context) (FencingToken, bool) {
 	return FencingToken{}, false
 }
 
-// Passivate stops the grain whose Context ctx is after the messages already
-// queued (it receives actor.Stopping); the next request activates it again
-// with a new fencing token. It does nothing for an ordinary actor (or a
-// Context that is not a grain's, as for IdentityOf).
+// Passivate stops the grain whose Context ctx is after the current turn
+// and the messages queued by then, those this turn sends to the grain
+// itself included (it receives actor.Stopping); the next request
+// activates it again with a new fencing token. Call it on the grain's
+// turn. It does nothing for an ordinary actor (or a Context that is not a
+// grain's, as for IdentityOf).
 func Passivate(ctx actor.Context) {
 	ctx = untyped(ctx)
 	if s, ok := ctx.(*standaloneGrain); ok {
-		s.Poison(s.Self())
+		s.passivate = true
 		return
 	}
 	if g, ok := ctx.(*grainContext); ok {
-		g.c.root.Send(g.c.placement, &passivateMsg{pid: ctx.Self()})
+		g.passivate = true
 	}
 }
