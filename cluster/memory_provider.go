@@ -231,9 +231,12 @@ func (r *MemoryRegistry) broadcastLocked() {
 	t := r.topologyLocked()
 	rel := r.releasedLocked()
 	for m := range r.handles {
-		if !r.partitioned[m.key] {
-			_ = m.Publish(t, rel) // epochs only grow here; Publish copies t
+		if r.partitioned[m.key] {
+			m.missed = true // delivered at its next successful renewal
+			continue
 		}
+		m.missed = false
+		_ = m.Publish(t, rel) // epochs only grow here; Publish copies t
 	}
 }
 
@@ -263,6 +266,10 @@ type memoryMembership struct {
 	key       string
 	done      bool
 	stopRenew func() bool
+	// missed: a view was not delivered to it while it was partitioned. A
+	// partition cut and healed between two renewals fails none, so the
+	// view is not stale, yet the member must still get what it missed.
+	missed bool
 }
 
 // renew is the renewal timer.
@@ -288,7 +295,8 @@ func (m *memoryMembership) renew() {
 	default:
 		e.expires = now.Add(r.cfg.LeaseTTL)
 		m.Renewed(now)
-		if m.ViewState().Status == ViewStale {
+		if m.missed || m.ViewState().Status == ViewStale {
+			m.missed = false
 			_ = m.Publish(r.topologyLocked(), r.releasedLocked())
 		}
 	}

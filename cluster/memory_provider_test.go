@@ -392,3 +392,29 @@ func TestMemoryErrorsAreDistinct(t *testing.T) {
 		}
 	}
 }
+
+// A member partitioned only between two of its renewals (cut and healed in
+// that gap, as a short pause is) makes no failed renewal, so its view never
+// turns stale; the views it missed meanwhile must still reach it at its next
+// renewal. Before, it kept the old view until the next change in the
+// registry (TestChaos: a member never saw a member that joined during its
+// pause, and the cluster did not converge).
+func TestMemoryViewMissedBetweenRenewalsDeliveredAtNext(t *testing.T) {
+	reg, clock := newManualRegistry(t)
+	a := join(t, reg, member("a", 1))
+	latest(t, a)
+
+	reg.Partition("a#1")
+	b := join(t, reg, member("b", 1)) // a misses this view
+	latest(t, b)
+	reg.Heal("a#1")
+	noSnapshot(t, a)
+	assert.Equal(t, ViewLive, a.ViewState().Status, "no renewal failed")
+
+	clock.Advance(memRenew)
+	top := latest(t, a)
+	assert.Equal(t, []string{"a#1", "b#1"}, keys(top))
+	noSnapshot(t, a)
+	clock.Advance(memRenew)
+	noSnapshot(t, a) // delivered once
+}
