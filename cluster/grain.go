@@ -26,23 +26,12 @@ type grainContext struct {
 	a        *activation
 	c        *Cluster
 	startErr error // set by failActivation during the Started handler
-	// conts counts this incarnation's ReenterAfter continuations that have
-	// not run; gen counts restarts, which drop them (ReenterAfter).
-	conts int32
-	gen   uint32
+	// conts counts this incarnation's ReenterAfter continuations as the
+	// activation's pending work (set with a).
+	conts continuations
 	// passivate: Passivate was called on this turn; the middleware asks
 	// the placement actor after the turn (receive).
 	passivate bool
-}
-
-// dropContinuations forgets the continuations of an incarnation that is
-// restarting: the runtime drops them without running them.
-func (g *grainContext) dropContinuations() {
-	if g.a != nil {
-		g.a.pending.Add(-g.conts)
-	}
-	g.conts = 0
-	g.gen++
 }
 
 // ReenterAfter is the Context's ReenterAfter, with the continuation counted
@@ -50,25 +39,66 @@ func (g *grainContext) dropContinuations() {
 // it is not idle (WithIdleTimeout). A restart drops the continuations that
 // have not run (actor.Context.ReenterAfter), and their count with them.
 func (g *grainContext) ReenterAfter(fut *actor.Future, fn func(res any, err error)) {
-	a := g.a
-	if fut == nil || fn == nil || a == nil {
-		g.Context.ReenterAfter(fut, fn)
+	g.conts.reenterAfter(g.Context, fut, fn)
+}
+
+// pendingCounter counts the work a grain waits for (a deferred reply it
+// has yet to send, a continuation yet to run), which keeps it from idle
+// passivation: its activation in a cluster, a standalone grain's onWork
+// (Kind.StandalonePropsWithWork). beginWait and endWait may be called on
+// any goroutine: a deferred reply is sent from any.
+type pendingCounter interface {
+	beginWait()
+	endWait()
+	// dropWaits ends n pieces at once (the continuations a restart drops).
+	dropWaits(n int32)
+}
+
+// dropWaits ends n pieces of work beginWait recorded: the continuations
+// of an incarnation that restarted, which never run. The restart, a
+// message, marked the activation active already.
+func (a *activation) dropWaits(n int32) { a.pending.Add(-n) }
+
+// continuations counts one grain's ReenterAfter continuations that have
+// not run as pending work of w; n and gen belong to the grain's turn. Both
+// grain Contexts (grainContext, standaloneGrain) count through it.
+type continuations struct {
+	w   pendingCounter // nil: not counted
+	n   int32          // this incarnation's continuations that have not run
+	gen uint32         // restarts, which drop them (drop)
+}
+
+// reenterAfter is ctx.ReenterAfter with fn counted until it has run.
+func (c *continuations) reenterAfter(ctx actor.Context, fut *actor.Future, fn func(res any, err error)) {
+	w := c.w
+	if fut == nil || fn == nil || w == nil {
+		ctx.ReenterAfter(fut, fn)
 		return
 	}
-	a.beginWait()
-	g.conts++
-	gen := g.gen
-	g.Context.ReenterAfter(fut, func(res any, err error) {
-		// On the grain's turn, as g's other fields. Ended after fn, which
-		// may wait for more (a panic in fn ends it too).
+	w.beginWait()
+	c.n++
+	gen := c.gen
+	ctx.ReenterAfter(fut, func(res any, err error) {
+		// On the grain's turn, as c's fields. Ended after fn, which may
+		// wait for more (a panic in fn ends it too).
 		defer func() {
-			if g.gen == gen {
-				g.conts--
-				a.endWait()
+			if c.gen == gen {
+				c.n--
+				w.endWait()
 			}
 		}()
 		fn(res, err)
 	})
+}
+
+// drop forgets the continuations of an incarnation that is restarting:
+// the runtime drops them without running them.
+func (c *continuations) drop() {
+	if c.w != nil && c.n != 0 {
+		c.w.dropWaits(c.n)
+	}
+	c.n = 0
+	c.gen++
 }
 
 func (c *Cluster) newGrainMiddleware(next actor.ReceiveFunc) actor.ReceiveFunc {
@@ -86,6 +116,7 @@ func (g *grainMiddleware) receive(ctx actor.Context) {
 			return
 		}
 		g.ctx.a = a
+		g.ctx.conts.w = a
 	}
 	a.touch()
 	c := g.ctx.c
@@ -119,7 +150,7 @@ func (g *grainMiddleware) receive(ctx actor.Context) {
 	if _, ok := ctx.Message().(*actor.Restarting); ok {
 		// After the handler, even one that panics: the continuations of
 		// the failed incarnation (its handler's included) never run.
-		defer g.ctx.dropContinuations()
+		defer g.ctx.conts.drop()
 	}
 	g.ctx.Context = ctx
 	g.next(&g.ctx)
@@ -187,12 +218,30 @@ func activationOf(ctx actor.Context) *activation {
 	return nil
 }
 
+// pendingOf returns what counts the pending work of the grain whose
+// Context ctx is (its activation, or a standalone grain's onWork), or nil
+// when nothing does.
+func pendingOf(ctx actor.Context) pendingCounter {
+	switch c := ctx.(type) {
+	case *grainContext:
+		if c.a != nil {
+			return c.a
+		}
+	case *standaloneGrain:
+		return c.conts.w
+	}
+	return nil
+}
+
 // standaloneGrain is the Context a grain spawned from Kind.StandaloneProps
 // receives: it answers IdentityOf and FencingTokenOf without a cluster.
 type standaloneGrain struct {
 	actor.Context
 	id    Identity
 	token FencingToken
+	// conts, shared by the grain's turns, counts its continuations for
+	// the onWork of StandalonePropsWithWork.
+	conts *continuations
 	// startErr, during the Started handler only, is where failActivation
 	// records why the activation failed.
 	startErr *error
@@ -200,6 +249,22 @@ type standaloneGrain struct {
 	// poisoned after it (StandaloneProps).
 	passivate bool
 }
+
+// ReenterAfter is the Context's ReenterAfter, with the continuation counted
+// as the grain's pending work until it has run, as in a cluster
+// (grainContext.ReenterAfter), when the grain reports it
+// (StandalonePropsWithWork).
+func (s *standaloneGrain) ReenterAfter(fut *actor.Future, fn func(res any, err error)) {
+	s.conts.reenterAfter(s.Context, fut, fn)
+}
+
+// workFunc is the pendingCounter of a standalone grain: the onWork of
+// Kind.StandalonePropsWithWork, told of each change of the count.
+type workFunc func(delta int)
+
+func (f workFunc) beginWait()        { f(1) }
+func (f workFunc) endWait()          { f(-1) }
+func (f workFunc) dropWaits(n int32) { f(-int(n)) }
 
 // StandaloneProps returns the kind's props for running one activation
 // outside a cluster, as a unit test does (testkit.NewGrain): the grain's
@@ -209,18 +274,46 @@ type standaloneGrain struct {
 // given, is called on the grain's turn, before the stop, with the error a
 // caller in the cluster would get the text of (without it the error is
 // logged). The kind's own receive middleware stays outermost; the grain's
-// Receive gets the answering Context.
+// Receive gets the answering Context. Its pending work is not counted
+// (StandalonePropsWithWork).
 func (k Kind) StandaloneProps(id Identity, token FencingToken, onFailed ...func(error)) *actor.Props {
+	return k.StandalonePropsWithWork(id, token, nil, onFailed...)
+}
+
+// StandalonePropsWithWork is StandaloneProps that also reports the
+// activation's pending work, for testkit.NewGrain, which emulates the
+// kind's idle timeout outside a cluster: in a cluster a grain that waits
+// is not idle, and its idle clock starts when the last of its pending
+// work ends (WithIdleTimeout). onWork, when not nil, is called with +1
+// when the grain begins to wait for a piece of work (DeferReply in a
+// typed grain's method or ReceiveMessage; ReenterAfter called on the
+// Context its Receive was given) and with -1 when it ends (the deferred
+// reply sent or abandoned, the continuation run); a restart drops the
+// continuations that have not run, -n for n of them. It is called on the
+// grain's turn, except for a deferred reply sent from another goroutine;
+// it must not block nor call into the grain. Spawn one activation from
+// the props: every actor spawned from them reports to the same onWork.
+func (k Kind) StandalonePropsWithWork(id Identity, token FencingToken, onWork func(delta int), onFailed ...func(error)) *actor.Props {
 	return k.props.With(actor.WithReceiveMiddleware(func(next actor.ReceiveFunc) actor.ReceiveFunc {
+		// One per grain, as the chain (built at its first message).
+		conts := &continuations{}
+		if onWork != nil {
+			conts.w = workFunc(onWork)
+		}
 		return func(ctx actor.Context) {
+			if _, ok := ctx.Message().(*actor.Restarting); ok {
+				// After the handler, even one that panics: the failed
+				// incarnation's continuations never run.
+				defer conts.drop()
+			}
 			if _, ok := ctx.Message().(*actor.Started); !ok {
-				s := &standaloneGrain{Context: ctx, id: id, token: token}
+				s := &standaloneGrain{Context: ctx, id: id, token: token, conts: conts}
 				next(s)
 				s.passivateAfterTurn()
 				return
 			}
 			var failed error
-			s := &standaloneGrain{Context: ctx, id: id, token: token, startErr: &failed}
+			s := &standaloneGrain{Context: ctx, id: id, token: token, conts: conts, startErr: &failed}
 			next(s)
 			if failed == nil {
 				s.passivateAfterTurn()

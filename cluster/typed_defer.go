@@ -64,10 +64,10 @@ func DeferReply[T any](ctx GrainContext) *DeferredReply[T] {
 	}
 	if t.deferred == nil {
 		d := &deferred{sys: t.System(), to: t.Sender()}
-		if a := activationOf(t.Context); a != nil {
+		if w := pendingOf(t.Context); w != nil {
 			// Pending work until sent: the activation is not idle.
-			d.a = a
-			a.beginWait()
+			d.w = w
+			w.beginWait()
 		}
 		t.deferred = d
 	}
@@ -80,7 +80,7 @@ type deferred struct {
 	done bool
 	sys  *actor.System
 	to   *actor.PID
-	a    *activation // the grain's, which counts it as pending work; nil outside a cluster
+	w    pendingCounter // the grain's, which counts it as pending work; nil when nothing does
 }
 
 // send sends msg unless a reply was sent already.
@@ -93,8 +93,8 @@ func (d *deferred) send(msg any) bool {
 	d.done = true
 	d.mu.Unlock()
 	d.sys.Root().Send(d.to, msg)
-	if d.a != nil {
-		d.a.endWait()
+	if d.w != nil {
+		d.w.endWait()
 	}
 	return true
 }

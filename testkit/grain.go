@@ -27,8 +27,11 @@ import (
 // starts a new one first, with the next fencing token; an activation that
 // received no message for the kind's idle timeout (cluster.WithIdleTimeout,
 // else the cluster default, one hour) is passivated when the virtual clock
-// gets there (g.Sys.Advance). The activations are children of a host
-// actor, as a member's grains are of its placement actor, and as there a
+// gets there (g.Sys.Advance). As in the cluster, one that waits (a
+// deferred reply it has not sent, a ReenterAfter continuation that has not
+// run) is not idle, and its idle clock starts when the last of that work
+// ends. The activations are children of a host actor, as a member's
+// grains are of its placement actor, and as there a
 // message without a sender that finds the activation gone (one still
 // queued at its stop included) goes on to the next activation
 // (grain_host.go). Use it from the test goroutine.
@@ -75,8 +78,11 @@ type Grain struct {
 	started  bool      // its Started handler returned
 	stopped  bool      // it handled Stopped (or was never spawned)
 	startErr error     // why its Started failed, nil if it did not
-	last     time.Time // virtual time of its last message
+	last     time.Time // virtual time of its last message, or when its pending work ended
 	armed    bool      // an idle check is pending for it
+	// pending counts its pending work (deferred replies, continuations),
+	// as its activation in a cluster does: while any, it is not idle.
+	pending int
 	// relays are the future self-calls waiting for an answer, in the
 	// order made, so that they are told in that order (grain_self.go).
 	relays []*selfRelay
@@ -221,10 +227,12 @@ func (g *Grain) activate() {
 func (g *Grain) spawn(c actor.Context) error {
 	g.mu.Lock()
 	g.Token.Seq++ // under mu: an idle check reads it
-	g.started, g.stopped, g.startErr, g.armed, g.spawnErr = false, false, nil, false, nil
+	g.started, g.stopped, g.startErr, g.armed, g.spawnErr, g.pending = false, false, nil, false, nil, 0
 	g.last = g.Sys.Now()
+	seq := g.Token.Seq
 	g.mu.Unlock()
-	props := g.kind.StandaloneProps(g.Identity, g.Token, g.failedStart).With(actor.WithReceiveMiddleware(g.track))
+	onWork := func(delta int) { g.work(seq, delta) }
+	props := g.kind.StandalonePropsWithWork(g.Identity, g.Token, onWork, g.failedStart).With(actor.WithReceiveMiddleware(g.track))
 	pid, err := c.SpawnNamed(props, g.Identity.String())
 	if err != nil {
 		g.mu.Lock()
@@ -325,6 +333,23 @@ func (g *Grain) ended(pid *actor.PID) {
 	}
 }
 
+// work counts delta pieces of pending work of the activation with token
+// seq seq (Kind.StandalonePropsWithWork's onWork: on the grain's turn, or
+// on the goroutine that sends a deferred reply). As in the cluster, its
+// idle clock starts when its last pending work ends. An earlier
+// activation's (a deferred reply sent after its stop) no longer counts.
+func (g *Grain) work(seq uint64, delta int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.Token.Seq != seq {
+		return
+	}
+	g.pending += delta
+	if g.pending == 0 {
+		g.last = g.Sys.Now()
+	}
+}
+
 // begun records that pid's Started handler returned (again, after a
 // restart) and starts its idle clock once.
 func (g *Grain) begun(pid *actor.PID) {
@@ -342,20 +367,26 @@ func (g *Grain) begun(pid *actor.PID) {
 }
 
 // idleCheck passivates pid, the activation with token seq seq, when it
-// received no message for the idle timeout, and looks again when that is
-// due otherwise; as the cluster's placement actor does, it lets the
-// messages already queued run first. Every activation has the same PID (it
-// is named after the identity), so the check of an activation that
-// stopped knows it by its token: otherwise it would go on beside the next
-// activation's and poison that one a second time, a dead letter the
-// cluster never makes.
+// received no message for the idle timeout and has no pending work (a
+// deferred reply not sent, a continuation that has not run) and has had
+// none for that long, and looks again when that is due otherwise (an idle
+// timeout on while work is pending: its end restarts the clock, work); as
+// the cluster's placement actor does, it lets the messages already queued
+// run first. Every activation has the same PID (it is named after the
+// identity), so the check of an activation that stopped knows it by its
+// token: otherwise it would go on beside the next activation's and poison
+// that one a second time, a dead letter the cluster never makes.
 func (g *Grain) idleCheck(pid *actor.PID, seq uint64) {
 	g.mu.Lock()
 	if !g.current(pid) || g.Token.Seq != seq || g.stopped {
 		g.mu.Unlock()
 		return
 	}
-	if left := g.idle - g.Sys.Now().Sub(g.last); left > 0 {
+	left := g.idle
+	if g.pending == 0 {
+		left -= g.Sys.Now().Sub(g.last)
+	}
+	if left > 0 {
 		g.Sys.Clock.AfterFunc(left, func() { g.idleCheck(pid, seq) })
 		g.mu.Unlock()
 		return
