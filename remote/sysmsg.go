@@ -81,6 +81,18 @@ type DeadLetterResponse struct {
 	Reason DeadLetterReason
 }
 
+// WatchesDropped tells the receiver, on a connection that the sender has
+// just established with it, that the sender has reported the receiver's
+// incarnation NodeID terminated (it did not come back within GiveUpAfter,
+// or was blocked) and so dropped every watch across the link: the
+// sender's watchers of the receiver's processes were told Terminated, and
+// the receiver's watchers of the sender's processes will never hear of
+// them again. The receiver ends its own side of those watches (see
+// Remote.watchesDropped). It is the first envelope of the sender on the
+// connection, so that it ends no watch made on it. A node that predates it
+// reads its tag as an unknown type: a dead letter, the connection stays.
+type WatchesDropped struct{ NodeID string }
+
 // DeadLetterReason says why a message sent to another node was not
 // delivered there; stable on the wire.
 type DeadLetterReason uint8
@@ -164,6 +176,7 @@ func (*Pong) remoteSystemMessage()               {}
 func (*StopRequest) remoteSystemMessage()        {}
 func (*PoisonPillRequest) remoteSystemMessage()  {}
 func (*DeadLetterResponse) remoteSystemMessage() {}
+func (*WatchesDropped) remoteSystemMessage()     {}
 
 // Tags of the compact system encoding: the first payload byte.
 const (
@@ -177,6 +190,7 @@ const (
 	sysStop
 	sysPoisonPill
 	sysDeadLetterResponse
+	sysWatchesDropped
 )
 
 const maxSysStringLen = 4096
@@ -241,6 +255,10 @@ func AppendSystemMessage(dst []byte, m SystemMessage) ([]byte, error) {
 			}
 			return dst, nil
 		}
+	case *WatchesDropped:
+		if m != nil {
+			return appendString(append(dst, sysWatchesDropped), m.NodeID), nil
+		}
 	}
 	return dst, fmt.Errorf("%w: system message %T", ErrUnknownType, m)
 }
@@ -288,6 +306,8 @@ func DecodeSystemMessage(b []byte) (SystemMessage, error) {
 			}
 		}
 		m = dl
+	case sysWatchesDropped:
+		m = &WatchesDropped{NodeID: c.str("node id", maxNodeIDLen)}
 	default:
 		return nil, fmt.Errorf("%w: system message tag %d", ErrUnknownType, b[0])
 	}
