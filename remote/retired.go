@@ -20,7 +20,9 @@ import (
 // node ID back in the handshake of its next connection, which makes a new
 // endpoint here; a peer that has not done so within GiveUpAfter (the time
 // this node grants any unreachable peer) is reported terminated, which ends
-// its watches, without a dial (TestRetiredWatcherGoneEndsItsWatches).
+// its watches, without a dial (TestRetiredWatcherGoneEndsItsWatches). Should
+// it connect again after all, with the same node ID, it is told that its
+// watches here are gone (goneRecord).
 type retiredPeer struct {
 	id       string
 	deadline time.Time // zero: no watches to end

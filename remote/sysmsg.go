@@ -81,16 +81,24 @@ type DeadLetterResponse struct {
 	Reason DeadLetterReason
 }
 
-// WatchesDropped tells the receiver, on a connection that the sender has
-// just established with it, that the sender has reported the receiver's
-// incarnation NodeID terminated (it did not come back within GiveUpAfter,
-// or was blocked) and so dropped every watch across the link: the
-// sender's watchers of the receiver's processes were told Terminated, and
-// the receiver's watchers of the sender's processes will never hear of
-// them again. The receiver ends its own side of those watches (see
-// Remote.watchesDropped). It is the first envelope of the sender on the
-// connection, so that it ends no watch made on it. A node that predates it
-// reads its tag as an unknown type: a dead letter, the connection stays.
+// WatchesDropped tells the receiver that the sender has reported the
+// receiver's incarnation NodeID terminated (it was unreachable for the
+// sender's GiveUpAfter, or blocked) and so dropped every watch across the
+// link: the sender's watchers of the receiver's processes were told
+// Terminated{AddressTerminated}, and the receiver's watchers of the
+// sender's processes will never hear from them. The receiver ends its own
+// side of those watches as if the sender's node had been lost: its
+// watchers of the sender's processes get Terminated{AddressTerminated},
+// the sender is sent an UnwatchRequest for each, and its processes forget
+// the sender's watchers. A notice naming another node ID is ignored.
+//
+// The Remote extension sends it, unasked, as its first envelope on the
+// first connection that incarnation makes again (same node ID: a long
+// partition, a paused process, an unblocked node), so that it precedes
+// every watch the sender makes on that connection. Its target is the
+// receiver's address with an empty ID. A node that predates it reads its
+// tag as an unknown system message type: a dead letter there, the
+// connection stays, and its watchers stay silent as before.
 type WatchesDropped struct{ NodeID string }
 
 // DeadLetterReason says why a message sent to another node was not

@@ -239,3 +239,80 @@ func TestWatcheeSideLearnsWatchesGone(t *testing.T) {
 	require.NoError(t, err)
 	nothingMoreFrom(t, sysP, probe)
 }
+
+// TestWatchesDroppedNoticeTaken: what a node does with a *WatchesDropped
+// from a peer (a bare node here, playing one that reported this node
+// gone). A notice naming another incarnation (one written to this node's
+// predecessor at its address) changes nothing. One naming this node ends
+// every watch across the link: the local watcher of a process on the peer
+// gets Terminated{AddressTerminated}, and the peer an UnwatchRequest for
+// it (a Watch sent on the new connection before the notice was read
+// holds there).
+func TestWatchesDroppedNoticeTaken(t *testing.T) {
+	sysA, ra := startSystem(t, "a", testConfig(t))
+	echoOn(t, sysA, "echo", "a")
+	got := make(chan remote.Envelope, 16)
+	cfg := remote.NodeTestConfig()
+	cfg.Serializers = newSerializers(t, false)
+	peer, err := remote.NewNode(cfg, remote.Hooks{Deliver: func(_ remote.Peer, env remote.Envelope) { got <- env }})
+	require.NoError(t, err)
+	require.NoError(t, peer.Start(ctxWait(t)))
+	t.Cleanup(func() { _ = peer.Close(ctxWait(t)) })
+	next := func() remote.Envelope {
+		t.Helper()
+		select {
+		case env := <-got:
+			return env
+		case <-time.After(wait):
+			t.Fatal("the peer got nothing")
+			return remote.Envelope{}
+		}
+	}
+
+	probe := testkit.NewProbe(t, sysA)
+	w := actor.NewPID(peer.Address(), "w")
+	probe.Watch(w)
+	req := next()
+	require.IsType(t, &remote.WatchRequest{}, req.Message)
+	notice := func(id string) {
+		require.NoError(t, peer.Send(ra.Address(), remote.Envelope{Target: remote.PIDRef{Address: ra.Address()}, Message: &remote.WatchesDropped{NodeID: id}}))
+	}
+
+	notice("another-incarnation")
+	// The echo's answer comes after a has handled the notice (one
+	// connection, in order).
+	require.NoError(t, peer.Send(ra.Address(), remote.Envelope{Target: remote.PIDRef{Address: ra.Address(), ID: "echo"},
+		Sender: remote.PIDRef{Address: peer.Address(), ID: "s"}, Message: &Echo{Text: "sync"}}))
+	require.IsType(t, &EchoReply{}, next().Message)
+	out, _ := ra.WatchCounts()
+	require.Equal(t, 1, out, "a notice for another incarnation ended the watch")
+
+	notice(ra.NodeID())
+	term := probe.ExpectTerminated(w, wait)
+	assert.Equal(t, actor.TerminatedAddressTerminated, term.Why)
+	unwatch := next()
+	assert.Equal(t, &remote.UnwatchRequest{Watcher: req.Message.(*remote.WatchRequest).Watcher, Watchee: remote.PIDRef{Address: peer.Address(), ID: "w"}}, unwatch.Message)
+	out, _ = ra.WatchCounts()
+	assert.Zero(t, out)
+}
+
+// TestUnblockedPeerLearnsItsWatchesGone: b blocks p, whose probe watches
+// x: b reports p terminated (ErrBlocked) and drops p's watch. Once b
+// unblocks p, p's redial gets in with the same node ID, and b's first
+// envelope tells it: its watcher gets Terminated{AddressTerminated}.
+// Before, it waited for x's Terminated for ever.
+func TestUnblockedPeerLearnsItsWatchesGone(t *testing.T) {
+	w := newWatcherAcrossPartition(t)
+	w.rb.BlockList().Block(w.rp.NodeID())
+	ev := waitFor(t, w.endsB, "p reported terminated", nil)
+	require.ErrorIs(t, ev.Reason, remote.ErrBlocked)
+	_, in := w.rb.WatchCounts()
+	require.Zero(t, in)
+
+	w.rb.BlockList().Unblock(w.rp.NodeID())
+	w.stopX(t)
+	term := w.probe.ExpectTerminated(w.x, wait)
+	assert.Equal(t, actor.TerminatedAddressTerminated, term.Why)
+	waitFor(t, w.drops, "watches dropped event", nil)
+	nothingMoreFrom(t, w.sysB, w.probe)
+}
