@@ -216,6 +216,10 @@ func TestWatcheeSideLearnsWatchesGone(t *testing.T) {
 
 	tr.cut()
 	waitFor(t, transport, "a refused dial", func(e *remote.Event) bool { return e.Kind == remote.EventDialFailed })
+	// p has seen the connection end too: else it refuses b's next one
+	// while it checks the old one, and b's redial waits on its manual
+	// clock.
+	require.Eventually(t, func() bool { return rp.Node().Stats().Connections == 0 }, wait, time.Millisecond)
 	clockB.Advance(cfgB.GiveUpAfter)
 	ev := waitFor(t, endsB, "p reported terminated", nil)
 	require.ErrorIs(t, ev.Reason, remote.ErrPeerUnreachable)
