@@ -20,7 +20,8 @@ import (
 // again carries, as this node's first envelope on it, a *WatchesDropped
 // (endpoint.attach), upon which the peer ends its side of those watches
 // (Remote.watchesDropped); the record is then forgotten
-// (TestReturnAfterGiveUpLearnsItsWatchesGone).
+// (TestReturnAfterGiveUpLearnsItsWatchesGone), as it is when another
+// incarnation connects from the address (rememberPeer).
 //
 // Kept only under the Remote extension (a bare Node holds no watches),
 // by node ID, bounded at peersCap records (markGone).
@@ -88,6 +89,14 @@ func (n *Node) goneNotice(c *conn, stop <-chan struct{}) *goneRecord {
 	case <-n.stopping:
 	}
 	return nil
+}
+
+// forgetGoneAt forgets the record of id at addr, whose incarnation another
+// one has replaced there (rememberPeer). n.mu held.
+func (n *Node) forgetGoneAt(id, addr string) {
+	if g := n.gone[id]; g != nil && g.addr == addr {
+		delete(n.gone, id)
+	}
 }
 
 // forgetGone forgets g, the record of id, once its notice is written.

@@ -37,4 +37,10 @@ func TestGoneRecords(t *testing.T) {
 	require.Equal(t, map[string]*goneRecord{"b": b, "c": c}, n.gone, "the oldest record goes")
 	b2 := n.markGone("b:1", "b", ErrPeerUnreachable)
 	require.Equal(t, map[string]*goneRecord{"b": b2, "c": c}, n.gone, "a new report of b replaces its record")
+
+	// Another incarnation at c's address: c will not come back.
+	n.rememberPeer(hello{Address: "c:1", NodeID: "c"})
+	require.Len(t, n.gone, 2, "c itself connected")
+	n.rememberPeer(hello{Address: "c:1", NodeID: "c2"})
+	require.Equal(t, map[string]*goneRecord{"b": b2}, n.gone)
 }

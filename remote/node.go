@@ -593,6 +593,9 @@ const maxKnownPeers = 4096
 // handshake of the next connection, instead of by Send
 // (TestPeerIDsBounded). n.mu held.
 func (n *Node) rememberPeer(peer hello) {
+	if prev := n.peerIDs[peer.Address]; prev != "" && prev != peer.NodeID {
+		n.forgetGoneAt(prev, peer.Address) // replaced: it will not come back
+	}
 	if _, ok := n.peerIDs[peer.Address]; !ok && len(n.peerIDs) >= n.peersCap {
 		for addr, id := range n.peerIDs {
 			if _, live := n.endpoints[addr]; !live && !n.bl.IsBlocked(addr, id) {
