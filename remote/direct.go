@@ -78,18 +78,27 @@ func directCapable(raw net.Conn) bool {
 }
 
 // attach makes c the connection that the writer goroutine serves; called by
-// writeLoop when it starts on c.
-func (ep *endpoint) attach(c *conn) {
+// writeLoop when it starts on c. With gone it first writes the notice that
+// c's peer incarnation was reported terminated here (writeGoneNotice), so
+// that nothing precedes it on c: direct writes are allowed only after it.
+// On an error writing it, c is left without direct writes.
+func (ep *endpoint) attach(c *conn, gone bool) error {
 	w := &ep.w
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.c, w.e, w.hb = c, newEnvelopeEncoder(ep.n.addr, c.peer.Address), heartbeatPolicy{}
 	w.lastIn.Store(c.framesIn.Load() - 1) // the first direct write needs no frame in
 	w.now = nil
+	if gone {
+		if err := ep.writeGoneNotice(c); err != nil {
+			return err
+		}
+	}
 	if directCapable(c.raw) {
 		w.now = newNowWriter(c.raw)
 		w.direct.Store(c)
 	}
-	w.mu.Unlock()
+	return nil
 }
 
 // detach ends direct writes to the connection writeLoop served; called when

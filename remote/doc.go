@@ -36,8 +36,10 @@
 // another node's resolves to a process that serializes what is sent to it
 // and hands it to the Node; inbound envelopes are delivered to local
 // processes by ID. Remote watch (with Terminated{AddressTerminated} when a
-// node is gone), remote stop and poison, request/response across nodes,
-// remote spawn of a registered kind ([Remote.SpawnNamed]), dead letters on
-// both sides with the reason, and EventStream events ([EndpointTerminated],
+// node is gone, and when a node that had reported this one gone connects
+// again and says so: [WatchesDropped]), remote stop and poison,
+// request/response across nodes, remote spawn of a registered kind
+// ([Remote.SpawnNamed]), dead letters on both sides with the reason, and
+// EventStream events ([EndpointTerminated], [WatchesDroppedEvent],
 // [BlockEvent], [Event]) are described in docs/remote.md.
 package remote

@@ -62,6 +62,7 @@ type endpoint struct {
 	termErr         error           // set once by terminate or exit
 	lastRead        <-chan struct{} // readDone of the connection installed last (see conn.after)
 	retired         *retiredPeer    // the record of a retired endpoint at the address this one took over (Node.takeRetired); guarded by Node.mu
+	gone            *goneRecord     // the record of its peer reported terminated by its end (Node.removeEndpoint); guarded by Node.mu
 
 	w       connWriter // the right to write to the connection; guards frame and payload
 	frame   []byte     // the frame being written, guarded by w.mu
@@ -395,7 +396,7 @@ func (ep *endpoint) exit(carry *outItem, nodeClosing bool) {
 	reason, c, peer := ep.termErr, ep.conn, Peer{Address: ep.addr, NodeID: ep.peer}
 	ep.conn = nil
 	ep.mu.Unlock()
-	n.removeEndpoint(ep)
+	gone := n.removeEndpoint(ep)
 	if c != nil {
 		n.closeConn(c, reason)
 	}
@@ -403,6 +404,7 @@ func (ep *endpoint) exit(carry *outItem, nodeClosing bool) {
 	if !nodeClosing && !errors.Is(reason, errEndpointGone) {
 		ep.reportTerminated(peer, reason)
 	}
+	gone.done()
 	if carry != nil {
 		n.undelivered(Undelivered{Peer: peer, Envelope: carry.envelope(n), TypeName: carry.typeName(), Err: reason})
 		ep.q.release(1, carry.size)

@@ -16,7 +16,9 @@ import (
 // of its processes has been sent Terminated{Why: AddressTerminated}, pending
 // remote spawns on it have failed, and every pending request to a process
 // at its address has failed with an error wrapping actor.ErrDeadLetter and
-// Reason.
+// Reason. An incarnation reported unreachable or blocked that connects
+// again is told, by this node's first envelope on that connection
+// (*WatchesDropped), that the watches across the link are gone.
 type EndpointTerminated struct {
 	Address string
 	NodeID  string // the gone incarnation, when known

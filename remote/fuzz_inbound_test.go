@@ -84,6 +84,8 @@ func FuzzDeliverInbound(f *testing.F) {
 			sysEnv("a", PIDRef{}, &WatchRequest{Watcher: PIDRef{"third:1", "w"}, Watchee: PIDRef{local, "a"}}),
 			sysEnv("a", PIDRef{}, &WatchRequest{Watcher: PIDRef{local, "b"}, Watchee: PIDRef{local, "a"}}),
 			sysEnv("a", remoteSender, &DeadLetterResponse{Target: PIDRef{peer, "x"}, Reason: DeadLetterMailboxFull}),
+			sysEnv("", PIDRef{}, &WatchesDropped{NodeID: "another"}),
+			sysEnv("", PIDRef{}, &WatchesDropped{NodeID: r.NodeID()}),
 			{target: PIDRef{local, "zz"}, sender: PIDRef{"third:1", "s"}, serializer: user.ser, typeName: user.name, payload: payload},
 			{target: PIDRef{local, "a"}, sender: PIDRef{"third:2", "s"}, serializer: user.ser, typeName: user.name, payload: payload},
 		},

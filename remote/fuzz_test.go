@@ -313,6 +313,8 @@ func FuzzSystemMessage(f *testing.F) {
 		&DeadLetterResponse{Target: PIDRef{"b", "2"}, Reason: DeadLetterFrameTooLarge},
 		&DeadLetterResponse{Target: PIDRef{"b", "2"}, Reason: DeadLetterMailboxFull},
 		&DeadLetterResponse{Target: PIDRef{"b", "2"}, Reason: 200}, // a newer peer's reason
+		&WatchesDropped{NodeID: "n1"},
+		&WatchesDropped{},
 	} {
 		b, err := AppendSystemMessage(nil, m)
 		require.NoError(f, err)

@@ -18,6 +18,9 @@ func (r *Remote) deliver(from Peer, env Envelope) {
 	case *SpawnResponse:
 		r.spawns.complete(r, from, m)
 		return
+	case *WatchesDropped:
+		r.watchesDropped(from, m)
+		return
 	}
 	if !r.isLocal(env.Target.Address) {
 		r.sys.DeadLetter(r.pid(env.Target), env.Message, r.senderPID(env.Sender),

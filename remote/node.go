@@ -86,6 +86,8 @@ type Node struct {
 	peerIDs   map[string]string                    // address → node ID of the last incarnation connected there (bounded: rememberPeer)
 	peersCap  int                                  // the size at which rememberPeer forgets idle peers; maxKnownPeers
 	retired   map[string]*retiredPeer              // address → what is kept of the endpoint retired unused there (retireUnused); bounded by peersCap
+	gone      map[string]*goneRecord               // node ID → a peer incarnation reported terminated that may come back (markGone); bounded by peersCap
+	goneSeq   uint64                               // the age of the last goneRecord
 	raws      map[net.Conn]rawState                // every open socket
 	forced    bool                                 // Close's grace period is over
 	ln        net.Listener
@@ -169,7 +171,7 @@ func NewNode(cfg Config, hooks Hooks, opts ...Option) (*Node, error) {
 	}
 	n := &Node{
 		cfg: cfg, hooks: hooks, ser: cfg.Serializers, log: cfg.Logger, id: cfg.NodeID,
-		endpoints: map[string]*endpoint{}, peerIDs: map[string]string{}, retired: map[string]*retiredPeer{}, peersCap: maxKnownPeers, raws: map[net.Conn]rawState{},
+		endpoints: map[string]*endpoint{}, peerIDs: map[string]string{}, retired: map[string]*retiredPeer{}, gone: map[string]*goneRecord{}, peersCap: maxKnownPeers, raws: map[net.Conn]rawState{},
 		stopping: make(chan struct{}), closed: make(chan struct{}),
 		dials: rate.NewLimiter(rate.Limit(cfg.dialBudget()), cfg.dialBudget()),
 	}
@@ -515,8 +517,15 @@ func (n *Node) replyDone(ep *endpoint) {
 	}
 }
 
-func (n *Node) removeEndpoint(ep *endpoint) {
+// removeEndpoint removes ep, which has ended (its termErr is set), from
+// the Node. When ep's end reports its peer terminated while the peer may
+// live on (markGone), the record is made here, in the same critical
+// section: a connection of that incarnation made afterwards comes to a new
+// endpoint, whose writer finds the record. It returns the record (made
+// now or by an earlier call for ep), for exit to mark reported.
+func (n *Node) removeEndpoint(ep *endpoint) *goneRecord {
 	n.mu.Lock()
+	defer n.mu.Unlock()
 	n.replyDone(ep)
 	n.releaseRetired(ep)
 	if n.endpoints[ep.addr] == ep {
@@ -525,7 +534,13 @@ func (n *Node) removeEndpoint(ep *endpoint) {
 			n.publishEndpoints()
 		}
 	}
-	n.mu.Unlock()
+	if ep.gone == nil && n.state == stateRunning {
+		ep.mu.Lock()
+		reason, id := ep.termErr, ep.peer
+		ep.mu.Unlock()
+		ep.gone = n.markGone(ep.addr, id, reason)
+	}
+	return ep.gone
 }
 
 // rawState is what Close needs to know about an open socket.
@@ -578,6 +593,9 @@ const maxKnownPeers = 4096
 // handshake of the next connection, instead of by Send
 // (TestPeerIDsBounded). n.mu held.
 func (n *Node) rememberPeer(peer hello) {
+	if prev := n.peerIDs[peer.Address]; prev != "" && prev != peer.NodeID {
+		n.forgetGoneAt(prev, peer.Address) // replaced: it will not come back
+	}
 	if _, ok := n.peerIDs[peer.Address]; !ok && len(n.peerIDs) >= n.peersCap {
 		for addr, id := range n.peerIDs {
 			if _, live := n.endpoints[addr]; !live && !n.bl.IsBlocked(addr, id) {

@@ -20,7 +20,9 @@ import (
 // node ID back in the handshake of its next connection, which makes a new
 // endpoint here; a peer that has not done so within GiveUpAfter (the time
 // this node grants any unreachable peer) is reported terminated, which ends
-// its watches, without a dial (TestRetiredWatcherGoneEndsItsWatches).
+// its watches, without a dial (TestRetiredWatcherGoneEndsItsWatches). Should
+// it connect again after all, with the same node ID, it is told that its
+// watches here are gone (goneRecord).
 type retiredPeer struct {
 	id       string
 	deadline time.Time // zero: no watches to end
@@ -33,6 +35,7 @@ type retiredPeer struct {
 type evictedPeer struct {
 	addr string
 	rec  *retiredPeer // nil: none
+	gone *goneRecord  // its record as reported gone (markGone)
 }
 
 // retire records ep, retired unused, in n.retired; watched arms the
@@ -67,6 +70,7 @@ func (n *Node) retire(ep *endpoint, watched bool) evictedPeer {
 		default:
 			ev.rec.stop()
 			delete(n.retired, ev.addr)
+			ev.gone = n.markGone(ev.addr, ev.rec.id, ErrPeerUnreachable)
 		}
 	}
 	rec := &retiredPeer{id: ep.peer}
@@ -84,6 +88,7 @@ func (n *Node) retire(ep *endpoint, watched bool) evictedPeer {
 func (n *Node) retiredEvicted(ev evictedPeer) {
 	n.reportTerminated(Peer{Address: ev.addr, NodeID: ev.rec.id},
 		fmt.Errorf("%w: %q left and had not come back when the records of %d departed watchers were full", ErrPeerUnreachable, ev.addr, n.peersCap))
+	ev.gone.done()
 }
 
 // takeRetired hands the record of address to a new endpoint there, which
@@ -143,17 +148,20 @@ func (n *Node) restoreRetired(ep *endpoint) bool {
 // (TestCloseWaitsForRetiredDeadline). The Add is made under n.mu while the
 // Node is running, so before Close waits.
 func (n *Node) retiredDue(addr string, rec *retiredPeer) {
+	reason := fmt.Errorf("%w: %q left and did not come back within %v", ErrPeerUnreachable, addr, n.cfg.GiveUpAfter)
 	n.mu.Lock()
 	due := n.state == stateRunning && n.retired[addr] == rec
+	var gone *goneRecord
 	if due {
 		delete(n.retired, addr) // reported gone: a later node ID there is no restart of it
+		gone = n.markGone(addr, rec.id, reason)
 		n.wg.Add(1)
 	}
 	n.mu.Unlock()
 	if due {
 		defer n.wg.Done()
-		n.reportTerminated(Peer{Address: addr, NodeID: rec.id},
-			fmt.Errorf("%w: %q left and did not come back within %v", ErrPeerUnreachable, addr, n.cfg.GiveUpAfter))
+		n.reportTerminated(Peer{Address: addr, NodeID: rec.id}, reason)
+		gone.done()
 	}
 }
 

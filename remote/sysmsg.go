@@ -81,6 +81,26 @@ type DeadLetterResponse struct {
 	Reason DeadLetterReason
 }
 
+// WatchesDropped tells the receiver that the sender has reported the
+// receiver's incarnation NodeID terminated (it was unreachable for the
+// sender's GiveUpAfter, or blocked) and so dropped every watch across the
+// link: the sender's watchers of the receiver's processes were told
+// Terminated{AddressTerminated}, and the receiver's watchers of the
+// sender's processes will never hear from them. The receiver ends its own
+// side of those watches as if the sender's node had been lost: its
+// watchers of the sender's processes get Terminated{AddressTerminated},
+// the sender is sent an UnwatchRequest for each, and its processes forget
+// the sender's watchers. A notice naming another node ID is ignored.
+//
+// The Remote extension sends it, unasked, as its first envelope on the
+// first connection that incarnation makes again (same node ID: a long
+// partition, a paused process, an unblocked node), so that it precedes
+// every watch the sender makes on that connection. Its target is the
+// receiver's address with an empty ID. A node that predates it reads its
+// tag as an unknown system message type: a dead letter there, the
+// connection stays, and its watchers stay silent as before.
+type WatchesDropped struct{ NodeID string }
+
 // DeadLetterReason says why a message sent to another node was not
 // delivered there; stable on the wire.
 type DeadLetterReason uint8
@@ -164,6 +184,7 @@ func (*Pong) remoteSystemMessage()               {}
 func (*StopRequest) remoteSystemMessage()        {}
 func (*PoisonPillRequest) remoteSystemMessage()  {}
 func (*DeadLetterResponse) remoteSystemMessage() {}
+func (*WatchesDropped) remoteSystemMessage()     {}
 
 // Tags of the compact system encoding: the first payload byte.
 const (
@@ -177,6 +198,7 @@ const (
 	sysStop
 	sysPoisonPill
 	sysDeadLetterResponse
+	sysWatchesDropped
 )
 
 const maxSysStringLen = 4096
@@ -241,6 +263,10 @@ func AppendSystemMessage(dst []byte, m SystemMessage) ([]byte, error) {
 			}
 			return dst, nil
 		}
+	case *WatchesDropped:
+		if m != nil {
+			return appendString(append(dst, sysWatchesDropped), m.NodeID), nil
+		}
 	}
 	return dst, fmt.Errorf("%w: system message %T", ErrUnknownType, m)
 }
@@ -288,6 +314,8 @@ func DecodeSystemMessage(b []byte) (SystemMessage, error) {
 			}
 		}
 		m = dl
+	case sysWatchesDropped:
+		m = &WatchesDropped{NodeID: c.str("node id", maxNodeIDLen)}
 	default:
 		return nil, fmt.Errorf("%w: system message tag %d", ErrUnknownType, b[0])
 	}

@@ -74,8 +74,15 @@ func (e *dialError) Unwrap() error { return e.err }
 // envelope it holds but could not write, and why it stopped.
 func (ep *endpoint) writeLoop(c *conn, carry *outItem) (_ *outItem, err error) {
 	n := ep.n
-	ep.attach(c)
+	gone := n.goneNotice(c, ep.stop)
+	err = ep.attach(c, gone != nil)
 	defer func() { ep.detach(c, err) }()
+	if err != nil {
+		return carry, err
+	}
+	if gone != nil {
+		n.forgetGone(c.peer.NodeID, gone)
+	}
 	// The heartbeat ticks on the Node's clock: one timer at a time, re-armed
 	// when it fired.
 	tick := make(chan struct{}, 1)
