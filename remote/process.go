@@ -67,6 +67,15 @@ func (p *remoteProcess) SendSystem(pid *actor.PID, m actor.SystemMessage) {
 			return
 		}
 		r.watches.removeOutbound(r, pid, m.Watcher)
+		if !r.node.running.Load() {
+			// The Node has stopped (Shutdown stops actors after the
+			// extensions; a watcher unwatches as it stops): its goodbye
+			// made each connected peer drop the watches of this node's
+			// actors, and a peer it did not reach drops them when it finds
+			// the node gone. Not a dead letter
+			// (TestGracefulShutdownOfARemoteWatcherLeavesNoDeadLetter).
+			return
+		}
 		r.send(pid, &UnwatchRequest{Watcher: r.ref(m.Watcher), Watchee: r.ref(pid)}, nil, p.cls)
 	case *actor.TerminatedSystem:
 		r.watches.removeInbound(r, pid, m.Who)
