@@ -15,7 +15,9 @@ var (
 	ErrNameExists = errors.New("actor: name already exists")
 	// ErrSystemStopped: the system has shut down.
 	ErrSystemStopped = errors.New("actor: system stopped")
-	// ErrMailboxFull: a bounded mailbox with the Reject policy refused a message.
+	// ErrMailboxFull: a bounded mailbox left a message out (any overflow
+	// policy: the refused message under Reject, the dropped one under
+	// DropNewest or DropOldest); a request whose message it was fails with it.
 	ErrMailboxFull = errors.New("actor: mailbox full")
 	// ErrInvalidConfig: SystemConfig.Validate failed.
 	ErrInvalidConfig = errors.New("actor: invalid config")

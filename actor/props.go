@@ -214,8 +214,9 @@ func WithInvokeMiddleware(factory func() scheduler.Middleware) PropsOption {
 
 // WithBoundedMailbox gives the actor a mailbox of at most capacity user
 // messages with the given overflow policy (its memory grows with what it
-// holds). Dropped messages become dead
-// letters; with mailbox.Reject a request fails with ErrMailboxFull. The
+// holds). A message the policy leaves out (refused under mailbox.Reject,
+// dropped under DropNewest or DropOldest) becomes a dead letter with
+// ErrMailboxFull, and a request whose message it was fails with it. The
 // actor's own ticks (its timers, its receive timeout, ReenterAfter
 // callbacks) are neither refused nor dropped. A capacity below 1 is 1
 // (a zero-valued config field gives a mailbox of one message).

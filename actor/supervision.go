@@ -125,7 +125,9 @@ func AllForOne(maxRestarts int, window time.Duration, decider Decider) Superviso
 // ExponentialBackoff restarts a failed child after Failure.RetryAfter
 // (100 ms × 2^(n-1) capped at 10 s, S6), so a crash-looping actor slows down
 // instead of spinning. The count resets when the child processes a message
-// successfully.
+// successfully. It never stops the child and has no decider: a strategy
+// that gives up after some failures is one of your own
+// (ExampleSupervisorStrategy_backoffThenStop).
 func ExponentialBackoff() SupervisorStrategy { return backoffStrategy{} }
 
 // DefaultStrategy is OneForOne(10, 10s, DefaultDecider).
