@@ -19,8 +19,10 @@ const (
 	MetricDequeued = "fraktor.actor.dequeued"
 	// MetricSuspends counts batches that ended Suspended, by reason.
 	MetricSuspends = "fraktor.actor.suspends"
-	// MetricFailures counts batches that ended Failed.
-	MetricFailures = "fraktor.actor.failures"
+	// MetricFailures counts batches that ended Failed. Its name is not the
+	// runtime's actor.MetricActorFailures (failures, in the actor scope):
+	// an exporter that flattens scopes would merge the two.
+	MetricFailures = "fraktor.actor.invoke.failures"
 	// AttrSuspendReason is the attribute of MetricSuspends that holds the
 	// scheduler.SuspendReason ("rate_limit", "actor", "backpressure").
 	AttrSuspendReason = "fraktor.suspend.reason"
