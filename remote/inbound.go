@@ -129,7 +129,11 @@ func (r *Remote) deliverControl(p actor.Process, env Envelope, target *actor.PID
 			// process or the node is gone. A watcher a peer names on this
 			// node gets its Terminated locally, so its entry would stay for
 			// the node's life (TestWatchRequestNamingALocalWatcherLeavesNoEntry).
-			r.watches.addInbound(watchKey{watcher: r.normalize(m.Watcher), watchee: r.ref(target)}, watchEntry{watcher: watcher, watchee: target})
+			ok, first := r.watches.addInbound(watchKey{watcher: r.normalize(m.Watcher), watchee: r.ref(target)}, watchEntry{watcher: watcher, watchee: target})
+			if !ok {
+				r.watchRefused(m.Watcher, target, first)
+				return
+			}
 		}
 		p.SendSystem(target, &actor.Watch{Watcher: watcher})
 	case *UnwatchRequest:
@@ -143,6 +147,9 @@ func (r *Remote) deliverControl(p actor.Process, env Envelope, target *actor.PID
 		who := r.pid(m.Who)
 		if e, ok := r.watches.takeOutbound(watchKey{watcher: r.ref(target), watchee: r.normalize(m.Who)}); ok {
 			who = e.watchee
+			if m.Why == TerminatedWatchRefused {
+				r.refusedByPeer(e.watcher, e.watchee)
+			}
 		}
 		if who == nil {
 			return
@@ -161,6 +168,36 @@ func (r *Remote) deliverControl(p actor.Process, env Envelope, target *actor.PID
 			}
 			p.SendUser(target, dl, nil)
 		}
+	}
+}
+
+// watchRefused answers a WatchRequest beyond Config.MaxWatchesPerPeer:
+// the watch is not taken, and its watcher's node is told so, with a
+// TerminatedNotice of reason TerminatedWatchRefused, rather than left to
+// wait for a Terminated that would never come. first: the peer has just
+// reached the bound (logged once until its watches fall to half of it).
+func (r *Remote) watchRefused(watcher PIDRef, watchee *actor.PID, first bool) {
+	r.node.stats.watchesRefused.Add(1)
+	if first {
+		r.log.Warn("remote: a peer's watches reached Config.MaxWatchesPerPeer; further watches from it are refused until some end",
+			"peer", watcher.Address, "max", r.watches.maxIn)
+	}
+	r.sendEnv(Envelope{Target: watcher, Message: &TerminatedNotice{Who: r.ref(watchee), Why: TerminatedWatchRefused}}, sendAnswer)
+}
+
+// refusedByPeer handles a watch of this node's watcher that the watchee's
+// node refused at its Config.MaxWatchesPerPeer (its outbound entry is
+// gone; the watcher is told Terminated{AddressTerminated} by the caller):
+// counted, logged (throttled), and the peer sent an UnwatchRequest, so
+// that a Watch of the same pair sent again before the refusal arrived,
+// and taken there, does not stay there while the watcher here believes
+// the watch ended.
+func (r *Remote) refusedByPeer(watcher, watchee *actor.PID) {
+	r.node.stats.watchesRefusedByPeers.Add(1)
+	r.send(watchee, &UnwatchRequest{Watcher: r.ref(watcher), Watchee: r.ref(watchee)}, nil, sendAnswer)
+	if ok, held := r.refusedLog.allow(r.sys.Clock().Now()); ok {
+		r.log.Warn("remote: a peer refused a watch: this node's watches there reached its MaxWatchesPerPeer; the watcher gets Terminated{AddressTerminated}",
+			"peer", watchee.Address, "watcher", watcher.String(), "watchee", watchee.String(), "suppressed", held)
 	}
 }
 
