@@ -83,7 +83,7 @@ func FuzzDeliverInbound(f *testing.F) {
 			sysEnv("", remoteSender, &SpawnResponse{RequestID: 7, PID: PIDRef{peer, "c"}}),
 			sysEnv("a", remoteSender, &Ping{Seq: 1}),
 		},
-		{ // watchers elsewhere (a third node: refused; this node), a dead-letter reason, senders on third nodes
+		{ // watchers elsewhere (a third node, this node: refused), a dead-letter reason, senders on third nodes
 			sysEnv("a", PIDRef{}, &WatchRequest{Watcher: PIDRef{"third:1", "w"}, Watchee: PIDRef{local, "a"}}),
 			sysEnv("a", PIDRef{}, &WatchRequest{Watcher: PIDRef{local, "b"}, Watchee: PIDRef{local, "a"}}),
 			sysEnv("a", remoteSender, &DeadLetterResponse{Target: PIDRef{peer, "x"}, Reason: DeadLetterMailboxFull}),

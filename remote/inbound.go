@@ -40,14 +40,18 @@ func (r *Remote) deliver(from Peer, env Envelope) {
 		r.log.Debug("remote: Terminated about another node's process refused", "peer", from.String(), "who", n.Who.String())
 		return
 	}
-	if w, ok := env.Message.(*WatchRequest); ok && w.Watcher.Address != from.Address && !r.isLocal(w.Watcher.Address) {
+	if w, ok := env.Message.(*WatchRequest); ok && w.Watcher.Address != from.Address {
 		// Only the watcher's own node asks to watch for it (the runtime's
 		// Watch always names a local watcher). A watch for a watcher on a
 		// third node would stay here, and in the watchee, until the
 		// watchee stopped: the sender's departure ends only the watches of
 		// its own address (retiredPeer), so a peer could leave ever more
-		// behind (TestWatchRequestForAThirdNodesWatcherRefused).
-		r.log.Debug("remote: Watch for another node's watcher refused", "peer", from.String(), "watcher", w.Watcher.String())
+		// behind (TestWatchRequestForAThirdNodesWatcherRefused). One for a
+		// watcher on this node would put a watcher in the actor that no
+		// bound counts (its Terminated is delivered here, never through
+		// the watch table), and could complete a pending future here with
+		// a Terminated (TestWatchRequestNamingALocalWatcherRefused).
+		r.log.Debug("remote: Watch for a watcher not on the sender's node refused", "peer", from.String(), "watcher", w.Watcher.String())
 		return
 	}
 	switch env.Message.(type) {
@@ -120,20 +124,18 @@ func (r *Remote) deliverControl(p actor.Process, env Envelope, target *actor.PID
 		// Bound to the reply process: the watchee's Terminated goes to an
 		// address the peer named (sendReply).
 		watcher := r.replyPID(m.Watcher)
-		if watcher == nil {
+		if watcher == nil || r.isLocal(m.Watcher.Address) {
+			// deliver refuses a watcher on this node: its Terminated would
+			// be delivered here, and its entry would never leave the table
+			// (TestWatchRequestNamingALocalWatcherLeavesNoEntry).
 			return
 		}
-		if !r.isLocal(m.Watcher.Address) {
-			// Bookkeeping for a watcher on another node only: its entry
-			// leaves when the Terminated goes out through the remote
-			// process or the node is gone. A watcher a peer names on this
-			// node gets its Terminated locally, so its entry would stay for
-			// the node's life (TestWatchRequestNamingALocalWatcherLeavesNoEntry).
-			ok, first := r.watches.addInbound(watchKey{watcher: r.normalize(m.Watcher), watchee: r.ref(target)}, watchEntry{watcher: watcher, watchee: target})
-			if !ok {
-				r.watchRefused(m.Watcher, target, first)
-				return
-			}
+		// The entry leaves when the Terminated goes out through the remote
+		// process, on Unwatch, or when the node is gone.
+		ok, first := r.watches.addInbound(watchKey{watcher: r.normalize(m.Watcher), watchee: r.ref(target)}, watchEntry{watcher: watcher, watchee: target})
+		if !ok {
+			r.watchRefused(m.Watcher, target, first)
+			return
 		}
 		p.SendSystem(target, &actor.Watch{Watcher: watcher})
 	case *UnwatchRequest:

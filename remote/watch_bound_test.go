@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -255,4 +256,41 @@ func TestWatchRefusalReachesWatcher(t *testing.T) {
 		_, in := rb.WatchCounts()
 		return outA == 0 && outC == 0 && in == 0
 	}, wait, "watch bookkeeping cleared")
+}
+
+// TestWatchRequestNamingALocalWatcherRefused: a peer's WatchRequest whose
+// watcher names a process of the receiving node is refused, as one for a
+// third node's watcher is: the runtime's Watch always names a watcher on
+// the sender's node. Taken, such a request put a watcher in the actor that
+// no bound counted (200 000 requests naming made-up local watchers: no
+// table entry, +25 MiB, until each watchee stopped), and it let the peer
+// complete a pending future of this node (future IDs are a sequence) with
+// the Terminated of whatever actor it named.
+func TestWatchRequestNamingALocalWatcherRefused(t *testing.T) {
+	sys, r := startSystem(t, "b", testConfig(t))
+	x := echoOn(t, sys, "x", "b")
+	silent, err := sys.Root().SpawnNamed(actor.PropsFromFunc(func(actor.Context) {}), "silent")
+	require.NoError(t, err)
+	f := sys.Root().RequestFuture(silent, "never answered", time.Minute)
+	peer := newWatchPeer(t, r.Address())
+	for _, addr := range []string{r.Address(), actor.LocalAddress} {
+		watcher := remote.PIDRef{Address: addr, ID: f.PID().ID}
+		peer.send("x", &remote.WatchRequest{Watcher: watcher, Watchee: remote.PIDRef{Address: r.Address(), ID: "x"}})
+	}
+	peer.sync("x")
+
+	// A watcher that x lists after them: when it hears of the stop, x has
+	// told every watcher before it.
+	probe := testkit.NewProbe(t, sys)
+	probe.Watch(x)
+	require.NoError(t, sys.Root().StopFuture(x).Wait())
+	probe.ExpectTerminated(x, wait)
+	select {
+	case <-f.Done():
+		res, err := f.Result()
+		t.Fatalf("the pending future was completed by a peer's watch: %v, %v", res, err)
+	default:
+	}
+	_, in := r.WatchCounts()
+	assert.Zero(t, in)
 }
