@@ -29,6 +29,11 @@ const (
 	// every peer of a cluster of about a thousand nodes to be redialled
 	// once per ReconnectBackoffMax (5 s by default) with room to spare.
 	DefaultDialBudget = 256
+
+	// DefaultMaxWatchesPerPeer is what a zero Config.MaxWatchesPerPeer
+	// means: room for every grain of a large node to be watched from one
+	// other node, at some 300 bytes of heap a watch.
+	DefaultMaxWatchesPerPeer = 1 << 20
 )
 
 // Config configures a Node (and, through the actor runtime, the remote
@@ -137,6 +142,18 @@ type Config struct {
 	// give-up clock runs. 0 means DefaultDialBudget. Measured on the
 	// Node's clock (WithClock).
 	DialBudget int
+	// MaxWatchesPerPeer bounds the watches that watchers on one peer
+	// address hold on local processes at once (each is an entry in the
+	// remote extension's watch table and a watcher in the watched actor);
+	// 0 means DefaultMaxWatchesPerPeer. A *WatchRequest beyond it is not
+	// taken: the watcher's node is answered with a *TerminatedNotice of
+	// reason TerminatedWatchRefused, and its watcher gets
+	// Terminated{AddressTerminated} (Stats.WatchesRefused here,
+	// Stats.WatchesRefusedByPeers there). A watch ends, and frees its
+	// place, on Unwatch, on the watched process's Terminated, and when the
+	// peer is reported terminated or says it dropped the watches. Only
+	// the remote extension uses it.
+	MaxWatchesPerPeer int
 
 	// Kinds are the actor kinds this node offers for remote spawn, by name:
 	// a peer's Remote.SpawnNamed(ctx, address, name, kind) spawns a
@@ -167,6 +184,14 @@ func (c *Config) dialBudget() int {
 	return c.DialBudget
 }
 
+// maxWatchesPerPeer is MaxWatchesPerPeer with 0 read as the default.
+func (c *Config) maxWatchesPerPeer() int {
+	if c.MaxWatchesPerPeer == 0 {
+		return DefaultMaxWatchesPerPeer
+	}
+	return c.MaxWatchesPerPeer
+}
+
 // DefaultConfig returns a Config for a node on loopback with a free port.
 func DefaultConfig() Config {
 	return Config{
@@ -186,6 +211,7 @@ func DefaultConfig() Config {
 		ReconnectBackoffMax:   5 * time.Second,
 		GiveUpAfter:           30 * time.Second,
 		DialBudget:            DefaultDialBudget,
+		MaxWatchesPerPeer:     DefaultMaxWatchesPerPeer,
 	}
 }
 
@@ -253,6 +279,9 @@ func (c Config) Validate() error {
 	}
 	if c.DialBudget < 0 {
 		bad("DialBudget must not be negative (0: the default), got %d", c.DialBudget)
+	}
+	if c.MaxWatchesPerPeer < 0 {
+		bad("MaxWatchesPerPeer must not be negative (0: the default), got %d", c.MaxWatchesPerPeer)
 	}
 	if c.OutboundQueueSize < 1 {
 		bad("OutboundQueueSize must be at least 1, got %d", c.OutboundQueueSize)

@@ -26,6 +26,18 @@ func TestDialBudgetZeroIsDefault(t *testing.T) {
 	assert.InDelta(t, float64(DefaultDialBudget), float64(n.dials.Limit()), 0)
 }
 
+// TestMaxWatchesPerPeerZeroIsDefault: a Config without MaxWatchesPerPeer
+// (0) bounds a peer's watches at DefaultMaxWatchesPerPeer.
+func TestMaxWatchesPerPeerZeroIsDefault(t *testing.T) {
+	c := DefaultConfig()
+	assert.Equal(t, DefaultMaxWatchesPerPeer, c.MaxWatchesPerPeer)
+	c.MaxWatchesPerPeer = 0
+	require.NoError(t, c.Validate())
+	assert.Equal(t, DefaultMaxWatchesPerPeer, c.maxWatchesPerPeer())
+	c.MaxWatchesPerPeer = 3
+	assert.Equal(t, 3, c.maxWatchesPerPeer())
+}
+
 func TestConfigValidate(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -52,6 +64,7 @@ func TestConfigValidate(t *testing.T) {
 		{"queue bytes below frame size", func(c *Config) { c.OutboundQueueBytes = int64(c.MaxFrameSize) - 1 }},
 		{"pending handshakes", func(c *Config) { c.MaxPendingHandshakes = 0 }},
 		{"negative dial budget", func(c *Config) { c.DialBudget = -1 }},
+		{"negative watches per peer", func(c *Config) { c.MaxWatchesPerPeer = -1 }},
 		{"nil kind props", func(c *Config) { c.Kinds = map[string]*actor.Props{"a": nil} }},
 		{"empty kind", func(c *Config) { c.Kinds = map[string]*actor.Props{"": actor.PropsFromFunc(func(actor.Context) {})} }},
 	}

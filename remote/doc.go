@@ -37,7 +37,9 @@
 // and hands it to the Node; inbound envelopes are delivered to local
 // processes by ID. Remote watch (with Terminated{AddressTerminated} when a
 // node is gone, and when a node that had reported this one gone connects
-// again and says so: [WatchesDropped]), remote stop and poison,
+// again and says so: [WatchesDropped]; the watches one peer address holds
+// here are bounded by [Config.MaxWatchesPerPeer], and one beyond is
+// answered [TerminatedWatchRefused]), remote stop and poison,
 // request/response across nodes, remote spawn of a registered kind
 // ([Remote.SpawnNamed]), dead letters on both sides with the reason, and
 // EventStream events ([EndpointTerminated], [WatchesDroppedEvent],

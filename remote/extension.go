@@ -79,6 +79,10 @@ type Remote struct {
 	targets targetCache // local targets of inbound messages
 	senders pidCache    // senders of inbound messages on other nodes
 
+	// refusedLog throttles the log of this node's watches that peers
+	// refused (TerminatedWatchRefused): at most one line a second.
+	refusedLog logThrottle
+
 	unsubBlock   func()
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -96,7 +100,7 @@ func newRemote(ctx context.Context, sys actor.Host, cfg Config, opts []Option) (
 	r := &Remote{sys: sys, log: cfg.Logger, kinds: maps.Clone(cfg.Kinds)}
 	r.proc = &remoteProcess{r: r, cls: sendLocal}
 	r.replyProc = &remoteProcess{r: r, cls: sendReply}
-	r.watches.init()
+	r.watches.init(cfg.maxWatchesPerPeer())
 	r.spawns.init()
 	r.targets.init()
 	r.senders.init(r.replyProc)

@@ -24,6 +24,9 @@ func FuzzDeliverInbound(f *testing.F) {
 	cfg := testConfig()
 	cfg.Serializers = ser
 	cfg.ListenAddress = "rx:1"
+	// A small bound on the peer's watches, so that the seeds reach the
+	// refusal too.
+	cfg.MaxWatchesPerPeer = 2
 	// Answers go to made-up addresses: the memory network refuses the
 	// dial at once and the endpoint gives up soon after.
 	cfg.ReconnectBackoffMin, cfg.ReconnectBackoffMax, cfg.GiveUpAfter = time.Millisecond, time.Millisecond, time.Millisecond
@@ -80,7 +83,7 @@ func FuzzDeliverInbound(f *testing.F) {
 			sysEnv("", remoteSender, &SpawnResponse{RequestID: 7, PID: PIDRef{peer, "c"}}),
 			sysEnv("a", remoteSender, &Ping{Seq: 1}),
 		},
-		{ // watchers elsewhere (a third node: refused; this node), a dead-letter reason, senders on third nodes
+		{ // watchers elsewhere (a third node, this node: refused), a dead-letter reason, senders on third nodes
 			sysEnv("a", PIDRef{}, &WatchRequest{Watcher: PIDRef{"third:1", "w"}, Watchee: PIDRef{local, "a"}}),
 			sysEnv("a", PIDRef{}, &WatchRequest{Watcher: PIDRef{local, "b"}, Watchee: PIDRef{local, "a"}}),
 			sysEnv("a", remoteSender, &DeadLetterResponse{Target: PIDRef{peer, "x"}, Reason: DeadLetterMailboxFull}),
@@ -88,6 +91,15 @@ func FuzzDeliverInbound(f *testing.F) {
 			sysEnv("", PIDRef{}, &WatchesDropped{NodeID: r.NodeID()}),
 			{target: PIDRef{local, "zz"}, sender: PIDRef{"third:1", "s"}, serializer: user.ser, typeName: user.name, payload: payload},
 			{target: PIDRef{local, "a"}, sender: PIDRef{"third:2", "s"}, serializer: user.ser, typeName: user.name, payload: payload},
+		},
+		{ // watches beyond Config.MaxWatchesPerPeer (refused), one repeated, one ended; a refusal of a watch of this node's
+			sysEnv("a", PIDRef{}, &WatchRequest{Watcher: PIDRef{peer, "w1"}, Watchee: PIDRef{local, "a"}}),
+			sysEnv("b", PIDRef{}, &WatchRequest{Watcher: PIDRef{peer, "w2"}, Watchee: PIDRef{local, "b"}}),
+			sysEnv("a", PIDRef{}, &WatchRequest{Watcher: PIDRef{peer, "w3"}, Watchee: PIDRef{local, "a"}}),
+			sysEnv("a", PIDRef{}, &WatchRequest{Watcher: PIDRef{peer, "w1"}, Watchee: PIDRef{local, "a"}}),
+			sysEnv("b", PIDRef{}, &UnwatchRequest{Watcher: PIDRef{peer, "w2"}, Watchee: PIDRef{local, "b"}}),
+			sysEnv("a", PIDRef{}, &WatchRequest{Watcher: PIDRef{peer, "w4"}, Watchee: PIDRef{local, "a"}}),
+			sysEnv("a", PIDRef{}, &TerminatedNotice{Who: PIDRef{peer, "x"}, Why: TerminatedWatchRefused}),
 		},
 	}
 	for _, envs := range seeds {

@@ -309,6 +309,7 @@ func FuzzSystemMessage(f *testing.F) {
 		&TerminatedNotice{Who: PIDRef{"a", "1"}, Why: TerminatedNotFound},
 		&TerminatedNotice{Who: PIDRef{"a", "1"}, Why: TerminatedAddressUnreachable},
 		&TerminatedNotice{Who: PIDRef{"a", "1"}, Why: 200}, // a newer peer's reason
+		&TerminatedNotice{Who: PIDRef{"a", "1"}, Why: TerminatedWatchRefused},
 		&Pong{Seq: 1 << 40},
 		&DeadLetterResponse{Target: PIDRef{"b", "2"}, Reason: DeadLetterFrameTooLarge},
 		&DeadLetterResponse{Target: PIDRef{"b", "2"}, Reason: DeadLetterMailboxFull},

@@ -40,14 +40,18 @@ func (r *Remote) deliver(from Peer, env Envelope) {
 		r.log.Debug("remote: Terminated about another node's process refused", "peer", from.String(), "who", n.Who.String())
 		return
 	}
-	if w, ok := env.Message.(*WatchRequest); ok && w.Watcher.Address != from.Address && !r.isLocal(w.Watcher.Address) {
+	if w, ok := env.Message.(*WatchRequest); ok && w.Watcher.Address != from.Address {
 		// Only the watcher's own node asks to watch for it (the runtime's
 		// Watch always names a local watcher). A watch for a watcher on a
 		// third node would stay here, and in the watchee, until the
 		// watchee stopped: the sender's departure ends only the watches of
 		// its own address (retiredPeer), so a peer could leave ever more
-		// behind (TestWatchRequestForAThirdNodesWatcherRefused).
-		r.log.Debug("remote: Watch for another node's watcher refused", "peer", from.String(), "watcher", w.Watcher.String())
+		// behind (TestWatchRequestForAThirdNodesWatcherRefused). One for a
+		// watcher on this node would put a watcher in the actor that no
+		// bound counts (its Terminated is delivered here, never through
+		// the watch table), and could complete a pending future here with
+		// a Terminated (TestWatchRequestNamingALocalWatcherRefused).
+		r.log.Debug("remote: Watch for a watcher not on the sender's node refused", "peer", from.String(), "watcher", w.Watcher.String())
 		return
 	}
 	switch env.Message.(type) {
@@ -120,16 +124,18 @@ func (r *Remote) deliverControl(p actor.Process, env Envelope, target *actor.PID
 		// Bound to the reply process: the watchee's Terminated goes to an
 		// address the peer named (sendReply).
 		watcher := r.replyPID(m.Watcher)
-		if watcher == nil {
+		if watcher == nil || r.isLocal(m.Watcher.Address) {
+			// deliver refuses a watcher on this node: its Terminated would
+			// be delivered here, and its entry would never leave the table
+			// (TestWatchRequestNamingALocalWatcherLeavesNoEntry).
 			return
 		}
-		if !r.isLocal(m.Watcher.Address) {
-			// Bookkeeping for a watcher on another node only: its entry
-			// leaves when the Terminated goes out through the remote
-			// process or the node is gone. A watcher a peer names on this
-			// node gets its Terminated locally, so its entry would stay for
-			// the node's life (TestWatchRequestNamingALocalWatcherLeavesNoEntry).
-			r.watches.addInbound(watchKey{watcher: r.normalize(m.Watcher), watchee: r.ref(target)}, watchEntry{watcher: watcher, watchee: target})
+		// The entry leaves when the Terminated goes out through the remote
+		// process, on Unwatch, or when the node is gone.
+		ok, first := r.watches.addInbound(watchKey{watcher: r.normalize(m.Watcher), watchee: r.ref(target)}, watchEntry{watcher: watcher, watchee: target})
+		if !ok {
+			r.watchRefused(m.Watcher, target, first)
+			return
 		}
 		p.SendSystem(target, &actor.Watch{Watcher: watcher})
 	case *UnwatchRequest:
@@ -143,6 +149,9 @@ func (r *Remote) deliverControl(p actor.Process, env Envelope, target *actor.PID
 		who := r.pid(m.Who)
 		if e, ok := r.watches.takeOutbound(watchKey{watcher: r.ref(target), watchee: r.normalize(m.Who)}); ok {
 			who = e.watchee
+			if m.Why == TerminatedWatchRefused {
+				r.refusedByPeer(e.watcher, e.watchee)
+			}
 		}
 		if who == nil {
 			return
@@ -161,6 +170,36 @@ func (r *Remote) deliverControl(p actor.Process, env Envelope, target *actor.PID
 			}
 			p.SendUser(target, dl, nil)
 		}
+	}
+}
+
+// watchRefused answers a WatchRequest beyond Config.MaxWatchesPerPeer:
+// the watch is not taken, and its watcher's node is told so, with a
+// TerminatedNotice of reason TerminatedWatchRefused, rather than left to
+// wait for a Terminated that would never come. first: the peer has just
+// reached the bound (logged once until its watches fall to half of it).
+func (r *Remote) watchRefused(watcher PIDRef, watchee *actor.PID, first bool) {
+	r.node.stats.watchesRefused.Add(1)
+	if first {
+		r.log.Warn("remote: a peer's watches reached Config.MaxWatchesPerPeer; further watches from it are refused until some end",
+			"peer", watcher.Address, "max", r.watches.maxIn)
+	}
+	r.sendEnv(Envelope{Target: watcher, Message: &TerminatedNotice{Who: r.ref(watchee), Why: TerminatedWatchRefused}}, sendAnswer)
+}
+
+// refusedByPeer handles a watch of this node's watcher that the watchee's
+// node refused at its Config.MaxWatchesPerPeer (its outbound entry is
+// gone; the watcher is told Terminated{AddressTerminated} by the caller):
+// counted, logged (throttled), and the peer sent an UnwatchRequest, so
+// that a Watch of the same pair sent again before the refusal arrived,
+// and taken there, does not stay there while the watcher here believes
+// the watch ended.
+func (r *Remote) refusedByPeer(watcher, watchee *actor.PID) {
+	r.node.stats.watchesRefusedByPeers.Add(1)
+	r.send(watchee, &UnwatchRequest{Watcher: r.ref(watcher), Watchee: r.ref(watchee)}, nil, sendAnswer)
+	if ok, held := r.refusedLog.allow(r.sys.Clock().Now()); ok {
+		r.log.Warn("remote: a peer refused a watch: this node's watches there reached its MaxWatchesPerPeer; the watcher gets Terminated{AddressTerminated}",
+			"peer", watchee.Address, "watcher", watcher.String(), "watchee", watchee.String(), "suppressed", held)
 	}
 }
 

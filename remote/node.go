@@ -142,6 +142,8 @@ type nodeStats struct {
 	queueFull                        atomic.Uint64
 	dialsDeferred                    atomic.Uint64
 	answersDropped                   atomic.Uint64
+	watchesRefused                   atomic.Uint64 // by the remote extension
+	watchesRefusedByPeers            atomic.Uint64 // by the remote extension
 	connections                      atomic.Int64
 }
 
@@ -162,6 +164,9 @@ type Stats struct {
 	Endpoints         int    // peer addresses with an endpoint now (queue, connection or reconnect state)
 	DialsDeferred     uint64 // dials the dial budget (Config.DialBudget) deferred to their next backoff slot
 	AnswersDropped    uint64 // runtime answers (a DeadLetterResponse, a Terminated for a missing process) to an address without an endpoint, dropped instead of dialled
+	// Remote extension only:
+	WatchesRefused        uint64 // peers' WatchRequests refused at Config.MaxWatchesPerPeer (answered with TerminatedWatchRefused)
+	WatchesRefusedByPeers uint64 // watches of local watchers that the watchee's node refused at its bound (the watcher got Terminated{AddressTerminated})
 }
 
 // NewNode validates cfg and returns a Node that is not listening yet.
@@ -271,6 +276,7 @@ func (n *Node) Stats() Stats {
 		QueuedBytes: n.queuedBytes(), Connections: n.stats.connections.Load(),
 		InboundRefused: n.stats.inboundRefused.Load(), Inbound: n.inboundConns.Load(), Endpoints: n.endpointCount(),
 		DialsDeferred: n.stats.dialsDeferred.Load(), AnswersDropped: n.stats.answersDropped.Load(),
+		WatchesRefused: n.stats.watchesRefused.Load(), WatchesRefusedByPeers: n.stats.watchesRefusedByPeers.Load(),
 	}
 }
 

@@ -182,6 +182,10 @@ func actorReason(why uint8) actor.TerminatedReason {
 		return actor.TerminatedNotFound
 	case TerminatedAddressTerminated, TerminatedAddressUnreachable:
 		return actor.TerminatedAddressTerminated
+	case TerminatedWatchRefused:
+		// The watchee's node will not tell of its end: as for a node that
+		// can no longer tell, the watch is over and the process may live on.
+		return actor.TerminatedAddressTerminated
 	default:
 		return actor.TerminatedStopped
 	}

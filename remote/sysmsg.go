@@ -33,6 +33,13 @@ const (
 	TerminatedAddressTerminated  uint8 = 1 // its node is gone
 	TerminatedNotFound           uint8 = 2 // no such process when the watch arrived
 	TerminatedAddressUnreachable uint8 = 3 // its node is unreachable (give-up)
+	// TerminatedWatchRefused: the watch was not taken, because the
+	// watchers at the watcher's address already hold
+	// Config.MaxWatchesPerPeer watches on that node; Who has not
+	// necessarily stopped. The watcher's node delivers it as
+	// actor.TerminatedAddressTerminated (a node that predates it: as
+	// actor.TerminatedStopped).
+	TerminatedWatchRefused uint8 = 4
 )
 
 // SpawnRequest asks a node to spawn an actor of a kind it offers for remote

@@ -24,15 +24,28 @@ type watchEntry struct{ watcher, watchee *actor.PID }
 //     nothing is kept, or sent, for a node that no longer exists.
 //
 // Entries leave when the watch ends normally (Unwatch, Terminated).
+//
+// The inbound watches of one address are bounded (maxIn,
+// Config.MaxWatchesPerPeer): what a peer's WatchRequests can make this
+// node hold. The count is the size of the address's map, so every removal
+// frees a place exactly.
 type watchTable struct {
 	mu  sync.Mutex
 	out map[string]map[watchKey]watchEntry // by the watchee's address
 	in  map[string]map[watchKey]watchEntry // by the watcher's address
+
+	maxIn int
+	// refusing holds the addresses at maxIn whose refusal has been
+	// logged; one leaves when its watches fall to half the bound or are
+	// taken, so that a peer at the bound is logged once per episode.
+	refusing map[string]struct{}
 }
 
-func (w *watchTable) init() {
+func (w *watchTable) init(maxIn int) {
 	w.out = map[string]map[watchKey]watchEntry{}
 	w.in = map[string]map[watchKey]watchEntry{}
+	w.maxIn = maxIn
+	w.refusing = map[string]struct{}{}
 }
 
 func addWatch(m map[string]map[watchKey]watchEntry, addr string, k watchKey, e watchEntry) {
@@ -77,24 +90,35 @@ func (w *watchTable) takeOutbound(k watchKey) (watchEntry, bool) {
 	return takeWatch(w.out, k.watchee.Address, k)
 }
 
-// addInbound records that remote watcher watches local watchee.
-func (w *watchTable) addInbound(k watchKey, e watchEntry) {
+// addInbound records that remote watcher watches local watchee, unless
+// the watcher's address already holds maxIn watches and this one is new:
+// then it reports false, and first tells whether this refusal starts an
+// episode at the bound (to be logged).
+func (w *watchTable) addInbound(k watchKey, e watchEntry) (ok, first bool) {
+	addr := k.watcher.Address
 	w.mu.Lock()
-	addWatch(w.in, k.watcher.Address, k, e)
-	w.mu.Unlock()
+	defer w.mu.Unlock()
+	byKey := w.in[addr]
+	if _, held := byKey[k]; !held && len(byKey) >= w.maxIn {
+		_, logged := w.refusing[addr]
+		w.refusing[addr] = struct{}{}
+		return false, !logged
+	}
+	addWatch(w.in, addr, k, e)
+	return true, false
 }
 
 // removeInbound forgets that remote watcher watches local watchee.
 func (w *watchTable) removeInbound(r *Remote, watcher, watchee *actor.PID) {
-	k := watchKey{watcher: r.ref(watcher), watchee: r.ref(watchee)}
-	w.mu.Lock()
-	takeWatch(w.in, k.watcher.Address, k)
-	w.mu.Unlock()
+	w.removeInboundKey(watchKey{watcher: r.ref(watcher), watchee: r.ref(watchee)})
 }
 
 func (w *watchTable) removeInboundKey(k watchKey) {
+	addr := k.watcher.Address
 	w.mu.Lock()
-	takeWatch(w.in, k.watcher.Address, k)
+	if _, ok := takeWatch(w.in, addr, k); ok && len(w.in[addr]) <= w.maxIn/2 {
+		delete(w.refusing, addr)
+	}
 	w.mu.Unlock()
 }
 
@@ -110,6 +134,7 @@ func (w *watchTable) takeAddress(addr string) (out, in []watchEntry) {
 	}
 	delete(w.out, addr)
 	delete(w.in, addr)
+	delete(w.refusing, addr)
 	return out, in
 }
 
