@@ -75,10 +75,12 @@ type cellExtra struct {
 	stats     RestartStats
 	escalate  *Failure
 	logger    *slog.Logger
-	watchers  []*PID // few: a slice beats a map
-	watcher1  [1]*PID
-	watching  pidSet
-	terms     []queuedTerm // Terminated of watched actors, queued and not yet delivered
+	// watchers: usually few (a scan), indexed once many, as a remote
+	// peer's watches of one actor may be (pidSet); watcher1 backs the first.
+	watchers pidSet
+	watcher1 [1]*PID
+	watching pidSet
+	terms    []queuedTerm // Terminated of watched actors, queued and not yet delivered
 
 	recvTimeout   time.Duration
 	timeoutGen    uint64

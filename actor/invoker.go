@@ -286,7 +286,7 @@ func (c *cell) handleSystem(msg any) {
 	case *Watch:
 		c.addWatcher(m.Watcher)
 	case *Unwatch:
-		c.ext().watchers, _ = removePID(c.ext().watchers, m.Watcher)
+		c.ext().watchers.remove(m.Watcher)
 	case *TerminatedSystem:
 		c.onTerminated(m.Terminated)
 	case *failureMsg:
@@ -310,12 +310,10 @@ func (c *cell) handleSystem(msg any) {
 // addWatcher lists w for a Terminated when c stops (once).
 func (c *cell) addWatcher(w *PID) {
 	x := c.ext()
-	if indexPID(x.watchers, w) < 0 {
-		if x.watchers == nil {
-			x.watchers = x.watcher1[:0]
-		}
-		x.watchers = append(x.watchers, w)
+	if x.watchers.list == nil {
+		x.watchers.list = x.watcher1[:0]
 	}
+	x.watchers.add(w)
 }
 
 func (c *cell) onTerminated(t Terminated) {
@@ -446,15 +444,13 @@ func (c *cell) finalize() {
 	}
 	var term *TerminatedSystem // shared by every recipient: read-only
 	if x := c.x; x != nil {
-		if len(x.watchers) > 0 {
+		if len(x.watchers.list) > 0 {
 			term = &TerminatedSystem{Terminated{Who: c.selfPID(), Why: TerminatedStopped}}
 		}
 		for _, e := range x.stash {
 			c.sys.deadLetter(c.selfPID(), e.msg, e.sender, nil)
 		}
-		for _, w := range x.watchers {
-			c.sys.sendSystem(c.worker, w, term)
-		}
+		x.watchers.each(func(w *PID) { c.sys.sendSystem(c.worker, w, term) })
 		x.watching.each(func(w *PID) { c.sys.sendSystem(c.worker, w, &Unwatch{Watcher: c.selfPID()}) })
 		c.x = nil
 	}
