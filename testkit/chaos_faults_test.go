@@ -9,10 +9,14 @@ import (
 
 // chaosFaults draws one fault per step from its PRNG. At least three
 // members stay up; partitions and registry cuts heal on their own after a
-// few steps (or earlier, by a heal step).
+// few steps (or earlier, by a heal step). A step that draws no fault from
+// rng resets a link (Disconnect) one time in three, drawn from resets, a
+// PRNG of its own: the schedules of the seeds found before resets were
+// added stay as they were, resets in between.
 type chaosFaults struct {
 	tc      *testkit.TestCluster
 	rng     *rand.Rand
+	resets  *rand.Rand
 	beyondP bool
 	counts  map[string]int
 	parts   []chaosPart
@@ -25,8 +29,8 @@ type chaosPart struct {
 	left     int
 }
 
-func newChaosFaults(tc *testkit.TestCluster, rng *rand.Rand, beyondP bool, counts map[string]int) *chaosFaults {
-	return &chaosFaults{tc: tc, rng: rng, beyondP: beyondP, counts: counts, regCuts: map[int]int{}}
+func newChaosFaults(tc *testkit.TestCluster, rng, resets *rand.Rand, beyondP bool, counts map[string]int) *chaosFaults {
+	return &chaosFaults{tc: tc, rng: rng, resets: resets, beyondP: beyondP, counts: counts, regCuts: map[int]int{}}
 }
 
 func (f *chaosFaults) pick(xs []int) int { return xs[f.rng.IntN(len(xs))] }
@@ -114,6 +118,11 @@ func (f *chaosFaults) step() {
 	case r < 70 && f.beyondP:
 		f.tc.Pause(f.pick(up), time.Duration(300+f.rng.IntN(1200))*time.Millisecond)
 		f.counts["pause-beyond-P"]++
+	case len(up) > 1 && f.resets.IntN(3) == 0:
+		i := f.resets.IntN(len(up))
+		j := (i + 1 + f.resets.IntN(len(up)-1)) % len(up)
+		f.tc.Disconnect(up[i], up[j])
+		f.counts["reset"]++
 	default:
 		f.counts["none"]++
 	}

@@ -31,7 +31,7 @@ var (
 	chaosSeed    = flag.Uint64("chaos.seed", 0, "replay this chaos seed (0: the fixed seeds)")
 	chaosSteps   = flag.Int("chaos.steps", 1000, "fault steps per chaos run")
 	chaosRandom  = flag.Int("chaos.random", 0, "run this many random seeds instead of the fixed ones")
-	chaosBeyondP = flag.Bool("chaos.beyondp", false, "with -chaos.seed: replay a run with pauses beyond P")
+	chaosBeyondP = flag.Bool("chaos.beyondp", false, "with -chaos.seed or -chaos.random: runs with pauses beyond P")
 )
 
 // chaosSeeds run in `make test`; chaosBeyondPSeeds add pauses beyond P on
@@ -177,9 +177,13 @@ func TestChaos(t *testing.T) {
 	case *chaosSeed != 0:
 		t.Run(fmt.Sprintf("seed=%d", *chaosSeed), func(t *testing.T) { runChaos(t, *chaosSeed, *chaosBeyondP) })
 	case *chaosRandom > 0:
+		name := "seed=%d"
+		if *chaosBeyondP {
+			name = "beyondP/seed=%d"
+		}
 		for range *chaosRandom {
 			seed := rand.Uint64()
-			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runChaos(t, seed, false) })
+			t.Run(fmt.Sprintf(name, seed), func(t *testing.T) { runChaos(t, seed, *chaosBeyondP) })
 		}
 	default:
 		if testing.Short() {
@@ -298,7 +302,7 @@ func runChaos(t *testing.T, seed uint64, beyondP bool) {
 	}
 
 	stats := chaosStats{faults: map[string]int{}}
-	faults := newChaosFaults(tc, rand.New(rand.NewPCG(seed, 1)), beyondP, stats.faults)
+	faults := newChaosFaults(tc, rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 2)), beyondP, stats.faults)
 	for step := 0; step < *chaosSteps; step++ {
 		for range chaosPerStep {
 			<-done
