@@ -10,9 +10,8 @@ import (
 // chaosFaults draws one fault per step from its PRNG. At least three
 // members stay up; partitions and registry cuts heal on their own after a
 // few steps (or earlier, by a heal step). A step that draws no fault from
-// rng resets a link (Disconnect) one time in three, drawn from resets, a
-// PRNG of its own: the schedules of the seeds found before resets were
-// added stay as they were, resets in between.
+// rng may draw one of the later faults from resets, a PRNG of its own
+// (extra): the schedules of the seeds kept from before stay as they were.
 type chaosFaults struct {
 	tc      *testkit.TestCluster
 	rng     *rand.Rand
@@ -118,11 +117,34 @@ func (f *chaosFaults) step() {
 	case r < 70 && f.beyondP:
 		f.tc.Pause(f.pick(up), time.Duration(300+f.rng.IntN(1200))*time.Millisecond)
 		f.counts["pause-beyond-P"]++
-	case len(up) > 1 && f.resets.IntN(3) == 0:
+	default:
+		f.extra(up)
+	}
+}
+
+// extra draws, from its own PRNG, the faults added after seeds were kept
+// (so their schedules stay): on a step that drew no fault, a connection
+// reset one time in three (Disconnect), a registry outage one time in 30
+// (every running member cut off the registry for 1 to 15 steps, as when
+// the registry's servers are all unreachable: every member fences, then
+// all rejoin as new incarnations at once), else none.
+func (f *chaosFaults) extra(up []int) {
+	x := f.resets.IntN(30)
+	switch {
+	case x < 10 && len(up) > 1:
 		i := f.resets.IntN(len(up))
 		j := (i + 1 + f.resets.IntN(len(up)-1)) % len(up)
 		f.tc.Disconnect(up[i], up[j])
 		f.counts["reset"]++
+	case x == 10:
+		left := 1 + f.resets.IntN(15)
+		for _, i := range up {
+			if _, cut := f.regCuts[i]; !cut {
+				f.tc.PartitionRegistry(i)
+				f.regCuts[i] = left
+			}
+		}
+		f.counts["registry-outage"]++
 	default:
 		f.counts["none"]++
 	}
