@@ -10,12 +10,12 @@ import (
 // chaosFaults draws one fault per step from its PRNG. At least three
 // members stay up; partitions and registry cuts heal on their own after a
 // few steps (or earlier, by a heal step). A step that draws no fault from
-// rng may draw one of the later faults from resets, a PRNG of its own
+// rng may draw one of the faults added since from later, a PRNG of its own
 // (extra): the schedules of the seeds kept from before stay as they were.
 type chaosFaults struct {
 	tc      *testkit.TestCluster
 	rng     *rand.Rand
-	resets  *rand.Rand
+	later   *rand.Rand
 	beyondP bool
 	counts  map[string]int
 	parts   []chaosPart
@@ -28,8 +28,8 @@ type chaosPart struct {
 	left     int
 }
 
-func newChaosFaults(tc *testkit.TestCluster, rng, resets *rand.Rand, beyondP bool, counts map[string]int) *chaosFaults {
-	return &chaosFaults{tc: tc, rng: rng, resets: resets, beyondP: beyondP, counts: counts, regCuts: map[int]int{}}
+func newChaosFaults(tc *testkit.TestCluster, rng, later *rand.Rand, beyondP bool, counts map[string]int) *chaosFaults {
+	return &chaosFaults{tc: tc, rng: rng, later: later, beyondP: beyondP, counts: counts, regCuts: map[int]int{}}
 }
 
 func (f *chaosFaults) pick(xs []int) int { return xs[f.rng.IntN(len(xs))] }
@@ -129,15 +129,15 @@ func (f *chaosFaults) step() {
 // the registry's servers are all unreachable: every member fences, then
 // all rejoin as new incarnations at once), else none.
 func (f *chaosFaults) extra(up []int) {
-	x := f.resets.IntN(30)
+	x := f.later.IntN(30)
 	switch {
 	case x < 10 && len(up) > 1:
-		i := f.resets.IntN(len(up))
-		j := (i + 1 + f.resets.IntN(len(up)-1)) % len(up)
+		i := f.later.IntN(len(up))
+		j := (i + 1 + f.later.IntN(len(up)-1)) % len(up)
 		f.tc.Disconnect(up[i], up[j])
 		f.counts["reset"]++
 	case x == 10:
-		left := 1 + f.resets.IntN(15)
+		left := 1 + f.later.IntN(15)
 		for _, i := range up {
 			if _, cut := f.regCuts[i]; !cut {
 				f.tc.PartitionRegistry(i)
