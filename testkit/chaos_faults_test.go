@@ -20,6 +20,9 @@ type chaosFaults struct {
 	counts  map[string]int
 	parts   []chaosPart
 	regCuts map[int]int // member → steps left
+	// outage: the members a registry outage (extra) cut off, → steps
+	// left; kept apart from regCuts, which rng's draws depend on.
+	outage map[int]int
 }
 
 type chaosPart struct {
@@ -29,7 +32,8 @@ type chaosPart struct {
 }
 
 func newChaosFaults(tc *testkit.TestCluster, rng, later *rand.Rand, beyondP bool, counts map[string]int) *chaosFaults {
-	return &chaosFaults{tc: tc, rng: rng, later: later, beyondP: beyondP, counts: counts, regCuts: map[int]int{}}
+	return &chaosFaults{tc: tc, rng: rng, later: later, beyondP: beyondP, counts: counts, regCuts: map[int]int{},
+		outage: map[int]int{}}
 }
 
 func (f *chaosFaults) pick(xs []int) int { return xs[f.rng.IntN(len(xs))] }
@@ -56,12 +60,14 @@ func (f *chaosFaults) step() {
 			f.healPart(k)
 		}
 	}
-	for i, left := range f.regCuts {
-		if left <= 1 {
-			delete(f.regCuts, i)
-			f.tc.HealRegistry(i)
-		} else {
-			f.regCuts[i] = left - 1
+	for _, cuts := range []map[int]int{f.regCuts, f.outage} {
+		for i, left := range cuts {
+			if left <= 1 {
+				delete(cuts, i)
+				f.tc.HealRegistry(i)
+			} else {
+				cuts[i] = left - 1
+			}
 		}
 	}
 	up, down := f.tc.Up(), f.down()
@@ -139,9 +145,10 @@ func (f *chaosFaults) extra(up []int) {
 	case x == 10:
 		left := 1 + f.later.IntN(15)
 		for _, i := range up {
-			if _, cut := f.regCuts[i]; !cut {
+			_, cut := f.regCuts[i]
+			if _, out := f.outage[i]; !cut && !out {
 				f.tc.PartitionRegistry(i)
-				f.regCuts[i] = left
+				f.outage[i] = left
 			}
 		}
 		f.counts["registry-outage"]++
@@ -165,9 +172,11 @@ func (f *chaosFaults) forget(i int) {
 			f.healPart(k)
 		}
 	}
-	if _, ok := f.regCuts[i]; ok {
-		delete(f.regCuts, i)
-		f.tc.HealRegistry(i)
+	for _, cuts := range []map[int]int{f.regCuts, f.outage} {
+		if _, ok := cuts[i]; ok {
+			delete(cuts, i)
+			f.tc.HealRegistry(i)
+		}
 	}
 }
 
@@ -176,9 +185,11 @@ func (f *chaosFaults) healAll() {
 	for len(f.parts) > 0 {
 		f.healPart(0)
 	}
-	for i := range f.regCuts {
-		delete(f.regCuts, i)
-		f.tc.HealRegistry(i)
+	for _, cuts := range []map[int]int{f.regCuts, f.outage} {
+		for i := range cuts {
+			delete(cuts, i)
+			f.tc.HealRegistry(i)
+		}
 	}
 	for _, i := range f.tc.Up() {
 		f.tc.Resume(i)
