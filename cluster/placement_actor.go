@@ -154,9 +154,8 @@ func (p *placementActor) Receive(ctx actor.Context) {
 		}
 	case *rejoinMsg:
 		p.m = m.m
-		p.core.self, p.core.selfKey = m.m.Self(), m.m.Self().Key()
-		p.core.hasView, p.core.hasLease = false, false
-		p.core.fenced, p.fenceEnding = false, false
+		p.core.rejoin(m.m.Self())
+		p.fenceEnding = false
 		if t, ok := m.m.Latest(); ok {
 			p.install(ctx, t, m.m.Released(), now)
 		}

@@ -658,6 +658,32 @@ func (c *placementCore) activate(id Identity, epoch, hash uint64, now time.Time)
 	return a, false, nil
 }
 
+// rejoin makes the core that of self, the new incarnation this member
+// joined as after its membership ended (fenced, revoked): it has no view
+// and no lease until the new membership gives them, and it starts as a
+// member that joins does (installView's first view: every member of that
+// view an earlier owner, blind for W unless vouched for). What the core
+// knew of the barrier of the old incarnation's views goes: those views
+// are not before the first one any more, so nothing would ever clear the
+// members it held that are gone from the new view (no view of the new
+// incarnation drops them, so none is waited out) nor the old incarnation
+// itself (no longer self, and it acknowledges nothing): every identity
+// they owned was refused as busy for as long as the incarnation lived
+// (TestPlacementCoreRejoinForgetsTheOldBarrier). The sequence number is
+// kept (tokens grow), as are the blocked members (remote's block list
+// belongs to the process; installView prunes the absent ones). The fenced
+// incarnation ended only once all its activations had terminated, so
+// there are none.
+func (c *placementCore) rejoin(self Member) {
+	c.self, c.selfKey = self, self.Key()
+	c.hasView, c.hasLease, c.fenced = false, false, false
+	c.history, c.unknown = nil, nil
+	c.blindUntil, c.founded, c.firstEpoch, c.barrier = time.Time{}, time.Time{}, 0, 0
+	clear(c.acked)
+	clear(c.goneAt)
+	clear(c.released)
+}
+
 // started records the PID of a granted activation.
 func (c *placementCore) started(a *activation, pid *actor.PID) {
 	c.acts.setPID(a, pid)

@@ -1,7 +1,9 @@
 package testkit_test
 
 import (
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/fraktor-go/fraktor/testkit"
@@ -9,14 +11,20 @@ import (
 
 // chaosFaults draws one fault per step from its PRNG. At least three
 // members stay up; partitions and registry cuts heal on their own after a
-// few steps (or earlier, by a heal step).
+// few steps (or earlier, by a heal step). A step that draws no fault from
+// rng may draw one of the faults added since from later, a PRNG of its own
+// (extra): the schedules of the seeds kept from before stay as they were.
 type chaosFaults struct {
 	tc      *testkit.TestCluster
 	rng     *rand.Rand
+	later   *rand.Rand
 	beyondP bool
 	counts  map[string]int
 	parts   []chaosPart
 	regCuts map[int]int // member → steps left
+	// outage: the members a registry outage (extra) cut off, → steps
+	// left; kept apart from regCuts, which rng's draws depend on.
+	outage map[int]int
 }
 
 type chaosPart struct {
@@ -25,8 +33,9 @@ type chaosPart struct {
 	left     int
 }
 
-func newChaosFaults(tc *testkit.TestCluster, rng *rand.Rand, beyondP bool, counts map[string]int) *chaosFaults {
-	return &chaosFaults{tc: tc, rng: rng, beyondP: beyondP, counts: counts, regCuts: map[int]int{}}
+func newChaosFaults(tc *testkit.TestCluster, rng, later *rand.Rand, beyondP bool, counts map[string]int) *chaosFaults {
+	return &chaosFaults{tc: tc, rng: rng, later: later, beyondP: beyondP, counts: counts, regCuts: map[int]int{},
+		outage: map[int]int{}}
 }
 
 func (f *chaosFaults) pick(xs []int) int { return xs[f.rng.IntN(len(xs))] }
@@ -53,12 +62,14 @@ func (f *chaosFaults) step() {
 			f.healPart(k)
 		}
 	}
-	for i, left := range f.regCuts {
-		if left <= 1 {
-			delete(f.regCuts, i)
-			f.tc.HealRegistry(i)
-		} else {
-			f.regCuts[i] = left - 1
+	for _, cuts := range []map[int]int{f.regCuts, f.outage} {
+		for i, left := range cuts {
+			if left <= 1 {
+				delete(cuts, i)
+				f.tc.HealRegistry(i)
+			} else {
+				cuts[i] = left - 1
+			}
 		}
 	}
 	up, down := f.tc.Up(), f.down()
@@ -102,11 +113,11 @@ func (f *chaosFaults) step() {
 		f.healPart(f.rng.IntN(len(f.parts)))
 		f.counts["heal"]++
 	case r < 55 && len(f.regCuts) > 0:
-		for i := range f.regCuts {
-			delete(f.regCuts, i)
-			f.tc.HealRegistry(i)
-			break
-		}
+		// The lowest-numbered member cut off: a map's order made the
+		// schedule of a seed differ from run to run.
+		i := slices.Min(slices.Collect(maps.Keys(f.regCuts)))
+		delete(f.regCuts, i)
+		f.tc.HealRegistry(i)
 		f.counts["heal-registry"]++
 	case r < 65:
 		f.tc.Pause(f.pick(up), time.Duration(10+f.rng.IntN(80))*time.Millisecond)
@@ -114,6 +125,35 @@ func (f *chaosFaults) step() {
 	case r < 70 && f.beyondP:
 		f.tc.Pause(f.pick(up), time.Duration(300+f.rng.IntN(1200))*time.Millisecond)
 		f.counts["pause-beyond-P"]++
+	default:
+		f.extra(up)
+	}
+}
+
+// extra draws, from its own PRNG, the faults added after seeds were kept
+// (so their schedules stay): on a step that drew no fault, a connection
+// reset one time in three (Disconnect), a registry outage one time in 30
+// (every running member cut off the registry for 1 to 15 steps, as when
+// the registry's servers are all unreachable: every member fences, then
+// all rejoin as new incarnations at once), else none.
+func (f *chaosFaults) extra(up []int) {
+	x := f.later.IntN(30)
+	switch {
+	case x < 10 && len(up) > 1:
+		i := f.later.IntN(len(up))
+		j := (i + 1 + f.later.IntN(len(up)-1)) % len(up)
+		f.tc.Disconnect(up[i], up[j])
+		f.counts["reset"]++
+	case x == 10:
+		left := 1 + f.later.IntN(15)
+		for _, i := range up {
+			_, cut := f.regCuts[i]
+			if _, out := f.outage[i]; !cut && !out {
+				f.tc.PartitionRegistry(i)
+				f.outage[i] = left
+			}
+		}
+		f.counts["registry-outage"]++
 	default:
 		f.counts["none"]++
 	}
@@ -134,9 +174,11 @@ func (f *chaosFaults) forget(i int) {
 			f.healPart(k)
 		}
 	}
-	if _, ok := f.regCuts[i]; ok {
-		delete(f.regCuts, i)
-		f.tc.HealRegistry(i)
+	for _, cuts := range []map[int]int{f.regCuts, f.outage} {
+		if _, ok := cuts[i]; ok {
+			delete(cuts, i)
+			f.tc.HealRegistry(i)
+		}
 	}
 }
 
@@ -145,9 +187,11 @@ func (f *chaosFaults) healAll() {
 	for len(f.parts) > 0 {
 		f.healPart(0)
 	}
-	for i := range f.regCuts {
-		delete(f.regCuts, i)
-		f.tc.HealRegistry(i)
+	for _, cuts := range []map[int]int{f.regCuts, f.outage} {
+		for i := range cuts {
+			delete(cuts, i)
+			f.tc.HealRegistry(i)
+		}
 	}
 	for _, i := range f.tc.Up() {
 		f.tc.Resume(i)

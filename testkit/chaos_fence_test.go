@@ -168,12 +168,19 @@ func (e fenceEpisode) run(t *testing.T, tc *testkit.TestCluster, id cluster.Iden
 	up := tc.Up()
 	require.NoError(t, e.first(ctx, tc.Node(up[0])))
 	owner, other := -1, -1
+	// The activation's ActivationStarted reaches the Observer on its own
+	// delivery goroutine, possibly after the reply (a beyond-P chaos run,
+	// seed 10104679679042449901, found none recorded yet): wait for it.
 	var running []testkit.Activation
-	for _, a := range tc.Observer().Activations() {
-		if a.Identity == id && a.End.IsZero() {
-			running = append(running, a)
+	testkit.Eventually(t, func() bool {
+		running = running[:0]
+		for _, a := range tc.Observer().Activations() {
+			if a.Identity == id && a.End.IsZero() {
+				running = append(running, a)
+			}
 		}
-	}
+		return len(running) > 0
+	}, 10*time.Second, "no running activation of %s recorded", id)
 	require.Len(t, running, 1, "activations of %s", id)
 	for _, i := range up {
 		if tc.Node(i).Self().Key() == running[0].Member {

@@ -31,7 +31,7 @@ var (
 	chaosSeed    = flag.Uint64("chaos.seed", 0, "replay this chaos seed (0: the fixed seeds)")
 	chaosSteps   = flag.Int("chaos.steps", 1000, "fault steps per chaos run")
 	chaosRandom  = flag.Int("chaos.random", 0, "run this many random seeds instead of the fixed ones")
-	chaosBeyondP = flag.Bool("chaos.beyondp", false, "with -chaos.seed: replay a run with pauses beyond P")
+	chaosBeyondP = flag.Bool("chaos.beyondp", false, "with -chaos.seed or -chaos.random: runs with pauses beyond P")
 )
 
 // chaosSeeds run in `make test`; chaosBeyondPSeeds add pauses beyond P on
@@ -57,6 +57,9 @@ const (
 	// in 5 or more, once 1 in 3; the beyond-P run 1 in 9 or more, of
 	// fewer requests).
 	chaosMinAckedShare = 10
+	// chaosSettleBudget: after the heal, every counter must answer a read
+	// within this (chaosSettle).
+	chaosSettleBudget = 30 * time.Second
 )
 
 // chaosRegistry is the lease timing the chaos test and its campaigns run
@@ -177,9 +180,13 @@ func TestChaos(t *testing.T) {
 	case *chaosSeed != 0:
 		t.Run(fmt.Sprintf("seed=%d", *chaosSeed), func(t *testing.T) { runChaos(t, *chaosSeed, *chaosBeyondP) })
 	case *chaosRandom > 0:
+		name := "seed=%d"
+		if *chaosBeyondP {
+			name = "beyondP/seed=%d"
+		}
 		for range *chaosRandom {
 			seed := rand.Uint64()
-			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runChaos(t, seed, false) })
+			t.Run(fmt.Sprintf(name, seed), func(t *testing.T) { runChaos(t, seed, *chaosBeyondP) })
 		}
 	default:
 		if testing.Short() {
@@ -298,7 +305,7 @@ func runChaos(t *testing.T, seed uint64, beyondP bool) {
 	}
 
 	stats := chaosStats{faults: map[string]int{}}
-	faults := newChaosFaults(tc, rand.New(rand.NewPCG(seed, 1)), beyondP, stats.faults)
+	faults := newChaosFaults(tc, rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 2)), beyondP, stats.faults)
 	for step := 0; step < *chaosSteps; step++ {
 		for range chaosPerStep {
 			<-done
@@ -313,6 +320,10 @@ func runChaos(t *testing.T, seed uint64, beyondP bool) {
 	defer cancel()
 	if err := tc.AwaitConverged(ctx); err != nil {
 		t.Errorf("chaos: %v", err)
+	}
+	var settled []chaosOp // the reads after the heal: checked with the history, not counted in its stats
+	if !t.Failed() {
+		settled = chaosSettle(t, tc, history)
 	}
 	if beyondP {
 		history = append(history, chaosFenceEpisode(t, tc, gate, release)...)
@@ -366,7 +377,7 @@ func runChaos(t *testing.T, seed uint64, beyondP bool) {
 			t.Errorf("chaos: %s holds %d after %d distinct adds: an add was applied twice or lost", id, st.N, len(st.Applied))
 		}
 	}
-	checkLinearizable(t, history)
+	checkLinearizable(t, append(history, settled...))
 
 	overlaps := obs.Overlaps()
 	// The beyond-P run must have exercised the fence (its episode makes
@@ -528,4 +539,82 @@ func chaosFenceEpisode(t *testing.T, tc *testkit.TestCluster, gate *chaosGate, r
 		t.Errorf("chaos: the paused activation of %s did not write after its member resumed", id)
 	}
 	return ops
+}
+
+// chaosSettle checks that the healed cluster answers: every counter the run
+// touched is read, from the running members in turn, each retried until it
+// answers or chaosSettleBudget has passed since the heal (the wait-out of a
+// member killed just before it, and the retry backoff, take a few seconds
+// at most). A counter that does not answer is an error: a request that
+// fails forever after the faults healed (stuck placement, a lost
+// acknowledgement, a cache pointing at a gone activation). The reads join
+// the history, so they are checked for linearizability too: a counter
+// must read the total of its last applied add.
+func chaosSettle(t *testing.T, tc *testkit.TestCluster, history []chaosOp) []chaosOp {
+	t.Helper()
+	seen := map[cluster.Identity]bool{}
+	var ids []cluster.Identity
+	for _, op := range history {
+		if !seen[op.id] {
+			seen[op.id] = true
+			ids = append(ids, op.id)
+		}
+	}
+	up := tc.Up()
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), chaosSettleBudget)
+	defer cancel()
+	var (
+		mu     sync.Mutex
+		out    []chaosOp
+		failed []string
+		wg     sync.WaitGroup
+	)
+	var attemptLog atomic.Int64
+	next := make(chan int)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				id := ids[k]
+				node := tc.Node(up[k%len(up)])
+				err := ctx.Err() // when the budget ran out before the first attempt
+				for ctx.Err() == nil {
+					op := chaosOp{id: id, call: tc.Now().UnixNano()}
+					attempt, cancelAttempt := context.WithTimeout(ctx, time.Second)
+					var v *chaosVal
+					v, err = cluster.Request[*chaosVal](attempt, node, id, &chaosRead{})
+					cancelAttempt()
+					if err != nil && attemptLog.Add(1) <= 10 {
+						t.Logf("chaos: after the heal, read of %s from %s failed: %v", id, node.Self().Key(), err)
+					}
+					if err == nil {
+						op.ok, op.out, op.ret = true, v.N, tc.Now().UnixNano()
+						mu.Lock()
+						out = append(out, op)
+						mu.Unlock()
+						break
+					}
+				}
+				if err != nil {
+					mu.Lock()
+					failed = append(failed, fmt.Sprintf("%s from %s: %v", id, node.Self().Key(), err))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for k := range ids {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	t.Logf("chaos: after the heal, %d of %d counters answered a read in %v", len(out), len(ids), time.Since(began).Round(time.Millisecond))
+	if len(failed) > 0 {
+		sort.Strings(failed)
+		t.Errorf("chaos: %d of %d counters did not answer within %v of the heal, e.g. %s", len(failed), len(ids), chaosSettleBudget,
+			strings.Join(failed[:min(len(failed), 5)], "; "))
+	}
+	return out
 }

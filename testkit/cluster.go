@@ -601,6 +601,17 @@ func (tc *TestCluster) Heal(i, j int) {
 	tc.net.setCut(b, a, false)
 }
 
+// Disconnect resets the connections between members i and j: every one
+// of them closes at once, both ends, as a connection reset would (a NAT or
+// load balancer dropping it, an RST), so what was in flight on them (in
+// socket buffers, in a write the partition held) is lost; the members
+// reconnect as remote does after any connection loss, at once unless the
+// link is cut. It returns how many connection ends it closed (each
+// connection has two, one at each member).
+func (tc *TestCluster) Disconnect(i, j int) int {
+	return tc.net.reset(tc.member(i).addr, tc.member(j).addr)
+}
+
 // PartitionRegistry cuts member i off the registry: its renewals fail (it
 // fences when its lease runs short), it gets no views and cannot rejoin
 // until HealRegistry; the others see it until its lease expires there.

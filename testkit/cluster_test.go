@@ -214,3 +214,54 @@ func TestPauseStopsABusyActor(t *testing.T) {
 	tc.Resume(0)
 	t.Fatalf("the actor ran %d times during the pause (at most %d allowed)", runs.Load()-paused, limit-paused)
 }
+
+// TestDisconnectResetsTheLink: Disconnect closes the connections between
+// two members at once (each member's remote reports the loss), leaves the
+// others alone, and the two reconnect: requests across the link succeed
+// again.
+func TestDisconnectResetsTheLink(t *testing.T) {
+	tc := testkit.NewCluster(t, testkit.Nodes(3), testkit.Kinds(plainCounter()), testkit.Serializers(counterMessages))
+	ctx := ctxFor(t, 30*time.Second)
+	ids := make([]cluster.Identity, 30)
+	for k := range ids {
+		ids[k] = cluster.NewIdentity("counter", fmt.Sprint(k))
+	}
+	for i := range 3 {
+		for _, id := range ids { // every link carries requests and replies
+			_, err := testkit.Request[*total](ctx, tc.Node(i), id, &getReq{})
+			require.NoError(t, err)
+		}
+	}
+	type lost struct{ at, peer string }
+	losses := make(chan lost, 64)
+	for i := range 3 {
+		es := tc.System(i).EventStream()
+		at := tc.Address(i)
+		sub := actor.Subscribe(es, func(ev *remote.Event) {
+			if ev.Kind == remote.EventDisconnected {
+				losses <- lost{at: at, peer: ev.Peer.Address}
+			}
+		})
+		t.Cleanup(func() { es.Unsubscribe(sub) })
+	}
+	n := tc.Disconnect(0, 1)
+	require.Positive(t, n, "no connection between members 0 and 1 was closed")
+	seen := map[lost]bool{}
+	for !seen[lost{tc.Address(0), tc.Address(1)}] || !seen[lost{tc.Address(1), tc.Address(0)}] {
+		select {
+		case l := <-losses:
+			seen[l] = true
+		case <-ctx.Done():
+			t.Fatalf("the link 0–1 was not reported lost at both ends: saw %v", seen)
+		}
+	}
+	for l := range seen {
+		require.NotContains(t, []string{l.at, l.peer}, tc.Address(2), "Disconnect(0, 1) closed a connection of member 2")
+	}
+	for _, i := range []int{0, 1} {
+		for _, id := range ids {
+			_, err := testkit.Request[*total](ctx, tc.Node(i), id, &addReq{N: 1})
+			require.NoError(t, err)
+		}
+	}
+}

@@ -21,8 +21,8 @@
 // Grain.Send sends as a request, Grain.Tell as cluster.Send, and neither
 // delivers a nil message);
 // NewCluster starts an in-process cluster with fault injection (Kill,
-// Stop, Restart, AddNode, Partition, PartitionRegistry, Pause) and an
-// Observer that checks single activation, optionally on one virtual clock
+// Stop, Restart, AddNode, Partition, Disconnect, PartitionRegistry,
+// Pause) and an Observer that checks single activation, optionally on one virtual clock
 // (VirtualTime) that TestCluster.Eventually and AwaitConverged move while
 // they wait; FencedStore is a store that refuses writes with stale
 // fencing tokens.

@@ -26,7 +26,11 @@ var ErrLinkCut = errors.New("testkit: link cut")
 //     intact after a heal;
 //   - a dial between two members with a cut link in either direction fails
 //     with ErrLinkCut (a handshake needs both directions);
-//   - an isolated member (Kill) has every connection closed at once.
+//   - an isolated member (Kill) has every connection closed at once;
+//   - a reset link (Disconnect) has every connection between its two
+//     members closed at once, as a connection reset (a NAT or load
+//     balancer timeout, an RST) does: what was in flight on them is lost,
+//     and new connections are allowed at once (unless the link is cut).
 //
 // Each dialed connection starts with a preamble naming the dialer's address,
 // which the accepting side strips, so both ends know which link a
@@ -82,6 +86,25 @@ func (n *faultNet) isolate(addr string) {
 	for _, c := range hit {
 		_ = c.Close()
 	}
+}
+
+// reset closes every connection between a and b, either direction, and
+// returns how many it closed. A connection whose accepting end has not yet
+// read its preamble (its peer is not known) is left alone: it was dialed
+// after the reset.
+func (n *faultNet) reset(a, b string) int {
+	n.mu.Lock()
+	var hit []*faultConn
+	for c := range n.conns {
+		if p := c.peer(); c.self == a && p == b || c.self == b && p == a {
+			hit = append(hit, c)
+		}
+	}
+	n.mu.Unlock()
+	for _, c := range hit {
+		_ = c.Close()
+	}
+	return len(hit)
 }
 
 // rejoin lifts an isolation and every cut of addr (a restarted member).
