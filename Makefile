@@ -48,13 +48,15 @@ fuzz:
 	done
 
 ## chaos: a random chaos campaign of the grain testkit (CHAOS_SEEDS random
-## seeds of CHAOS_STEPS fault steps each) with a summary per seed; replay a
-## failing seed with `go test -race -run TestChaos ./testkit/ -chaos.seed=N`
+## seeds of CHAOS_STEPS fault steps each) with a summary per seed;
+## CHAOS_BEYONDP=true pauses members beyond P too (fencing tokens must then
+## refuse the stale writes); replay a failing seed with the command it prints
 CHAOS_STEPS ?= 10000
 CHAOS_SEEDS ?= 1
+CHAOS_BEYONDP ?= false
 chaos:
 	$(GO) test -race -count=1 -timeout 0 -run '^TestChaos$$' -v ./testkit/ \
-		-chaos.random=$(CHAOS_SEEDS) -chaos.steps=$(CHAOS_STEPS)
+		-chaos.random=$(CHAOS_SEEDS) -chaos.steps=$(CHAOS_STEPS) -chaos.beyondp=$(CHAOS_BEYONDP)
 
 ## consul: build bin/consul (v1.14.11) when it is missing
 consul:
