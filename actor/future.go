@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -376,17 +377,29 @@ func (f *Future) StopProcess(_ *PID) { f.complete(nil, ErrFutureStopped) }
 // request index (request_index.go), not from a walk of the registry: its
 // cost is the number of requests pending to address. Safe for concurrent
 // use.
-func (s *System) failRequestsTo(address string, reason error) int {
+func (s *System) failRequestsTo(address string, reason error, mark uint64) int {
 	if !s.otherNode(address) {
 		return 0
 	}
 	n := 0
 	for f := range s.registry.takeRequests(address) {
+		if mark != 0 && f.seq() >= mark {
+			// Made after the mark: back in the index, as it was made
+			// (indexRequest: one that completed meanwhile leaves again).
+			s.indexRequest(f)
+			continue
+		}
 		if f.state.Load() == 0 {
 			f.complete(nil, fmt.Errorf("%w: request to %s: %w", ErrDeadLetter, f.target, reason))
 			n++
 		}
 	}
+	return n
+}
+
+// seq returns the sequence number of f's ID (RequestMark's order).
+func (f *Future) seq() uint64 {
+	n, _ := strconv.ParseUint(f.pidv.ID[len(futureIDPrefix):], 36, 64)
 	return n
 }
 

@@ -142,7 +142,7 @@ func TestHookedFutureTurnFutureRunsOnCaller(t *testing.T) {
 	far := NewPID("10.0.0.1:1", "far")
 	f := sys.Root().turnFuture(far)
 	assert.Equal(t, regID, f.reg)
-	assert.Zero(t, sys.failRequestsTo(far.Address, errors.New("gone")))
+	assert.Zero(t, sys.failRequestsTo(far.Address, errors.New("gone"), 0))
 	assert.Zero(t, f.state.Load())
 	f.Complete(nil, nil)
 }

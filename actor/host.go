@@ -71,6 +71,18 @@ type Host interface {
 	// pending to address, whatever the number of actors: the requests to
 	// other nodes are indexed by address (actor/request_index.go).
 	FailRequestsTo(address string, reason error) int
+	// RequestMark returns a mark of the requests made so far: every
+	// request future created after the call is at or past it, every one
+	// created before is before it. A transport takes one when it loses
+	// its connection to a node, for FailRequestsToBefore.
+	RequestMark() uint64
+	// FailRequestsToBefore is FailRequestsTo for the requests created
+	// before mark (RequestMark) only; the later ones stay pending. A
+	// transport that finds a new incarnation of a node where its
+	// connection was lost fails what may have reached the old one (made
+	// before the connection was lost) and spares what was made after,
+	// which only the new incarnation can get and answer.
+	FailRequestsToBefore(address string, reason error, mark uint64) int
 	// SetRedirect installs r for the children of parent, a live local
 	// actor (a later call for the same parent replaces it). A user message
 	// that would become a dead letter because its target, such a child,
@@ -118,7 +130,13 @@ func (h host) EventStream() *EventStream           { return h.s.events }
 func (h host) Root() *RootContext                  { return h.s.root }
 
 func (h host) FailRequestsTo(address string, reason error) int {
-	return h.s.failRequestsTo(address, reason)
+	return h.s.failRequestsTo(address, reason, 0)
+}
+
+func (h host) RequestMark() uint64 { return h.s.futureSeq.Load() + 1 }
+
+func (h host) FailRequestsToBefore(address string, reason error, mark uint64) int {
+	return h.s.failRequestsTo(address, reason, mark)
 }
 
 func (h host) SpawnSystem(props *Props, name string) (*PID, error) {

@@ -72,13 +72,13 @@ func TestFailRequestsToWalksNoActors(t *testing.T) {
 		for i := range fs {
 			fs[i] = sys.Root().RequestFuture(NewPID(addr, "a"), "hello", 0)
 		}
-		require.Equal(t, pending, sys.failRequestsTo(addr, gone), addr)
+		require.Equal(t, pending, sys.failRequestsTo(addr, gone, 0), addr)
 		for _, f := range fs {
 			_, err := f.Result()
 			require.ErrorIs(t, err, ErrDeadLetter)
 			require.ErrorIs(t, err, gone)
 		}
-		require.Zero(t, sys.failRequestsTo(addr, gone), "nothing left to fail at %s", addr)
+		require.Zero(t, sys.failRequestsTo(addr, gone, 0), "nothing left to fail at %s", addr)
 		require.Zero(t, sys.registry.indexed(addr))
 	}
 	assert.Zero(t, sys.registry.visits.Load()-before, "a peer's termination walked the registry")
@@ -135,7 +135,7 @@ func BenchmarkFailRequestsTo(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				f := sys.Root().RequestFuture(pid, "hello", 0)
-				if n := sys.failRequestsTo(pid.Address, gone); n != 1 {
+				if n := sys.failRequestsTo(pid.Address, gone, 0); n != 1 {
 					b.Fatalf("failed %d requests, want 1", n)
 				}
 				_ = f.Wait()
@@ -156,7 +156,7 @@ func TestIndexedOnlyAfterRegistered(t *testing.T) {
 	gone := errors.New("node gone")
 	failed := 0
 	sys.registry.requests.onIndexed = func(f *Future) {
-		failed += sys.failRequestsTo(f.target.Address, gone)
+		failed += sys.failRequestsTo(f.target.Address, gone, 0)
 	}
 	processes := sys.ProcessCount()
 	f := sys.Root().RequestFuture(NewPID("far:1", "a"), "hello", 0)
@@ -240,4 +240,43 @@ func BenchmarkRequestToPeer(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FailRequestsToBefore fails the requests to an address made before the
+// mark and leaves the later ones pending and indexed, so that a later
+// failure of the address still finds them; a kept one that completes
+// leaves the index as any does.
+func TestFailRequestsToBeforeMark(t *testing.T) {
+	sys := remoteTestSystem(t)
+	h := host{sys}
+	gone := errors.New("old incarnation gone")
+	const addr = "restarted:1"
+	before := []*Future{
+		sys.Root().RequestFuture(NewPID(addr, "a"), "m1", 0),
+		sys.Root().RequestFuture(NewPID(addr, "a"), "m2", 0),
+	}
+	mark := h.RequestMark()
+	after := []*Future{
+		sys.Root().RequestFuture(NewPID(addr, "a"), "m3", 0),
+		sys.Root().RequestFuture(NewPID(addr, "a"), "m4", 0),
+	}
+	require.Equal(t, 2, h.FailRequestsToBefore(addr, gone, mark))
+	for _, f := range before {
+		_, err := f.Result()
+		require.ErrorIs(t, err, gone)
+	}
+	for _, f := range after {
+		select {
+		case <-f.Done():
+			t.Fatal("a request made after the mark failed")
+		default:
+		}
+	}
+	require.Equal(t, 2, sys.registry.indexed(addr), "the later requests stay indexed")
+	after[0].Complete("answer", nil)
+	require.Equal(t, 1, sys.registry.indexed(addr))
+	require.Equal(t, 1, h.FailRequestsTo(addr, gone))
+	_, err := after[1].Result()
+	require.ErrorIs(t, err, gone)
+	require.Zero(t, sys.registry.indexed(addr))
 }

@@ -79,6 +79,10 @@ type Remote struct {
 	targets targetCache // local targets of inbound messages
 	senders pidCache    // senders of inbound messages on other nodes
 
+	// lost holds the request marks of the peers whose connection closed,
+	// for a restart's report (peerTerminated).
+	lost lostMarks
+
 	// refusedLog throttles the log of this node's watches that peers
 	// refused (TerminatedWatchRefused): at most one line a second.
 	refusedLog logThrottle

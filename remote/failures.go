@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/fraktor-go/fraktor/actor"
@@ -16,7 +17,9 @@ import (
 // of its processes has been sent Terminated{Why: AddressTerminated}, pending
 // remote spawns on it have failed, and every pending request to a process
 // at its address has failed with an error wrapping actor.ErrDeadLetter and
-// Reason. An incarnation reported unreachable or blocked that connects
+// Reason; for a restart (ErrPeerRestarted), every one made before the last
+// connection to the old incarnation closed (the later ones go to the new
+// incarnation, lostMarks). An incarnation reported unreachable or blocked that connects
 // again is told, by this node's first envelope on that connection
 // (*WatchesDropped), that the watches across the link are gone.
 type EndpointTerminated struct {
@@ -94,7 +97,14 @@ func (r *Remote) peerTerminated(p Peer, reason error) {
 		}
 	}
 	failed := r.spawns.failAddress(p.Address, reason)
-	requests := r.sys.FailRequestsTo(p.Address, reason)
+	var requests int
+	if mark, ok := r.lost.take(p.Address, p.NodeID); ok && errors.Is(reason, ErrPeerRestarted) {
+		// Only what was made before its connection closed can have
+		// reached the old incarnation (lostMarks).
+		requests = r.sys.FailRequestsToBefore(p.Address, reason, mark)
+	} else {
+		requests = r.sys.FailRequestsTo(p.Address, reason)
+	}
 	r.log.Info("remote: endpoint terminated", "peer", p.String(), "reason", reason,
 		"watchers_notified", len(out), "remote_watchers_dropped", len(in), "spawns_failed", failed, "requests_failed", requests)
 	r.sys.EventStream().Publish(&EndpointTerminated{Address: p.Address, NodeID: p.NodeID, Reason: reason})
@@ -103,6 +113,14 @@ func (r *Remote) peerTerminated(p Peer, reason error) {
 // event is the Node's Event hook: transport events go to the EventStream
 // as *Event.
 func (r *Remote) event(e Event) {
+	switch e.Kind {
+	case EventDisconnected:
+		if e.Peer.NodeID != "" {
+			r.lost.lost(e.Peer.Address, e.Peer.NodeID, r.sys.RequestMark())
+		}
+	case EventConnected:
+		r.lost.connected(e.Peer.Address, e.Peer.NodeID)
+	}
 	r.sys.EventStream().Publish(&e)
 }
 
