@@ -85,17 +85,30 @@ func (r *Remote) tellTerminated(watcher, who *actor.PID, why actor.TerminatedRea
 	}
 }
 
-// peerTerminated is the Node's PeerTerminated hook.
-func (r *Remote) peerTerminated(p Peer, reason error) {
-	out, in := r.watches.takeAddress(p.Address)
+// endWatchesAt ends every watch across the link to addr, as for a node
+// that is gone: each local watcher of a process there gets
+// Terminated{AddressTerminated} (and, with unwatchPeer, the peer, which
+// lives on, is sent an UnwatchRequest for it), and local processes forget
+// the watchers there. It returns the watches it ended.
+func (r *Remote) endWatchesAt(addr string, unwatchPeer bool) (out, in []watchEntry) {
+	out, in = r.watches.takeAddress(addr)
 	for _, e := range out {
 		r.tellTerminated(e.watcher, e.watchee, actor.TerminatedAddressTerminated)
+		if unwatchPeer {
+			r.send(e.watchee, &UnwatchRequest{Watcher: r.ref(e.watcher), Watchee: r.ref(e.watchee)}, nil, sendAnswer)
+		}
 	}
 	for _, e := range in {
 		if proc, ok := r.sys.Lookup(e.watchee.ID); ok {
 			proc.SendSystem(e.watchee, &actor.Unwatch{Watcher: e.watcher})
 		}
 	}
+	return out, in
+}
+
+// peerTerminated is the Node's PeerTerminated hook.
+func (r *Remote) peerTerminated(p Peer, reason error) {
+	out, in := r.endWatchesAt(p.Address, false)
 	failed := r.spawns.failAddress(p.Address, reason)
 	var requests int
 	if mark, ok := r.lost.take(p.Address, p.NodeID); ok && errors.Is(reason, ErrPeerRestarted) {

@@ -154,16 +154,7 @@ func (r *Remote) watchesDropped(from Peer, m *WatchesDropped) {
 		r.log.Debug("remote: watches-dropped notice for another incarnation ignored", "peer", from.String(), "node", m.NodeID)
 		return
 	}
-	out, in := r.watches.takeAddress(from.Address)
-	for _, e := range out {
-		r.tellTerminated(e.watcher, e.watchee, actor.TerminatedAddressTerminated)
-		r.send(e.watchee, &UnwatchRequest{Watcher: r.ref(e.watcher), Watchee: r.ref(e.watchee)}, nil, sendAnswer)
-	}
-	for _, e := range in {
-		if proc, ok := r.sys.Lookup(e.watchee.ID); ok {
-			proc.SendSystem(e.watchee, &actor.Unwatch{Watcher: e.watcher})
-		}
-	}
+	out, in := r.endWatchesAt(from.Address, true)
 	r.log.Info("remote: peer had reported this node gone and dropped the watches across the link",
 		"peer", from.String(), "watchers_notified", len(out), "remote_watchers_dropped", len(in))
 	r.sys.EventStream().Publish(&WatchesDroppedEvent{Address: from.Address, NodeID: from.NodeID, Watchers: len(out), RemoteWatchers: len(in)})
