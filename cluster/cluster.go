@@ -103,6 +103,8 @@ type Cluster struct {
 	blockMu sync.Mutex
 	blocked map[string]struct{} // member keys left out of owner selection
 
+	links linkFailures // why the last connection to an address failed
+
 	flights flightGroup
 
 	stop      chan struct{}
@@ -246,6 +248,8 @@ func newCluster(ctx context.Context, host actor.Host, cfg Config) (*Cluster, err
 		}
 	}
 	c.unsub = append(c.unsub, r.BlockList().Subscribe(c.onBlockEvent))
+	linkSub := c.sys.EventStream().SubscribeWithPredicate(c.links.record, isLinkEvent)
+	c.unsub = append(c.unsub, func() { c.sys.EventStream().Unsubscribe(linkSub) })
 	c.wg.Add(1)
 	go c.watchMembership(m)
 	return c, nil

@@ -253,7 +253,7 @@ func (c *Cluster) requestFrom(ctx context.Context, id Identity, msg any, first *
 			// Timeout, dead letter, unreachable node: this PID is no good
 			// (any more); resolve afresh.
 			c.dropCached(id, pid.ID)
-			err = ferr
+			err = c.links.explain(pid.Address, ferr)
 			if errors.Is(ferr, remote.ErrBlocked) {
 				err = fmt.Errorf("%w: %w", ErrBlocked, ferr)
 			}
@@ -436,7 +436,7 @@ func (c *Cluster) askOwner(ctx context.Context, id Identity, owner Member, epoch
 	fut := c.root.RequestFuture(actor.NewPID(owner.Address, placementName), req, c.attemptTimeout(ctx, c.cfg.ActivationTimeout))
 	res, err := fut.ResultContext(ctx)
 	if err != nil {
-		return nil, "", fmt.Errorf("activation request to %s: %w", owner.Key(), err)
+		return nil, "", fmt.Errorf("activation request to %s: %w", owner.Key(), c.links.explain(owner.Address, err))
 	}
 	resp, ok := res.(*clusterpb.ActivationResponse)
 	if !ok {

@@ -1,0 +1,91 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/remote"
+)
+
+// maxLinkFailures bounds the addresses linkFailures remembers: a member
+// dials only members' addresses and the senders of what it answers, but
+// an address is only forgotten when a connection to it comes up.
+const maxLinkFailures = 1024
+
+// linkFailures remembers, per address, why this member's last attempt to
+// connect to it failed (a failed dial, or a handshake either side
+// refused: another cluster's name, a certificate, a block), until a
+// connection to the address is up again. It is filled from remote's
+// *remote.Event on the EventStream.
+//
+// Without it a request to a grain whose owner this member cannot reach
+// failed with a bare timeout ("activation request to m#1: actor:
+// timeout"): the remote layer queues what is sent while it redials, and
+// the reason it logged at Info never reached the caller. explain adds the
+// reason to such a timeout, so the caller reads, say, "system name
+// mismatch" and errors.Is(err, remote.ErrClusterMismatch) holds
+// (TestRequestTimeoutNamesTheRefusedHandshake).
+type linkFailures struct {
+	mu sync.Mutex
+	m  map[string]error
+}
+
+// isLinkEvent selects the events record takes.
+func isLinkEvent(ev any) bool {
+	e, ok := ev.(*remote.Event)
+	if !ok || e.Peer.Address == "" {
+		return false
+	}
+	switch e.Kind {
+	case remote.EventConnected, remote.EventDialFailed:
+		return true
+	case remote.EventHandshakeRefused:
+		// Only this member's own attempts: refusing a peer's dial says
+		// nothing of whether this member reaches it (a refused second
+		// connection while this member's own is up, say).
+		return !e.Inbound
+	}
+	return false
+}
+
+// record takes one event isLinkEvent selected.
+func (l *linkFailures) record(ev any) {
+	e := ev.(*remote.Event)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e.Kind == remote.EventConnected {
+		delete(l.m, e.Peer.Address)
+		return
+	}
+	if e.Err == nil {
+		return
+	}
+	if l.m == nil {
+		l.m = make(map[string]error)
+	}
+	if _, ok := l.m[e.Peer.Address]; !ok && len(l.m) >= maxLinkFailures {
+		for a := range l.m { // any one: the bound only keeps the map small
+			delete(l.m, a)
+			break
+		}
+	}
+	l.m[e.Peer.Address] = e.Err
+}
+
+// explain returns err with the last connection failure to address added,
+// when err is a timeout and a failure is on record (the link is down, and
+// that is why nothing came back); err itself otherwise.
+func (l *linkFailures) explain(address string, err error) error {
+	if err == nil || !errors.Is(err, actor.ErrTimeout) {
+		return err
+	}
+	l.mu.Lock()
+	why := l.m[address]
+	l.mu.Unlock()
+	if why == nil {
+		return err
+	}
+	return fmt.Errorf("%w (no connection to %s: %w)", err, address, why)
+}
