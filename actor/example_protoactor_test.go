@@ -54,9 +54,9 @@ func ExampleFuture_PipeTo() {
 		switch m := c.Message().(type) {
 		case *actor.Started:
 			c.RequestFuture(prices, "apple", time.Second).PipeTo(c.Self())
-			c.RequestFuture(prices, "unobtainium", 50*time.Millisecond).PipeTo(c.Self())
 		case int:
 			fmt.Println("price", m)
+			c.RequestFuture(prices, "unobtainium", 20*time.Millisecond).PipeTo(c.Self())
 		case error:
 			fmt.Println("failed:", m, errors.Is(m, actor.ErrTimeout))
 			close(done)
