@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -411,8 +410,8 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 		if name != "" {
 			b = append(b, name...)
 		} else {
-			seq = s.idSeq.Add(1)
-			b = strconv.AppendUint(append(append(b, prefix...), '$'), seq, 36)
+			b = append(append(b, prefix...), '$')
+			seq, b = s.freeSeq(b)
 		}
 		idb = b
 	}
