@@ -40,6 +40,7 @@ func failingOwnerRequest(t *testing.T, a node, perCall time.Duration) error {
 func TestRequestTimeoutNamesTheRefusedHandshake(t *testing.T) {
 	reg := newRegistry(t)
 	a := startMember(t, reg, counterKind())
+	awaitMemberReady(t, a) // alone: the member that joins next is not an earlier owner
 	rcfg := remote.DefaultConfig()
 	rcfg.ListenAddress = "127.0.0.1:0"
 	rcfg.SystemName = "bank"
