@@ -250,8 +250,37 @@ func (c *cell) Sink(e envelope) {
 		// otherwise (TestPoisonFutureOfActorStoppedOtherwise).
 		c.sys.deadLetter(c.selfPID(), m, nil, nil)
 	default:
+		if c.rebind(e) {
+			return
+		}
 		c.sys.deadLetter(c.selfPID(), e.msg, e.sender, nil)
 	}
+}
+
+// rebind hands a user message that reached this stopped actor to the
+// process registered under its ID now, if there is another: a new actor
+// spawned under the same name. A PID value caches the actor it first
+// reached, so one held across a re-spawn kept reaching the stopped actor,
+// and what was sent through it became a dead letter, while a fresh PID of
+// the same address and ID (and any PID from the network, resolved by ID)
+// reached the new one (TestStalePIDReachesTheNamesNewActor). A PID names
+// an address and an ID, as in Proto.Actor; Akka's refs are bound to one
+// incarnation instead. Only user messages move: a PoisonPill, a Stop or a
+// Watch meant for the stopped actor stays with it (a late Stop of a child
+// that was re-spawned under its name must not stop the new one), and so
+// do the actor's own ticks. The message goes on the sender's goroutine,
+// before the send returns, so one sender's messages keep their order.
+func (c *cell) rebind(e envelope) bool {
+	p, ok := c.sys.registry.get(c.pid.ID)
+	if !ok || p == Process(c) {
+		return false
+	}
+	if q, ok := p.(*cell); ok {
+		q.postUser(nil, e.msg, e.sender)
+	} else {
+		c.sys.sendToProcess(p, c.selfPID(), e.msg, e.sender)
+	}
+	return true
 }
 
 // addChild adds ch unless c is winding down: its children were stopped
