@@ -586,12 +586,13 @@ func (s *System) sendSystemToProcess(p Process, pid *PID, m SystemMessage) {
 // returns keeps them open). When it returns nil, Terminated is closed:
 // every goroutine of the system has returned.
 //
-// Later calls (and calls concurrent with the first) wait for the first to
-// return, then for what it left running, until Terminated is closed or
-// their own ctx ends: nil once the system has terminated (whatever the
-// first call returned), else the parts still running, each wrapping ctx's
-// error (see Terminated). So a caller whose first Shutdown ran out of time
-// can give the rest more with another Shutdown.
+// It is idempotent. Later calls (and calls concurrent with the first)
+// wait for the first to return (ctx's error if ctx ends before), then for
+// what it left running, until Terminated is closed or their own ctx ends:
+// nil once the system has terminated, whatever the first call returned,
+// else the parts still running, each wrapping ctx's error (see
+// Terminated). So a caller whose first Shutdown ran out of time can give
+// the rest more time with another Shutdown.
 //
 // Do not call it inside an actor's Receive (or anything that runs on the
 // actor's turn): it waits for every actor to stop, the calling one too,

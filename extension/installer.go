@@ -62,9 +62,10 @@ type Starter interface {
 // Without it, the registry takes Shutdown's return as the end of the
 // extension's goroutines.
 //
-// The registry calls Terminated once, on the ShutdownAll goroutine, after
-// Shutdown has returned (whatever it returned); it must not block. A nil
-// channel means nothing is left running.
+// The registry calls Terminated once, on the goroutine that called
+// Shutdown (that of ShutdownAll, or of InstallAll rolling back), after
+// Shutdown has returned, whatever it returned; it must not block. A nil
+// channel, or a panic, means nothing is left running.
 type Lingerer interface {
 	Terminated() <-chan struct{}
 }
