@@ -261,9 +261,11 @@ func TestShutdownNilMeansTerminated(t *testing.T) {
 	})
 }
 
-// holdRootStop is a kind middleware that holds the worker which ran the
-// root guardian's last invocation (the third guardian to stop; the root
-// stops after the other two) in AfterInvoke, until release closes.
+// holdRootStop is a kind middleware that holds, in AfterInvoke until
+// release closes, the worker whose guardian stop is the third to end: all
+// three guardians have stopped then (the root's stop itself may end before
+// a child guardian's invocation does), and a worker of the pool still
+// runs.
 type holdRootStop struct {
 	stops         *atomic.Int32
 	held, release chan struct{}
