@@ -161,6 +161,7 @@ type System struct {
 	shutdownOnce                 sync.Once
 	shutdownDone                 chan struct{}
 	shutdownErr                  error
+	term                         termination // Terminated (shutdown_terminated.go)
 	exts                         *extension.Registry[Host]
 }
 
@@ -181,6 +182,7 @@ func NewSystem(cfg SystemConfig) (*System, error) {
 		idBase = idSeqBase()
 	}
 	s := &System{cfg: cfg, name: cfg.Name, registry: newRegistry(idBase), shutdownDone: make(chan struct{})}
+	s.term.init()
 	s.idSeq.Store(idBase)
 	s.futureSeq.Store(futureSeqBase())
 	s.deferGrace = deferredTurnGrace
@@ -261,9 +263,16 @@ func (s *System) startGuardians() {
 	s.guardiansDone = make(chan struct{})
 	s.rootGuardian = s.newCell(nil, PropsFromFunc(func(Context) {}, WithSupervisor(stopOnFailure{}), WithKind("guardian")), "root")
 	s.rootGuardian.ext().onStopped = func() {
+		// Passed before guardiansDone closes: a Shutdown that finds it
+		// closed then finds this side of the gate passed (terminateWhenDone).
+		last := s.term.gate.Add(1) == 2
 		close(s.guardiansDone)
 		if s.poolsLate.Swap(poolsRootStopped) == poolsCloseLate {
 			s.closePools(doneCtx)
+		}
+		if last {
+			// On a worker, which must not wait for its own pool.
+			go s.terminate() //nolint: tracked by Terminated
 		}
 	}
 	gs := s.cfg.GuardianStrategy
@@ -566,15 +575,23 @@ func (s *System) sendSystemToProcess(p Process, pid *PID, m SystemMessage) {
 // Shutdown shuts down the extensions in reverse install order (remote
 // says goodbye to its peers), then stops every actor, children first (user
 // actors, then system actors), then the timers and worker pools, and
-// waits for all of it, or for ctx. It is idempotent: later
-// calls wait for the first and return its result. Its error lists the parts
-// that had not finished when it stopped waiting for them (each wraps ctx's
-// error); a part found finished is not listed, even with a ctx that had
-// already ended. When the user actors do not stop within ctx, the system
-// actors are told to stop all the same; both trees go on stopping after
-// Shutdown returns, and the worker pools, which then count as unfinished,
-// stay open for them until both have stopped (an actor whose Stopped
-// never returns keeps them open).
+// waits for all of it, or for ctx. Its error lists the parts that had not
+// finished when it stopped waiting for them (each wraps ctx's error); a
+// part found finished is not listed, even with a ctx that had already
+// ended. When the user actors do not stop within ctx, the system actors
+// are told to stop all the same; both trees go on stopping after Shutdown
+// returns, and the worker pools, which then count as unfinished, stay
+// open for them until both have stopped (an actor whose Stopped never
+// returns keeps them open). When it returns nil, Terminated is closed:
+// every goroutine of the system has returned.
+//
+// It is idempotent. Later calls (and calls concurrent with the first)
+// wait for the first to return (ctx's error if ctx ends before), then for
+// what it left running, until Terminated is closed or their own ctx ends:
+// nil once the system has terminated, whatever the first call returned,
+// else the parts still running, each wrapping ctx's error (see
+// Terminated). So a caller whose first Shutdown ran out of time can give
+// the rest more time with another Shutdown.
 //
 // Do not call it inside an actor's Receive (or anything that runs on the
 // actor's turn): it waits for every actor to stop, the calling one too,
@@ -590,7 +607,7 @@ func (s *System) Shutdown(ctx context.Context) error {
 		if err := await.Done(ctx, s.shutdownDone); err != nil {
 			return err
 		}
-		return s.shutdownErr
+		return s.awaitTerminated(ctx)
 	}
 	s.shutdownErr = s.shutdown(ctx)
 	close(s.shutdownDone)
@@ -640,7 +657,9 @@ func (s *System) shutdown(ctx context.Context) error {
 	}
 	errs = append(errs, s.events.close(ctx))
 	s.metrics.close()
-	return errors.Join(errs...)
+	err := errors.Join(errs...)
+	s.terminateWhenDone(err == nil)
+	return err
 }
 
 // States of System.poolsLate.

@@ -19,7 +19,9 @@
 // leaves nothing running.
 //
 // Optional capabilities of an Extension are detected by type assertion:
-// [Starter] is called once every extension has been installed.
+// [Starter] is called once every extension has been installed; a
+// [Lingerer] tells when goroutines that outlived its Shutdown have
+// returned, which [Registry.AwaitTerminated] waits for.
 //
 // Extensions are looked up by name and type with [Lookup] or [Get]; an
 // extension package wraps that in its own accessor (cluster.Get(sys)).

@@ -52,3 +52,20 @@ type Extension interface {
 type Starter interface {
 	Start(ctx context.Context) error
 }
+
+// Lingerer is an optional interface of an [Extension] whose goroutines may
+// outlive its Shutdown: one that, when ctx ends, returns ctx's error while
+// goroutines it started are still on their way out (a request that has not
+// yet seen its cancellation, a blocking call into user code). Terminated
+// returns a channel that is closed once every goroutine the extension
+// started has returned; it is closed already when Shutdown returned nil.
+// Without it, the registry takes Shutdown's return as the end of the
+// extension's goroutines.
+//
+// The registry calls Terminated once, on the goroutine that called
+// Shutdown (that of ShutdownAll, or of InstallAll rolling back), after
+// Shutdown has returned, whatever it returned; it must not block. A nil
+// channel, or a panic, means nothing is left running.
+type Lingerer interface {
+	Terminated() <-chan struct{}
+}

@@ -47,6 +47,13 @@ type Registry[H any] struct {
 	status    map[string]Status
 	running   map[string]Extension // installed and not shut down
 	installed []string             // install order of running extensions
+	lingering []lingering          // shut down Lingerers, in shutdown order
+}
+
+// lingering is a shut-down [Lingerer]: the channel its Terminated returned.
+type lingering struct {
+	name string
+	done <-chan struct{}
 }
 
 // NewRegistry returns an empty registry.
@@ -173,8 +180,20 @@ func (r *Registry[H]) shutdownRunning(ctx context.Context, keep map[string]bool)
 		ext := r.running[name]
 		r.mu.RUnlock()
 		cause := protect(func() error { return ext.Shutdown(ctx) })
+		var done <-chan struct{}
+		if l, ok := ext.(Lingerer); ok {
+			// A panic in Terminated tells nothing of its goroutines: it
+			// counts as nothing left, like an extension without it.
+			_ = protect(func() error {
+				done = l.Terminated()
+				return nil
+			})
+		}
 		r.mu.Lock()
 		delete(r.running, name)
+		if done != nil {
+			r.lingering = append(r.lingering, lingering{name: name, done: done})
+		}
 		r.mu.Unlock()
 		var serr error
 		if cause != nil {
