@@ -130,6 +130,9 @@ type Cluster struct {
 
 	goMu     sync.Mutex
 	goClosed bool // Shutdown waits for the tracked goroutines: no new ones
+	// term is closed once the tracked goroutines have returned after
+	// Shutdown (Terminated).
+	term chan struct{}
 
 	warnNext       atomic.Int64 // clock Unix nanoseconds before which no retry warning is logged
 	warnSuppressed atomic.Uint64
@@ -207,6 +210,7 @@ func newCluster(ctx context.Context, host actor.Host, cfg Config) (*Cluster, err
 		byKind:   byKind,
 		blocked:  map[string]struct{}{},
 		stop:     make(chan struct{}),
+		term:     make(chan struct{}),
 	}
 	c.ctx, c.cancelCtx = context.WithCancel(context.Background())
 	if err := c.setupLookup(lcfg, names); err != nil {
@@ -886,7 +890,10 @@ func (c *Cluster) evict(m Member) {
 // system calls it before remote shuts down. A rejoin in flight when
 // Shutdown begins (after a self-fence) leaves its new incarnation as soon as
 // its Join returns, and Shutdown waits for it, so no incarnation stays
-// registered. Idempotent: later calls return the first call's result.
+// registered. The wait for the cluster's own goroutines is bounded by ctx
+// too (some run user code: a provider's Evict, a custom lookup's
+// callbacks); Terminated closes when they have returned. Idempotent:
+// later calls return the first call's result.
 // On a nil Cluster it returns ErrNotInstalled.
 func (c *Cluster) Shutdown(ctx context.Context) error {
 	if c == nil {
@@ -929,9 +936,33 @@ func (c *Cluster) Shutdown(ctx context.Context) error {
 		c.goMu.Lock()
 		c.goClosed = true
 		c.goMu.Unlock()
-		c.wg.Wait()
-		c.metrics.close()
-		c.setStatus(StatusStopped)
+		// The tracked goroutines have seen c.ctx end, but some run user
+		// code (a custom lookup's OnMemberLeft, a provider's Evict) that
+		// may not return: the wait for them is bounded by ctx, and
+		// Terminated tells when they have returned. Before, Shutdown
+		// waited for them for good, whatever ctx said
+		// (TestClusterShutdownBoundedByStuckUserCode).
+		go func() { //nolint: tracked by Terminated
+			c.wg.Wait()
+			c.metrics.close()
+			c.setStatus(StatusStopped)
+			close(c.term)
+		}()
+		if err := await.Done(ctx, c.term); err != nil && c.shutErr == nil {
+			c.shutErr = fmt.Errorf("%w: goroutines still running (a provider's Evict, a custom lookup's callback): %w", ErrShuttingDown, err)
+		}
 	})
 	return c.shutErr
+}
+
+// Terminated implements extension.Lingerer: it returns a channel closed
+// once the goroutines this cluster started have returned after Shutdown
+// (it is closed when Shutdown returned nil, and open before Shutdown). The
+// actor system waits for it in System.Terminated. A detached cluster
+// starts none: nil.
+func (c *Cluster) Terminated() <-chan struct{} {
+	if c == nil || c.det != nil {
+		return nil
+	}
+	return c.term
 }
