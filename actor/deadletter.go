@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -46,7 +47,19 @@ func (d *deadLetters) allowLog() bool {
 }
 
 func (d *deadLetters) SendUser(pid *PID, msg any, sender *PID) {
-	d.sys.deadLetter(pid, msg, sender, nil)
+	d.sys.deadLetter(pid, msg, sender, d.sys.unroutable(pid))
+}
+
+// unroutable is the reason of a dead letter to pid that no process can
+// take because pid is another address's and no remote extension is
+// installed: ErrNoRemote, with ErrDeadLetter (what a request to it fails
+// with, as before). Before, it was a dead letter without a reason,
+// as if the actor did not exist there (TestNoRemoteDeadLetterSaysWhy).
+func (s *System) unroutable(pid *PID) error {
+	if pid == nil || pid.Address == LocalAddress || pid.Address == s.Address() || s.remote.Load() != nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: %w (this system is %s)", ErrDeadLetter, pid, ErrNoRemote, s.Address())
 }
 
 func (d *deadLetters) SendSystem(pid *PID, m SystemMessage) {

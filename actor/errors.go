@@ -46,6 +46,11 @@ var (
 	// or with "future$", the prefix of futures' IDs (IsFutureID); or a
 	// generated name's prefix would make one of a future's form.
 	ErrInvalidName = errors.New("actor: invalid name")
+	// ErrNoRemote: a message or request went to a PID of another address
+	// (not this system's, not LocalAddress) in a system without a remote
+	// extension: nothing can carry it there. The dead letter's reason, and
+	// a request's error, wrap it and ErrDeadLetter.
+	ErrNoRemote = errors.New("actor: no remote extension installed for another address")
 )
 
 // TypeMismatchError is returned by Request when the reply is not of the
