@@ -64,9 +64,11 @@ type Context interface {
 	Watch(pid *PID)
 	Unwatch(pid *PID)
 
-	// SetReceiveTimeout delivers ReceiveTimeout after d without messages
-	// (d ≤ 0 turns it off; so do a stop and a restart). ReceiveTimeout
-	// returns the current setting.
+	// SetReceiveTimeout delivers ReceiveTimeout after d without messages,
+	// and again every d while none come (d ≤ 0 turns it off; so do a stop
+	// and a restart). Every user message resets the clock, the actor's
+	// own timer messages included; a ReenterAfter callback does not.
+	// ReceiveTimeout returns the current setting.
 	SetReceiveTimeout(d time.Duration)
 	ReceiveTimeout() time.Duration
 

@@ -75,7 +75,11 @@ type (
 	Unwatch struct{ Watcher *PID }
 	// TerminatedSystem carries a Terminated to a watcher or parent.
 	TerminatedSystem struct{ Terminated }
-	// Stop stops the receiver at once (after the message being processed).
+	// Stop stops the receiver at once (after the message being
+	// processed) when it arrives as a system message: Context.Stop,
+	// RootContext.Stop, StopFuture. Sent with Send it is a user message
+	// like any other and reaches Receive; to stop an actor after the
+	// messages already queued, Poison it (PoisonPill).
 	Stop struct{}
 
 	startMsg   struct{}
