@@ -425,6 +425,12 @@ func (ep *endpoint) run(ctx context.Context) {
 	finalTry := false // Close gives a peer that was not failing one attempt to connect and flush
 	dialled := false  // a dial was made: every later one is a redial
 	reached := false  // a dial of this endpoint connected: a node answered at the address, as itself
+	// lastErr: why the last attempt to connect failed (a dial's error, a
+	// refused handshake), cleared by a connection; the give-up's error
+	// carries it, so that what fails then says why (another system's
+	// name, a certificate), not only "unreachable"
+	// (TestGiveUpNamesTheRefusedHandshake).
+	var lastErr error
 	for {
 		select {
 		case <-ep.stop:
@@ -473,7 +479,11 @@ func (ep *endpoint) run(ctx context.Context) {
 			budgeted := !finalTry && (!ep.local.Load() || dialled && !reached)
 			act := pol.next(now, budgeted)
 			if act.kind == linkGiveUp {
-				ep.terminate(fmt.Errorf("%w: %q unreachable for %v", ErrPeerUnreachable, ep.addr, act.down.Round(time.Millisecond)))
+				reason := fmt.Errorf("%w: %q unreachable for %v", ErrPeerUnreachable, ep.addr, act.down.Round(time.Millisecond))
+				if lastErr != nil {
+					reason = fmt.Errorf("%w: %q unreachable for %v; last attempt: %w", ErrPeerUnreachable, ep.addr, act.down.Round(time.Millisecond), lastErr)
+				}
+				ep.terminate(reason)
 				continue
 			}
 			// An inbound handshake that claims this peer may bring the
@@ -503,6 +513,7 @@ func (ep *endpoint) run(ctx context.Context) {
 				if ep.current() != nil {
 					continue // an inbound connection won meanwhile
 				}
+				lastErr = err
 				pol.dialFailed(n.clock.Now())
 				var de *dialError
 				if errors.As(err, &de) {
@@ -514,6 +525,7 @@ func (ep *endpoint) run(ctx context.Context) {
 			}
 		}
 		pol.connected(n.clock.Now())
+		lastErr = nil
 		carry = ep.connected(c, carry)
 		if ep.current() == nil && ep.retireUnused() {
 			ep.exit(carry, false) // quietly: the peer is not known to be gone
