@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/fraktor-go/fraktor/internal/await"
 )
 
 // AwaitTerminated waits until every extension that this registry has shut
@@ -24,25 +26,10 @@ func (r *Registry[H]) AwaitTerminated(ctx context.Context) error {
 	r.mu.RUnlock()
 	var errs []error
 	for _, l := range list {
-		if err := awaitDone(ctx, l.done); err != nil {
+		if err := await.Done(ctx, l.done); err != nil {
 			errs = append(errs, &Error{Extension: l.name, Op: OpShutdown,
 				Err: fmt.Errorf("%w: goroutines still running: %w", ErrShutdown, err)})
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// awaitDone waits for done or ctx; a closed done wins over an ended ctx.
-func awaitDone(ctx context.Context, done <-chan struct{}) error {
-	select {
-	case <-done:
-		return nil
-	default:
-	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
