@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,7 +24,7 @@ type Future struct {
 	err    error
 	tm     timerNode  // the timeout, on the system's timer queue
 	mu     sync.Mutex // guards pipes, timed and set
-	pipes  []*PID
+	pipes  pipeList   // guarded by mu
 	ref    procRef
 	pidv   PID
 	target *PID // the target of the request or stop (nil: neither); see FailRequestsTo, turnCell
@@ -49,7 +48,7 @@ func (s *System) newFuture(target *PID, timeout time.Duration) *Future {
 // startFuture sets up f and registers it.
 func (s *System) startFuture(f *Future, target *PID, timeout time.Duration) *Future {
 	f.sys, f.target = s, target
-	id := f.idbuf.format(s.futureSeq.Add(1))
+	id := f.idbuf.format(s.futureSeq.Add(1), newFutureTag())
 	f.pidv.Address, f.pidv.ID = s.Address(), id
 	f.ref.p = f
 	f.pidv.cacheRef(&f.ref)
@@ -74,7 +73,7 @@ func (s *System) startFuture(f *Future, target *PID, timeout time.Duration) *Fut
 		// spawn, TestFutureIDNeverTakenFromAnActor); should one get in all
 		// the same, the future takes the next number, so that answers from
 		// the wire, looked up by ID, reach it and not the other process.
-		id = f.idbuf.format(s.futureSeq.Add(1))
+		id = f.idbuf.format(s.futureSeq.Add(1), newFutureTag())
 		f.pidv.ID = id
 	}
 	if f.reg == regIndexed {
@@ -232,7 +231,7 @@ func (f *Future) PipeTo(pids ...*PID) {
 	// written under mu after it, so a PipeTo that finds it false leaves the
 	// pids to complete.
 	if !f.set {
-		f.pipes = append(f.pipes, pids...)
+		f.pipes.add(pids)
 		f.mu.Unlock()
 		return
 	}
@@ -254,6 +253,28 @@ func (f *Future) pipe(pids []*PID) {
 	}
 }
 
+// pipeList holds the PIDs of PipeTo while the future is pending: the first
+// one inline (a continuation, ReenterAfter, pipes one and allocates
+// nothing for it), the others apart. 16 bytes where a slice took 24, which
+// keeps the Future, with its longer ID (futureID), in its size class.
+type pipeList struct {
+	one  *PID
+	more *[]*PID
+}
+
+func (l *pipeList) add(pids []*PID) {
+	for _, p := range pids {
+		if l.one == nil && l.more == nil && p != nil {
+			l.one = p
+			continue
+		}
+		if l.more == nil {
+			l.more = new([]*PID)
+		}
+		*l.more = append(*l.more, p)
+	}
+}
+
 func (f *Future) complete(v any, err error) {
 	if !f.state.CompareAndSwap(0, 1) {
 		return
@@ -272,7 +293,7 @@ func (f *Future) complete(v any, err error) {
 	f.mu.Lock()
 	f.set = true
 	pipes := f.pipes
-	f.pipes = nil
+	f.pipes = pipeList{}
 	timed := f.timed
 	done := f.done
 	hook := hookOf(f.tm.target)
@@ -289,8 +310,12 @@ func (f *Future) complete(v any, err error) {
 	}
 	f.sys.metrics.futureCompleted(err)
 	f.releaseTurn() // completed before anyone waited: the request still runs
-	if len(pipes) > 0 {
-		f.pipe(pipes)
+	if pipes.one != nil {
+		one := [1]*PID{pipes.one} // on the stack: pipe keeps no slice
+		f.pipe(one[:])
+	}
+	if pipes.more != nil {
+		f.pipe(*pipes.more)
 	}
 	if hook != nil {
 		hook.FutureCompleted(f, v, err)
@@ -399,7 +424,7 @@ func (s *System) failRequestsTo(address string, reason error, mark uint64) int {
 
 // seq returns the sequence number of f's ID (RequestMark's order).
 func (f *Future) seq() uint64 {
-	n, _ := strconv.ParseUint(f.pidv.ID[len(futureIDPrefix):], 36, 64)
+	n, _ := seqOfFutureID(f.pidv.ID)
 	return n
 }
 

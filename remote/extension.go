@@ -86,6 +86,10 @@ type Remote struct {
 	// refusedLog throttles the log of this node's watches that peers
 	// refused (TerminatedWatchRefused): at most one line a second.
 	refusedLog logThrottle
+	// unmatchedLog throttles the log of answers to no pending future
+	// (ErrNoSuchFuture); spawnLog that of spawns refused at
+	// Config.MaxSpawnsPerPeer.
+	unmatchedLog, spawnLog logThrottle
 
 	unsubBlock   func()
 	shutdownOnce sync.Once
