@@ -13,7 +13,7 @@ import (
 func (r *Remote) deliver(from Peer, env Envelope) {
 	switch m := env.Message.(type) {
 	case *SpawnRequest:
-		r.handleSpawnRequest(env, m)
+		r.handleSpawnRequest(from, env, m)
 		return
 	case *SpawnResponse:
 		r.spawns.complete(r, from, m)
