@@ -24,7 +24,7 @@ type Future struct {
 	err    error
 	tm     timerNode  // the timeout, on the system's timer queue
 	mu     sync.Mutex // guards pipes, timed and set
-	pipes  pipeList   // guarded by mu
+	pipes  *pipeList  // guarded by mu; nil until a PipeTo or a Watch
 	ref    procRef
 	pidv   PID
 	target *PID // the target of the request or stop (nil: neither); see FailRequestsTo, turnCell
@@ -231,7 +231,7 @@ func (f *Future) PipeTo(pids ...*PID) {
 	// written under mu after it, so a PipeTo that finds it false leaves the
 	// pids to complete.
 	if !f.set {
-		f.pipes.add(pids)
+		f.pipeList().pids = append(f.pipes.pids, pids...)
 		f.mu.Unlock()
 		return
 	}
@@ -253,26 +253,24 @@ func (f *Future) pipe(pids []*PID) {
 	}
 }
 
-// pipeList holds the PIDs of PipeTo while the future is pending: the first
-// one inline (a continuation, ReenterAfter, pipes one and allocates
-// nothing for it), the others apart. 16 bytes where a slice took 24, which
-// keeps the Future, with its longer ID (futureID), in its size class.
+// pipeList holds the PIDs of PipeTo and the future's watchers while the
+// future is pending, apart from the Future: most futures have neither, and
+// a pointer where a slice took 24 bytes keeps the Future, with its longer
+// ID (futureID), in its size class.
 type pipeList struct {
-	one  *PID
-	more *[]*PID
+	pids []*PID
+	// watchers are the future's watchers (Watch), each told Terminated
+	// when it completes: a set, so a watcher that watches again is told
+	// once, and Unwatch takes it out.
+	watchers pidSet
 }
 
-func (l *pipeList) add(pids []*PID) {
-	for _, p := range pids {
-		if l.one == nil && l.more == nil && p != nil {
-			l.one = p
-			continue
-		}
-		if l.more == nil {
-			l.more = new([]*PID)
-		}
-		*l.more = append(*l.more, p)
+// pipeList returns f's pipe list, made on first need; f.mu is held.
+func (f *Future) pipeList() *pipeList {
+	if f.pipes == nil {
+		f.pipes = &pipeList{}
 	}
+	return f.pipes
 }
 
 func (f *Future) complete(v any, err error) {
@@ -293,7 +291,7 @@ func (f *Future) complete(v any, err error) {
 	f.mu.Lock()
 	f.set = true
 	pipes := f.pipes
-	f.pipes = pipeList{}
+	f.pipes = nil
 	timed := f.timed
 	done := f.done
 	hook := hookOf(f.tm.target)
@@ -310,12 +308,11 @@ func (f *Future) complete(v any, err error) {
 	}
 	f.sys.metrics.futureCompleted(err)
 	f.releaseTurn() // completed before anyone waited: the request still runs
-	if pipes.one != nil {
-		one := [1]*PID{pipes.one} // on the stack: pipe keeps no slice
-		f.pipe(one[:])
-	}
-	if pipes.more != nil {
-		f.pipe(*pipes.more)
+	if pipes != nil {
+		f.pipe(pipes.pids)
+		pipes.watchers.each(func(w *PID) {
+			f.sys.sendSystem(nil, w, &TerminatedSystem{Terminated{Who: &f.pidv, Why: TerminatedStopped}})
+		})
 	}
 	if hook != nil {
 		hook.FutureCompleted(f, v, err)
@@ -342,10 +339,18 @@ func (f *Future) SendUser(_ *PID, msg any, _ *PID) {
 // SendSystem implements Process: a Terminated completes the future with
 // *Terminated (that is how StopFuture learns of the stop); a Stop (Stop,
 // StopFuture of the future's PID) fails it with ErrFutureStopped; a Watch
-// is answered with Terminated once it has completed (at once if it has).
-// Others are ignored. Before, Stop and Watch were ignored too: a stopped
-// future went on waiting, and StopFuture of its PID never completed
-// (TestStopFutureOfFuture).
+// is answered with Terminated once it has completed (at once if it has),
+// and an Unwatch cancels it. Others are ignored. Before, Stop and Watch
+// were ignored too: a stopped future went on waiting, and StopFuture of
+// its PID never completed (TestStopFutureOfFuture).
+//
+// The watchers are a set, as an actor's are: a watcher that watches again
+// is told once, and an Unwatch takes it out. Before, each Watch added a
+// relay to the future, kept until it completed, and Unwatch was ignored,
+// so a peer that was sent a request could alternate WatchRequest and
+// UnwatchRequest for its future and make the node hold a relay per pair,
+// and send as many Terminated (TestFutureWatchUnwatchFromPeerBounded,
+// remote).
 func (f *Future) SendSystem(_ *PID, m SystemMessage) {
 	switch m := m.(type) {
 	case *TerminatedSystem:
@@ -355,39 +360,29 @@ func (f *Future) SendSystem(_ *PID, m SystemMessage) {
 	case *Stop:
 		f.complete(nil, ErrFutureStopped)
 	case *Watch:
-		if m.Watcher != nil {
-			f.PipeTo(newWatchRelay(f.sys, &f.pidv, m.Watcher))
+		if m.Watcher == nil || f.sys == nil { // FailedFuture: no system to tell it through
+			return
 		}
+		f.releaseTurn()
+		f.mu.Lock()
+		if !f.set {
+			f.pipeList().watchers.add(m.Watcher)
+			f.mu.Unlock()
+			return
+		}
+		f.mu.Unlock()
+		f.sys.sendSystem(nil, m.Watcher, &TerminatedSystem{Terminated{Who: &f.pidv, Why: TerminatedStopped}})
+	case *Unwatch:
+		if m.Watcher == nil {
+			return
+		}
+		f.mu.Lock()
+		if f.pipes != nil {
+			f.pipes.watchers.remove(m.Watcher)
+		}
+		f.mu.Unlock()
 	}
 }
-
-// watchRelay tells a future's watcher that the future has completed: the
-// future pipes its result to it, and it sends the watcher Terminated.
-type watchRelay struct {
-	sys          *System
-	who, watcher *PID
-	pid          PID
-	ref          procRef
-}
-
-func newWatchRelay(s *System, who, watcher *PID) *PID {
-	w := &watchRelay{sys: s, who: who, watcher: watcher}
-	w.pid.Address, w.pid.ID = s.Address(), "watch"
-	w.ref.p = w
-	w.pid.cacheRef(&w.ref)
-	return &w.pid
-}
-
-// SendUser implements Process: the future completed.
-func (w *watchRelay) SendUser(*PID, any, *PID) {
-	w.sys.sendSystem(nil, w.watcher, &TerminatedSystem{Terminated{Who: w.who, Why: TerminatedStopped}})
-}
-
-// SendSystem implements Process; a relay takes no system messages.
-func (*watchRelay) SendSystem(*PID, SystemMessage) {}
-
-// StopProcess implements Process.
-func (*watchRelay) StopProcess(*PID) {}
 
 // StopProcess implements Process: the future fails with ErrFutureStopped.
 func (f *Future) StopProcess(_ *PID) { f.complete(nil, ErrFutureStopped) }

@@ -16,8 +16,8 @@ const futureIDPrefix = "future$"
 func IsFutureID(id string) bool { return strings.HasPrefix(id, futureIDPrefix) }
 
 // futureTagLen is the length of the random tag that ends a future's ID:
-// 9 digits of futureDigits, 54 random bits.
-const futureTagLen = 9
+// 11 digits of futureDigits, 64 random bits.
+const futureTagLen = 11
 
 // futureDigits are the digits of a future's ID: 64 of them, 6 bits each,
 // none of them '/' or '$'.
@@ -30,7 +30,7 @@ const futureDigits = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV
 // class), so Request and StopFuture allocate once less. The string is
 // written once, before the future is published, and never changed, which
 // is what unsafe.String requires. TestFutureIDInline pins it.
-type futureID [24]byte
+type futureID [32]byte
 
 // format writes a future's ID into b and returns it: futureIDPrefix, seq in
 // base 64 (futureDigits, as few digits as it takes), then futureTagLen
@@ -65,11 +65,11 @@ func (b *futureID) format(seq, tag uint64) string {
 	return unsafe.String(&b[0], len(buf))
 }
 
-// newFutureTag returns a future ID's random tag: 54 bits of the runtime's
+// newFutureTag returns a future ID's random tag: 64 bits of the runtime's
 // ChaCha8 generator (math/rand/v2's top-level functions), seeded from the
 // operating system's entropy, per thread: no lock, no allocation, a few
 // nanoseconds.
-func newFutureTag() uint64 { return rand.Uint64() >> 10 }
+func newFutureTag() uint64 { return rand.Uint64() }
 
 // seqOfFutureID returns the sequence number of a future's ID (format), or
 // 0 and false when id is not of that form.

@@ -68,7 +68,7 @@ func TestCellIDInline(t *testing.T) {
 // A future carries its ID and its timeout's heap node in its own allocation
 // (futureID, timerNode): a future costs the Future (224-byte size class) and
 // its done channel, nothing more, and its ID reads
-// "future$<base 64 sequence><9-digit random tag>".
+// "future$<base 64 sequence><11-digit random tag>".
 func TestFutureIDInline(t *testing.T) {
 	if n := unsafe.Sizeof(Future{}); n > 224 {
 		t.Fatalf("Future is %d bytes, more than 224", n)
@@ -87,10 +87,10 @@ func TestFutureIDInline(t *testing.T) {
 		t.Fatalf("a future costs %.0f allocations, want 2 (the Future and its done channel)", allocs)
 	}
 	var b futureID
-	if got := b.format(1<<64-1, 0); got != "future$f__________000000000" {
+	if got := b.format(1<<64-1, 0); got != "future$f__________00000000000" {
 		t.Fatalf("long ID %q", got)
 	}
-	if seq, ok := seqOfFutureID(b.format(1<<64-1, 1<<54-1)); !ok || seq != 1<<64-1 {
+	if seq, ok := seqOfFutureID(b.format(1<<64-1, 1<<64-1)); !ok || seq != 1<<64-1 {
 		t.Fatalf("long ID's sequence %d, %v", seq, ok)
 	}
 	if !IsFutureID(f.PID().ID) || !IsFutureID(sys.Root().StopFuture(f.PID()).PID().ID) {

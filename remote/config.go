@@ -36,9 +36,10 @@ const (
 	DefaultMaxWatchesPerPeer = 1 << 20
 
 	// DefaultMaxSpawnsPerPeer is what a zero Config.MaxSpawnsPerPeer
-	// means: 65 536 live actors spawned by one peer address, some 30 MiB
-	// of heap for actors that hold little state of their own.
-	DefaultMaxSpawnsPerPeer = 1 << 16
+	// means: 16 384 live actors spawned by one peer address, some 14 MiB
+	// of heap for actors that hold little state of their own and have
+	// generated names (a name may take up to 4 KiB more).
+	DefaultMaxSpawnsPerPeer = 1 << 14
 )
 
 // Config configures a Node (and, through the actor runtime, the remote

@@ -22,7 +22,7 @@ const futureDigits = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV
 // so again whenever the tag does not change from one future to the next.
 func neighbourID(t *testing.T, id string, k uint64) string {
 	t.Helper()
-	const prefix, tagLen = "future$", 9
+	const prefix, tagLen = "future$", 11
 	require.True(t, strings.HasPrefix(id, prefix) && len(id) > len(prefix)+tagLen, "future ID %q", id)
 	var seq uint64
 	for _, ch := range []byte(id[len(prefix) : len(id)-tagLen]) {
@@ -124,4 +124,56 @@ func TestForgedAnswerToFutureRefused(t *testing.T) {
 	v, err := first.Result()
 	require.NoError(t, err)
 	require.Equal(t, "answer", v.(*EchoReply).Text)
+}
+
+// The node a request went to knows its future's ID and may watch it (an
+// actor that watches its requester), but not make the node hold a relay
+// per WatchRequest: 1 000 WatchRequest/UnwatchRequest pairs and one more
+// WatchRequest for the same watcher leave one watch, and the future's
+// completion sends one Terminated. Before, each WatchRequest added a relay
+// to the future, kept until it completed (Unwatch was ignored), and the
+// completion sent 1 001.
+func TestFutureWatchUnwatchFromPeerBounded(t *testing.T) {
+	sysA, ra := startSystem(t, "a", testConfig(t))
+	echoOn(t, sysA, "echo", "a")
+	p := newWatchPeer(t, ra.Address())
+	// The request goes to a bare node that reports the future's ID, its
+	// sender; the watch peer, at another address, watches it (a watcher
+	// at the peer's own address, as the rules ask).
+	seen := make(chan remote.PIDRef, 1)
+	cfg := remote.NodeTestConfig()
+	cfg.Serializers = newSerializers(t, false)
+	target, err := remote.NewNode(cfg, remote.Hooks{Deliver: func(_ remote.Peer, env remote.Envelope) {
+		if _, ok := env.Message.(*Echo); ok {
+			seen <- env.Sender
+		}
+	}})
+	require.NoError(t, err)
+	require.NoError(t, target.Start(context.Background()))
+	t.Cleanup(func() { _ = target.Close(ctxWait(t)) })
+
+	f := sysA.Root().RequestFuture(actor.NewPID(target.Address(), "x"), &Echo{Text: "req"}, time.Minute)
+	var id remote.PIDRef
+	select {
+	case id = <-seen:
+	case <-ctxWait(t).Done():
+		t.Fatal("timed out waiting for the request")
+	}
+	for range 1000 {
+		p.watch("w", id.ID)
+		p.unwatch("w", id.ID)
+	}
+	p.watch("w", id.ID)
+	p.sync("echo")
+	_, in := ra.WatchCounts()
+	require.Equal(t, 1, in)
+
+	f.Complete("done", nil)
+	p.expectNotices(remote.TerminatedStopped, "w")
+	p.sync("echo")
+	select {
+	case n := <-p.notices:
+		t.Fatalf("a second notice for %s (and %d more queued)", n.Who.ID, len(p.notices))
+	default:
+	}
 }
