@@ -231,7 +231,8 @@ func (f *Future) PipeTo(pids ...*PID) {
 	// written under mu after it, so a PipeTo that finds it false leaves the
 	// pids to complete.
 	if !f.set {
-		f.pipeList().pids = append(f.pipes.pids, pids...)
+		l := f.pipeList()
+		l.pids = append(l.pids, pids...)
 		f.mu.Unlock()
 		return
 	}
@@ -310,9 +311,11 @@ func (f *Future) complete(v any, err error) {
 	f.releaseTurn() // completed before anyone waited: the request still runs
 	if pipes != nil {
 		f.pipe(pipes.pids)
-		pipes.watchers.each(func(w *PID) {
-			f.sys.sendSystem(nil, w, &TerminatedSystem{Terminated{Who: &f.pidv, Why: TerminatedStopped}})
-		})
+		if len(pipes.watchers.list) > 0 {
+			// One message for every watcher, read-only, as an actor's stop sends.
+			term := &TerminatedSystem{Terminated{Who: &f.pidv, Why: TerminatedStopped}}
+			pipes.watchers.each(func(w *PID) { f.sys.sendSystem(nil, w, term) })
+		}
 	}
 	if hook != nil {
 		hook.FutureCompleted(f, v, err)
