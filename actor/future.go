@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,7 +24,7 @@ type Future struct {
 	err    error
 	tm     timerNode  // the timeout, on the system's timer queue
 	mu     sync.Mutex // guards pipes, timed and set
-	pipes  []*PID
+	pipes  *pipeList  // guarded by mu; nil until a PipeTo or a Watch
 	ref    procRef
 	pidv   PID
 	target *PID // the target of the request or stop (nil: neither); see FailRequestsTo, turnCell
@@ -49,7 +48,7 @@ func (s *System) newFuture(target *PID, timeout time.Duration) *Future {
 // startFuture sets up f and registers it.
 func (s *System) startFuture(f *Future, target *PID, timeout time.Duration) *Future {
 	f.sys, f.target = s, target
-	id := f.idbuf.format(s.futureSeq.Add(1))
+	id := f.idbuf.format(s.futureSeq.Add(1), newFutureTag())
 	f.pidv.Address, f.pidv.ID = s.Address(), id
 	f.ref.p = f
 	f.pidv.cacheRef(&f.ref)
@@ -74,7 +73,7 @@ func (s *System) startFuture(f *Future, target *PID, timeout time.Duration) *Fut
 		// spawn, TestFutureIDNeverTakenFromAnActor); should one get in all
 		// the same, the future takes the next number, so that answers from
 		// the wire, looked up by ID, reach it and not the other process.
-		id = f.idbuf.format(s.futureSeq.Add(1))
+		id = f.idbuf.format(s.futureSeq.Add(1), newFutureTag())
 		f.pidv.ID = id
 	}
 	if f.reg == regIndexed {
@@ -232,7 +231,8 @@ func (f *Future) PipeTo(pids ...*PID) {
 	// written under mu after it, so a PipeTo that finds it false leaves the
 	// pids to complete.
 	if !f.set {
-		f.pipes = append(f.pipes, pids...)
+		l := f.pipeList()
+		l.pids = append(l.pids, pids...)
 		f.mu.Unlock()
 		return
 	}
@@ -252,6 +252,26 @@ func (f *Future) pipe(pids []*PID) {
 	for _, p := range pids {
 		f.sys.send(nil, p, v, nil)
 	}
+}
+
+// pipeList holds the PIDs of PipeTo and the future's watchers while the
+// future is pending, apart from the Future: most futures have neither, and
+// a pointer where a slice took 24 bytes keeps the Future, with its longer
+// ID (futureID), in its size class.
+type pipeList struct {
+	pids []*PID
+	// watchers are the future's watchers (Watch), each told Terminated
+	// when it completes: a set, so a watcher that watches again is told
+	// once, and Unwatch takes it out.
+	watchers pidSet
+}
+
+// pipeList returns f's pipe list, made on first need; f.mu is held.
+func (f *Future) pipeList() *pipeList {
+	if f.pipes == nil {
+		f.pipes = &pipeList{}
+	}
+	return f.pipes
 }
 
 func (f *Future) complete(v any, err error) {
@@ -289,8 +309,13 @@ func (f *Future) complete(v any, err error) {
 	}
 	f.sys.metrics.futureCompleted(err)
 	f.releaseTurn() // completed before anyone waited: the request still runs
-	if len(pipes) > 0 {
-		f.pipe(pipes)
+	if pipes != nil {
+		f.pipe(pipes.pids)
+		if len(pipes.watchers.list) > 0 {
+			// One message for every watcher, read-only, as an actor's stop sends.
+			term := &TerminatedSystem{Terminated{Who: &f.pidv, Why: TerminatedStopped}}
+			pipes.watchers.each(func(w *PID) { f.sys.sendSystem(nil, w, term) })
+		}
 	}
 	if hook != nil {
 		hook.FutureCompleted(f, v, err)
@@ -317,10 +342,18 @@ func (f *Future) SendUser(_ *PID, msg any, _ *PID) {
 // SendSystem implements Process: a Terminated completes the future with
 // *Terminated (that is how StopFuture learns of the stop); a Stop (Stop,
 // StopFuture of the future's PID) fails it with ErrFutureStopped; a Watch
-// is answered with Terminated once it has completed (at once if it has).
-// Others are ignored. Before, Stop and Watch were ignored too: a stopped
-// future went on waiting, and StopFuture of its PID never completed
-// (TestStopFutureOfFuture).
+// is answered with Terminated once it has completed (at once if it has),
+// and an Unwatch cancels it. Others are ignored. Before, Stop and Watch
+// were ignored too: a stopped future went on waiting, and StopFuture of
+// its PID never completed (TestStopFutureOfFuture).
+//
+// The watchers are a set, as an actor's are: a watcher that watches again
+// is told once, and an Unwatch takes it out. Before, each Watch added a
+// relay to the future, kept until it completed, and Unwatch was ignored,
+// so a peer that was sent a request could alternate WatchRequest and
+// UnwatchRequest for its future and make the node hold a relay per pair,
+// and send as many Terminated (TestFutureWatchUnwatchFromPeerBounded,
+// remote).
 func (f *Future) SendSystem(_ *PID, m SystemMessage) {
 	switch m := m.(type) {
 	case *TerminatedSystem:
@@ -330,39 +363,29 @@ func (f *Future) SendSystem(_ *PID, m SystemMessage) {
 	case *Stop:
 		f.complete(nil, ErrFutureStopped)
 	case *Watch:
-		if m.Watcher != nil {
-			f.PipeTo(newWatchRelay(f.sys, &f.pidv, m.Watcher))
+		if m.Watcher == nil || f.sys == nil { // FailedFuture: no system to tell it through
+			return
 		}
+		f.releaseTurn()
+		f.mu.Lock()
+		if !f.set {
+			f.pipeList().watchers.add(m.Watcher)
+			f.mu.Unlock()
+			return
+		}
+		f.mu.Unlock()
+		f.sys.sendSystem(nil, m.Watcher, &TerminatedSystem{Terminated{Who: &f.pidv, Why: TerminatedStopped}})
+	case *Unwatch:
+		if m.Watcher == nil {
+			return
+		}
+		f.mu.Lock()
+		if f.pipes != nil {
+			f.pipes.watchers.remove(m.Watcher)
+		}
+		f.mu.Unlock()
 	}
 }
-
-// watchRelay tells a future's watcher that the future has completed: the
-// future pipes its result to it, and it sends the watcher Terminated.
-type watchRelay struct {
-	sys          *System
-	who, watcher *PID
-	pid          PID
-	ref          procRef
-}
-
-func newWatchRelay(s *System, who, watcher *PID) *PID {
-	w := &watchRelay{sys: s, who: who, watcher: watcher}
-	w.pid.Address, w.pid.ID = s.Address(), "watch"
-	w.ref.p = w
-	w.pid.cacheRef(&w.ref)
-	return &w.pid
-}
-
-// SendUser implements Process: the future completed.
-func (w *watchRelay) SendUser(*PID, any, *PID) {
-	w.sys.sendSystem(nil, w.watcher, &TerminatedSystem{Terminated{Who: w.who, Why: TerminatedStopped}})
-}
-
-// SendSystem implements Process; a relay takes no system messages.
-func (*watchRelay) SendSystem(*PID, SystemMessage) {}
-
-// StopProcess implements Process.
-func (*watchRelay) StopProcess(*PID) {}
 
 // StopProcess implements Process: the future fails with ErrFutureStopped.
 func (f *Future) StopProcess(_ *PID) { f.complete(nil, ErrFutureStopped) }
@@ -399,7 +422,7 @@ func (s *System) failRequestsTo(address string, reason error, mark uint64) int {
 
 // seq returns the sequence number of f's ID (RequestMark's order).
 func (f *Future) seq() uint64 {
-	n, _ := strconv.ParseUint(f.pidv.ID[len(futureIDPrefix):], 36, 64)
+	n, _ := seqOfFutureID(f.pidv.ID)
 	return n
 }
 

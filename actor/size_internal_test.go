@@ -2,7 +2,6 @@ package actor
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -68,8 +67,8 @@ func TestCellIDInline(t *testing.T) {
 
 // A future carries its ID and its timeout's heap node in its own allocation
 // (futureID, timerNode): a future costs the Future (224-byte size class) and
-// its done channel, nothing more, and its ID still reads
-// "future$<base 36 sequence>".
+// its done channel, nothing more, and its ID reads
+// "future$<base 64 sequence><11-digit random tag>".
 func TestFutureIDInline(t *testing.T) {
 	if n := unsafe.Sizeof(Future{}); n > 224 {
 		t.Fatalf("Future is %d bytes, more than 224", n)
@@ -80,16 +79,19 @@ func TestFutureIDInline(t *testing.T) {
 	}
 	defer func() { _ = sys.Shutdown(context.Background()) }()
 	f := sys.newFuture(nil, 0)
-	if want := "future$" + strconv.FormatUint(sys.futureSeq.Load(), 36); f.PID().ID != want {
-		t.Fatalf("future ID %q, want %q", f.PID().ID, want)
+	if seq, ok := seqOfFutureID(f.PID().ID); !ok || seq != sys.futureSeq.Load() || len(f.PID().ID) > len(f.idbuf) {
+		t.Fatalf("future ID %q: sequence %d, %v, want %d", f.PID().ID, seq, ok, sys.futureSeq.Load())
 	}
 	allocs := leastAllocs(1000, 2, func() { sys.newFuture(nil, 0).Complete(nil, nil) })
 	if allocs > 2 {
 		t.Fatalf("a future costs %.0f allocations, want 2 (the Future and its done channel)", allocs)
 	}
 	var b futureID
-	if got := b.format(1<<64 - 1); got != "future$"+strconv.FormatUint(1<<64-1, 36) {
+	if got := b.format(1<<64-1, 0); got != "future$f__________00000000000" {
 		t.Fatalf("long ID %q", got)
+	}
+	if seq, ok := seqOfFutureID(b.format(1<<64-1, 1<<64-1)); !ok || seq != 1<<64-1 {
+		t.Fatalf("long ID's sequence %d, %v", seq, ok)
 	}
 	if !IsFutureID(f.PID().ID) || !IsFutureID(sys.Root().StopFuture(f.PID()).PID().ID) {
 		t.Fatal("IsFutureID does not know a future's ID")

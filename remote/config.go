@@ -34,6 +34,12 @@ const (
 	// means: room for every grain of a large node to be watched from one
 	// other node, at some 300 bytes of heap a watch.
 	DefaultMaxWatchesPerPeer = 1 << 20
+
+	// DefaultMaxSpawnsPerPeer is what a zero Config.MaxSpawnsPerPeer
+	// means: 16 384 live actors spawned by one peer address, some 14 MiB
+	// of heap for actors that hold little state of their own and have
+	// generated names (a name may take up to 4 KiB more).
+	DefaultMaxSpawnsPerPeer = 1 << 14
 )
 
 // Config configures a Node (and, through the actor runtime, the remote
@@ -154,6 +160,14 @@ type Config struct {
 	// peer is reported terminated or says it dropped the watches. Only
 	// the remote extension uses it.
 	MaxWatchesPerPeer int
+	// MaxSpawnsPerPeer bounds the live actors that one peer address has
+	// spawned here by remote spawn (Kinds) at once; 0 means
+	// DefaultMaxSpawnsPerPeer. A *SpawnRequest beyond it spawns nothing
+	// and is answered with a refusal, which the spawner's
+	// Remote.SpawnNamed returns as ErrTooManySpawns (Stats.SpawnsRefused
+	// here). An actor's stop frees its place; the peer's departure does
+	// not (its actors live on). Only the remote extension uses it.
+	MaxSpawnsPerPeer int
 
 	// Kinds are the actor kinds this node offers for remote spawn, by name:
 	// a peer's Remote.SpawnNamed(ctx, address, name, kind) spawns a
@@ -192,6 +206,14 @@ func (c *Config) maxWatchesPerPeer() int {
 	return c.MaxWatchesPerPeer
 }
 
+// maxSpawnsPerPeer is MaxSpawnsPerPeer with 0 read as the default.
+func (c *Config) maxSpawnsPerPeer() int {
+	if c.MaxSpawnsPerPeer == 0 {
+		return DefaultMaxSpawnsPerPeer
+	}
+	return c.MaxSpawnsPerPeer
+}
+
 // DefaultConfig returns a Config for a node on loopback with a free port.
 func DefaultConfig() Config {
 	return Config{
@@ -212,6 +234,7 @@ func DefaultConfig() Config {
 		GiveUpAfter:           30 * time.Second,
 		DialBudget:            DefaultDialBudget,
 		MaxWatchesPerPeer:     DefaultMaxWatchesPerPeer,
+		MaxSpawnsPerPeer:      DefaultMaxSpawnsPerPeer,
 	}
 }
 
@@ -282,6 +305,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxWatchesPerPeer < 0 {
 		bad("MaxWatchesPerPeer must not be negative (0: the default), got %d", c.MaxWatchesPerPeer)
+	}
+	if c.MaxSpawnsPerPeer < 0 {
+		bad("MaxSpawnsPerPeer must not be negative (0: the default), got %d", c.MaxSpawnsPerPeer)
 	}
 	if c.OutboundQueueSize < 1 {
 		bad("OutboundQueueSize must be at least 1, got %d", c.OutboundQueueSize)

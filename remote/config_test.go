@@ -38,6 +38,18 @@ func TestMaxWatchesPerPeerZeroIsDefault(t *testing.T) {
 	assert.Equal(t, 3, c.maxWatchesPerPeer())
 }
 
+// TestMaxSpawnsPerPeerZeroIsDefault: a Config without MaxSpawnsPerPeer
+// (0) bounds a peer's spawned actors at DefaultMaxSpawnsPerPeer.
+func TestMaxSpawnsPerPeerZeroIsDefault(t *testing.T) {
+	c := DefaultConfig()
+	assert.Equal(t, DefaultMaxSpawnsPerPeer, c.MaxSpawnsPerPeer)
+	c.MaxSpawnsPerPeer = 0
+	require.NoError(t, c.Validate())
+	assert.Equal(t, DefaultMaxSpawnsPerPeer, c.maxSpawnsPerPeer())
+	c.MaxSpawnsPerPeer = 3
+	assert.Equal(t, 3, c.maxSpawnsPerPeer())
+}
+
 func TestConfigValidate(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -65,6 +77,7 @@ func TestConfigValidate(t *testing.T) {
 		{"pending handshakes", func(c *Config) { c.MaxPendingHandshakes = 0 }},
 		{"negative dial budget", func(c *Config) { c.DialBudget = -1 }},
 		{"negative watches per peer", func(c *Config) { c.MaxWatchesPerPeer = -1 }},
+		{"negative spawns per peer", func(c *Config) { c.MaxSpawnsPerPeer = -1 }},
 		{"nil kind props", func(c *Config) { c.Kinds = map[string]*actor.Props{"a": nil} }},
 		{"empty kind", func(c *Config) { c.Kinds = map[string]*actor.Props{"": actor.PropsFromFunc(func(actor.Context) {})} }},
 	}

@@ -40,8 +40,12 @@
 // again and says so: [WatchesDropped]; the watches one peer address holds
 // here are bounded by [Config.MaxWatchesPerPeer], and one beyond is
 // answered [TerminatedWatchRefused]), remote stop and poison,
-// request/response across nodes, remote spawn of a registered kind
-// ([Remote.SpawnNamed]), dead letters on both sides with the reason, and
+// request/response across nodes (a future answers only those it was sent
+// to: its ID ends in a random tag, and an answer to no pending future is
+// [ErrNoSuchFuture]), remote spawn of a registered kind
+// ([Remote.SpawnNamed]; the live actors one peer address spawned here are
+// bounded by [Config.MaxSpawnsPerPeer], beyond it [ErrTooManySpawns]), dead
+// letters on both sides with the reason, and
 // EventStream events ([EndpointTerminated], [WatchesDroppedEvent],
 // [BlockEvent], [Event]) are described in docs/remote.md.
 package remote

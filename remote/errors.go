@@ -95,6 +95,16 @@ var (
 	// the wrapping error names the serializer and type and wraps the
 	// serializer's own error. The same message fails alike on every try.
 	ErrSerialize = errors.New("remote: serializing failed")
+	// ErrNoSuchFuture: a peer sent an answer (a reply, a Terminated, a
+	// DeadLetterResponse) to a future ID that names no pending future
+	// here: the request completed or timed out before it came, or the ID
+	// was made up. Future IDs end in a random tag (actor.IsFutureID), so
+	// a peer cannot name a pending future it was not sent.
+	ErrNoSuchFuture = errors.New("remote: answer to no pending future")
+	// ErrTooManySpawns: the target node refused a remote spawn because
+	// the actors that this node's address spawned there and that still
+	// live reached its Config.MaxSpawnsPerPeer.
+	ErrTooManySpawns = errors.New("remote: too many actors spawned by this peer")
 )
 
 // RejectCode says why a handshake was refused; it travels in a reject frame.

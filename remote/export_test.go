@@ -44,3 +44,7 @@ func (n *Node) SetPeersCapForTest(k int) {
 	n.peersCap = k
 	n.mu.Unlock()
 }
+
+// SpawnedBy returns the live actors that the peer at address spawned here
+// (Config.MaxSpawnsPerPeer's count).
+func (r *Remote) SpawnedBy(address string) int { return r.spawned.count(address) }

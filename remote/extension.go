@@ -76,8 +76,9 @@ type Remote struct {
 
 	watches watchTable
 	spawns  spawnTable
-	targets targetCache // local targets of inbound messages
-	senders pidCache    // senders of inbound messages on other nodes
+	spawned spawnedByPeers // the live actors peers spawned here, per peer address
+	targets targetCache    // local targets of inbound messages
+	senders pidCache       // senders of inbound messages on other nodes
 
 	// lost holds the request marks of the peers whose connection closed,
 	// for a restart's report (peerTerminated).
@@ -86,6 +87,10 @@ type Remote struct {
 	// refusedLog throttles the log of this node's watches that peers
 	// refused (TerminatedWatchRefused): at most one line a second.
 	refusedLog logThrottle
+	// unmatchedLog throttles the log of answers to no pending future
+	// (ErrNoSuchFuture); spawnLog that of spawns refused at
+	// Config.MaxSpawnsPerPeer.
+	unmatchedLog, spawnLog logThrottle
 
 	unsubBlock   func()
 	shutdownOnce sync.Once
@@ -106,6 +111,7 @@ func newRemote(ctx context.Context, sys actor.Host, cfg Config, opts []Option) (
 	r.replyProc = &remoteProcess{r: r, cls: sendReply}
 	r.watches.init(cfg.maxWatchesPerPeer())
 	r.spawns.init()
+	r.spawned.init(cfg.maxSpawnsPerPeer(), actor.LocalAddress)
 	r.targets.init()
 	r.senders.init(r.replyProc)
 	// The system's clock first: an option given to Install may replace it.

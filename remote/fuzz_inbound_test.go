@@ -27,6 +27,11 @@ func FuzzDeliverInbound(f *testing.F) {
 	// A small bound on the peer's watches, so that the seeds reach the
 	// refusal too.
 	cfg.MaxWatchesPerPeer = 2
+	// A kind to spawn, and a small bound on the peer's spawns: the
+	// seeds reach the refusal, and the actors spawned across the
+	// executions stay at two.
+	cfg.Kinds = map[string]*actor.Props{"k": actor.PropsFromFunc(func(actor.Context) {})}
+	cfg.MaxSpawnsPerPeer = 2
 	// Answers go to made-up addresses: the memory network refuses the
 	// dial at once and the endpoint gives up soon after.
 	cfg.ReconnectBackoffMin, cfg.ReconnectBackoffMax, cfg.GiveUpAfter = time.Millisecond, time.Millisecond, time.Millisecond
@@ -100,6 +105,15 @@ func FuzzDeliverInbound(f *testing.F) {
 			sysEnv("b", PIDRef{}, &UnwatchRequest{Watcher: PIDRef{peer, "w2"}, Watchee: PIDRef{local, "b"}}),
 			sysEnv("a", PIDRef{}, &WatchRequest{Watcher: PIDRef{peer, "w4"}, Watchee: PIDRef{local, "a"}}),
 			sysEnv("a", PIDRef{}, &TerminatedNotice{Who: PIDRef{peer, "x"}, Why: TerminatedWatchRefused}),
+		},
+		{ // spawns beyond Config.MaxSpawnsPerPeer (refused), an answer with the too-many code; answers to no pending future
+			sysEnv("", remoteSender, &SpawnRequest{Kind: "k", RequestID: 1}),
+			sysEnv("", remoteSender, &SpawnRequest{Kind: "k", RequestID: 2}),
+			sysEnv("", remoteSender, &SpawnRequest{Kind: "k", RequestID: 3}),
+			sysEnv("", remoteSender, &SpawnResponse{RequestID: 3, Err: spawnErrTooMany + ": at the bound"}),
+			{target: PIDRef{local, "future$1000000000"}, sender: remoteSender, serializer: user.ser, typeName: user.name, payload: payload},
+			sysEnv("future$1000000000", PIDRef{}, &TerminatedNotice{Who: PIDRef{peer, "x"}}),
+			sysEnv("future$1000000000", remoteSender, &DeadLetterResponse{Target: PIDRef{peer, "x"}}),
 		},
 	}
 	for _, envs := range seeds {

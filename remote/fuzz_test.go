@@ -300,6 +300,7 @@ func FuzzSystemMessage(f *testing.F) {
 		&TerminatedNotice{Who: PIDRef{"a", "1"}, Why: 1},
 		&SpawnRequest{Name: "n", Kind: "k", RequestID: 9},
 		&SpawnResponse{RequestID: 9, PID: PIDRef{"a", "1"}, Err: "e"},
+		&SpawnResponse{RequestID: 9, Err: spawnErrTooMany + ": at the bound"},
 		&Ping{Seq: 3},
 		&StopRequest{},
 		&PoisonPillRequest{},

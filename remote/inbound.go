@@ -13,7 +13,7 @@ import (
 func (r *Remote) deliver(from Peer, env Envelope) {
 	switch m := env.Message.(type) {
 	case *SpawnRequest:
-		r.handleSpawnRequest(env, m)
+		r.handleSpawnRequest(from, env, m)
 		return
 	case *SpawnResponse:
 		r.spawns.complete(r, from, m)
@@ -222,6 +222,10 @@ func (r *Remote) senderPID(ref PIDRef) *actor.PID {
 // another node is told with a DeadLetterResponse, so that its request fails
 // at once instead of timing out.
 func (r *Remote) targetNotFound(env Envelope, target *actor.PID) {
+	var reason error
+	if actor.IsFutureID(target.ID) {
+		reason = r.futureAnswerUnmatched(env, target)
+	}
 	switch m := env.Message.(type) {
 	case *WatchRequest:
 		if !m.Watcher.IsZero() {
@@ -239,6 +243,22 @@ func (r *Remote) targetNotFound(env Envelope, target *actor.PID) {
 			// that takes the message passes it on.
 			msg = &actor.MessageEnvelope{Header: env.Header, Message: msg}
 		}
-		r.sys.DeadLetter(target, msg, r.senderPID(env.Sender), nil) // answers a sender on another node
+		r.sys.DeadLetter(target, msg, r.senderPID(env.Sender), reason) // answers a sender on another node
 	}
+}
+
+// futureAnswerUnmatched counts and logs (throttled) an answer from a peer
+// to a future ID that names no pending future, and returns the dead
+// letter's reason. Most are late (the request timed out, or failed when
+// the peer was declared gone); a made-up ID lands here too, since a future
+// ID ends in a random tag that only those the request went to have seen
+// (actor/future_id.go): a peer that saw one future's ID cannot name
+// another (TestForgedAnswerToFutureRefused).
+func (r *Remote) futureAnswerUnmatched(env Envelope, target *actor.PID) error {
+	r.node.stats.futureAnswersUnmatched.Add(1)
+	if ok, held := r.unmatchedLog.allow(r.sys.Clock().Now()); ok {
+		r.log.Info("remote: an answer from a peer to no pending future (late, or a made-up future ID) dropped",
+			"future", target.String(), "sender", env.Sender.String(), "type", fmt.Sprintf("%T", env.Message), "suppressed", held)
+	}
+	return ErrNoSuchFuture
 }

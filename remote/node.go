@@ -144,6 +144,8 @@ type nodeStats struct {
 	answersDropped                   atomic.Uint64
 	watchesRefused                   atomic.Uint64 // by the remote extension
 	watchesRefusedByPeers            atomic.Uint64 // by the remote extension
+	futureAnswersUnmatched           atomic.Uint64 // by the remote extension
+	spawnsRefused                    atomic.Uint64 // by the remote extension
 	connections                      atomic.Int64
 }
 
@@ -167,6 +169,11 @@ type Stats struct {
 	// Remote extension only:
 	WatchesRefused        uint64 // peers' WatchRequests refused at Config.MaxWatchesPerPeer (answered with TerminatedWatchRefused)
 	WatchesRefusedByPeers uint64 // watches of local watchers that the watchee's node refused at its bound (the watcher got Terminated{AddressTerminated})
+	// FutureAnswersUnmatched: answers from peers to a future ID that names
+	// no pending future (late, or made up: ErrNoSuchFuture).
+	FutureAnswersUnmatched uint64
+	// SpawnsRefused: peers' SpawnRequests refused at Config.MaxSpawnsPerPeer.
+	SpawnsRefused uint64
 }
 
 // NewNode validates cfg and returns a Node that is not listening yet.
@@ -277,6 +284,7 @@ func (n *Node) Stats() Stats {
 		InboundRefused: n.stats.inboundRefused.Load(), Inbound: n.inboundConns.Load(), Endpoints: n.endpointCount(),
 		DialsDeferred: n.stats.dialsDeferred.Load(), AnswersDropped: n.stats.answersDropped.Load(),
 		WatchesRefused: n.stats.watchesRefused.Load(), WatchesRefusedByPeers: n.stats.watchesRefusedByPeers.Load(),
+		FutureAnswersUnmatched: n.stats.futureAnswersUnmatched.Load(), SpawnsRefused: n.stats.spawnsRefused.Load(),
 	}
 }
 

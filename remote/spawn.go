@@ -21,6 +21,7 @@ const (
 	spawnErrUnknownKind = "unknown-kind"
 	spawnErrNameExists  = "name-exists"
 	spawnErrFailed      = "failed"
+	spawnErrTooMany     = "too-many" // Config.MaxSpawnsPerPeer; a node that predates it reads it as failed
 )
 
 // SpawnNamed asks the node at address to spawn a top-level actor of kind (one
@@ -28,7 +29,8 @@ const (
 // returns its PID. It blocks until the node answers or ctx ends.
 //
 // Errors: ErrUnknownKind (the node does not offer kind); actor.ErrNameExists
-// (the name is taken there); ErrPeerUnreachable (the node could not be
+// (the name is taken there); ErrTooManySpawns (the actors this node spawned
+// there and that live reached that node's Config.MaxSpawnsPerPeer); ErrPeerUnreachable (the node could not be
 // reached within Config.GiveUpAfter, or went away before answering), or
 // ErrBlocked, ErrStopped, ErrPeerShutdown, ErrPeerRestarted; actor.ErrTimeout
 // wrapping ctx's error when ctx ends first; ErrSpawnFailed for anything else
@@ -90,13 +92,34 @@ func (r *Remote) spawnKind(name, kind string) (*actor.PID, error) {
 }
 
 // handleSpawnRequest answers a peer's SpawnRequest (on the reader
-// goroutine: spawning does not block).
-func (r *Remote) handleSpawnRequest(env Envelope, m *SpawnRequest) {
+// goroutine: spawning does not block). The actors that the peer at
+// from.Address (the connection's, not a sender the envelope names) has
+// spawned here and that live are at most Config.MaxSpawnsPerPeer; a
+// request beyond it spawns nothing and is answered with the too-many code
+// (ErrTooManySpawns at the spawner).
+func (r *Remote) handleSpawnRequest(from Peer, env Envelope, m *SpawnRequest) {
 	resp := &SpawnResponse{RequestID: m.RequestID}
-	pid, err := r.spawnKind(m.Name, m.Kind)
+	var pid *actor.PID
+	var err error
+	if r.spawned.reserve(from.Address) {
+		if pid, err = r.spawnKind(m.Name, m.Kind); err == nil {
+			r.spawned.track(r.sys.System(), pid, from.Address)
+		} else {
+			r.spawned.release(from.Address)
+		}
+	} else {
+		err = fmt.Errorf("%w: %s has %d live actors spawned here (Config.MaxSpawnsPerPeer)", ErrTooManySpawns, from.Address, r.spawned.max)
+		r.node.stats.spawnsRefused.Add(1)
+		if ok, held := r.spawnLog.allow(r.sys.Clock().Now()); ok {
+			r.log.Warn("remote: a peer's spawns reached Config.MaxSpawnsPerPeer; refused until some of its actors stop",
+				"peer", from.String(), "max", r.spawned.max, "kind", m.Kind, "suppressed", held)
+		}
+	}
 	switch {
 	case err == nil:
 		resp.PID = r.ref(pid)
+	case errors.Is(err, ErrTooManySpawns):
+		resp.Err = spawnErrTooMany + ": " + err.Error()
 	case errors.Is(err, ErrUnknownKind):
 		resp.Err = spawnErrUnknownKind + ": " + err.Error()
 	case errors.Is(err, actor.ErrNameExists):
@@ -123,6 +146,8 @@ func spawnError(s string) error {
 		return fmt.Errorf("%w (peer said: %s)", ErrUnknownKind, detail)
 	case spawnErrNameExists:
 		return fmt.Errorf("%w (peer said: %s)", actor.ErrNameExists, detail)
+	case spawnErrTooMany:
+		return fmt.Errorf("%w (peer said: %s)", ErrTooManySpawns, detail)
 	default:
 		return fmt.Errorf("%w (peer said: %s)", ErrSpawnFailed, s)
 	}
