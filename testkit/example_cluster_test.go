@@ -75,7 +75,7 @@ func ExampleTestCluster_Eventually() {
 
 	id := cluster.NewIdentity("counter", "7")
 	f := tc.Node(0).RequestFuture(id, &addReq{N: 2}, 0)
-	tc.Eventually(func() bool { return isDone(f) }, 10*time.Second, "the add is answered")
+	tc.Eventually(func() bool { return isDone(f) }, time.Second, "the add is answered")
 	res, err := f.Result()
 	fmt.Println(res.(*total).N, err)
 

@@ -30,11 +30,7 @@ func TestVirtualClusterConvergesCallsAndRecovers(t *testing.T) {
 
 	id := cluster.NewIdentity("counter", "42")
 	f := tc.Node(0).RequestFuture(id, &whoReq{}, 0)
-	// A bound of virtual time, not an exact instant: the members' real
-	// goroutines (the connections the call crosses) lag behind the clock
-	// under load, and a run with other packages' tests beside it needed
-	// more than 1 s (twice in about thirty runs).
-	tc.Eventually(done(f), 10*time.Second, "the first call is answered")
+	tc.Eventually(done(f), time.Second, "the first call is answered")
 	res, err := f.Result()
 	require.NoError(t, err)
 	host := res.(*whereIs).Member
