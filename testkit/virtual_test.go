@@ -30,7 +30,9 @@ func TestVirtualClusterConvergesCallsAndRecovers(t *testing.T) {
 
 	id := cluster.NewIdentity("counter", "42")
 	f := tc.Node(0).RequestFuture(id, &whoReq{}, 0)
+	called := tc.Now()
 	tc.Eventually(done(f), time.Second, "the first call is answered")
+	t.Logf("the first call was answered after %v of virtual time", tc.Now().Sub(called))
 	res, err := f.Result()
 	require.NoError(t, err)
 	host := res.(*whereIs).Member
