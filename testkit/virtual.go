@@ -36,7 +36,7 @@ const virtualStep = 20 * time.Millisecond
 // each move of the clock before the condition is looked at again; settle
 // returns earlier, as soon as the cluster is idle (idle: no worker busy,
 // nothing queued for or on the wire between members but what a fault
-// holds).
+// holds, no goroutine ready to run).
 const settleWait = 20 * time.Millisecond
 
 // Eventually fails the test unless cond becomes true within budget
@@ -104,13 +104,14 @@ func (tc *TestCluster) advanceUntil(ctx context.Context, why func() string, budg
 
 // settle gives the members' goroutines the chance to run what the last
 // move of the clock set off: it returns once the cluster is idle (idle:
-// every running member's workers parked with nothing queued, and nothing
-// in flight between the members), or after settleWait of wall time,
-// whichever comes first. Without it the clock ran ahead of the members:
-// attempts and activations timed out in virtual time before their replies
-// were handled, and neither convergence nor a first grain call came within
-// their budgets (TestVirtualClusterConvergesCallsAndRecovers). It polls
-// every 100 µs: neither a worker pool nor a remote node publishes its
+// every running member's workers parked with nothing queued, nothing in
+// flight between the members, no goroutine of the process ready to run),
+// or after settleWait of wall time, whichever comes first. Without it the
+// clock ran ahead of the members: attempts and activations timed out in
+// virtual time before their replies were handled, and neither
+// convergence nor a first grain call came within their budgets
+// (TestVirtualClusterConvergesCallsAndRecovers). It polls every 100 µs:
+// neither a worker pool, a remote node nor the scheduler publishes its
 // state changes as events.
 func (tc *TestCluster) settle() {
 	tc.settles++
