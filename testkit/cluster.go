@@ -217,6 +217,9 @@ type TestCluster struct {
 	net    *faultNet
 	memNet *remote.MemoryNetwork
 	obs    *Observer
+	// settles counts settle's calls, settleTimeouts those that waited
+	// all of settleWait (the test goroutine's).
+	settles, settleTimeouts int
 
 	mu      sync.Mutex
 	members []*member
@@ -226,6 +229,7 @@ type member struct {
 	slot   int
 	addr   string
 	sys    *actor.System
+	node   *remote.Node // sys's remote node (its Stats: settle)
 	c      *cluster.Cluster
 	coord  *scheduler.Coordinator
 	pz     *pauser
@@ -276,7 +280,7 @@ func NewCluster(t testing.TB, opts ...ClusterOption) *TestCluster {
 		tc.memNet = remote.NewMemoryNetwork()
 		inner = tc.memNet
 	}
-	tc.net = newFaultNet(inner)
+	tc.net = newFaultNet(inner, tc.clock.Now, memberRemoteConfig(o).ReconnectBackoffMax+virtualStep)
 	tc.obs = newObserver(tc.clock.Now)
 	t.Cleanup(tc.cleanup)
 	for range o.nodes {
@@ -439,7 +443,7 @@ func (tc *TestCluster) start(slot int, addr string) (*member, error) {
 		tc.stopCoord(coord)
 		return nil, err
 	}
-	return &member{slot: slot, addr: sys.Address(), sys: sys, c: cluster.Get(sys), coord: coord, pz: pz, reg: mreg}, nil
+	return &member{slot: slot, addr: sys.Address(), sys: sys, node: remote.Get(sys).Node(), c: cluster.Get(sys), coord: coord, pz: pz, reg: mreg}, nil
 }
 
 // memberClusterConfig is a member's cluster config before its name,

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/fraktor-go/fraktor/remote"
 )
@@ -32,22 +34,131 @@ var ErrLinkCut = errors.New("testkit: link cut")
 //     balancer timeout, an RST) does: what was in flight on them is lost,
 //     and new connections are allowed at once (unless the link is cut).
 //
-// Each dialed connection starts with a preamble naming the dialer's address,
-// which the accepting side strips, so both ends know which link a
-// connection belongs to.
+// Each dialed connection starts with a preamble naming the dialer's address
+// and the connection's number, which the accepting side strips, so both
+// ends know which link a connection belongs to and which end is the
+// other.
+//
+// It also tells a virtual-time cluster's settle what is in flight on the
+// wire (quiet, mayHold): each end counts the bytes its member wrote (from
+// the moment the write begins, so a write a synchronous pipe holds until
+// the peer reads counts too) and the bytes its member's reader was given,
+// and knows whether that reader still holds bytes it was given (it has
+// not come back for more). A write a cut holds is not counted: it is not
+// in flight until the link heals.
 type faultNet struct {
 	inner remote.Transport
+	now   func() time.Time // the cluster's clock
+	// holdWindow is how long after a failed dial or a closed connection a
+	// member may keep envelopes queued for a peer while it waits out its
+	// reconnect backoff (see mayHold).
+	holdWindow time.Duration
+
+	// activity counts every write begun and every read that returned
+	// bytes: a settle that saw it unchanged around its looks saw one
+	// state of the wire. dials counts the Dial calls under way.
+	activity atomic.Uint64
+	dials    atomic.Int64
+	nextID   atomic.Uint64
 
 	mu       sync.Mutex
 	cut      map[[2]string]bool // (from, to): from's writes to to are held
 	isolated map[string]bool
 	conns    map[*faultConn]struct{}
 	changed  chan struct{} // closed and replaced on every change
+	// dialed holds the dialer ends whose preamble the accepting end has
+	// not read yet, by number.
+	dialed map[uint64]*faultConn
+	// trouble is when (on now) a member last saw one of its dials fail or
+	// one of its connections close; deferred is the last
+	// remote.Stats.DialsDeferred settle saw of it.
+	trouble  map[string]time.Time
+	deferred map[string]uint64
 }
 
-func newFaultNet(inner remote.Transport) *faultNet {
-	return &faultNet{inner: inner, cut: map[[2]string]bool{}, isolated: map[string]bool{},
-		conns: map[*faultConn]struct{}{}, changed: make(chan struct{})}
+func newFaultNet(inner remote.Transport, now func() time.Time, holdWindow time.Duration) *faultNet {
+	return &faultNet{inner: inner, now: now, holdWindow: holdWindow,
+		cut: map[[2]string]bool{}, isolated: map[string]bool{},
+		conns: map[*faultConn]struct{}{}, changed: make(chan struct{}),
+		dialed: map[uint64]*faultConn{}, trouble: map[string]time.Time{}, deferred: map[string]uint64{}}
+}
+
+// noteTrouble records that the members at addrs ("" is skipped) saw a
+// dial fail or a connection close now.
+func (n *faultNet) noteTrouble(addrs ...string) {
+	now := n.now()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, a := range addrs {
+		if a != "" {
+			n.trouble[a] = now
+		}
+	}
+}
+
+// noteDeferred records the member's remote.Stats.DialsDeferred: a change
+// is trouble (its dial budget deferred a dial to a later backoff slot,
+// with envelopes queued meanwhile).
+func (n *faultNet) noteDeferred(addr string, deferred uint64) {
+	n.mu.Lock()
+	last := n.deferred[addr]
+	n.deferred[addr] = deferred
+	n.mu.Unlock()
+	if deferred != last {
+		n.noteTrouble(addr)
+	}
+}
+
+// mayHold reports whether the member at addr may hold envelopes queued
+// for a peer that its remote node is not writing now, for a reason that
+// is no lag of its goroutines: a cut link of its own (its writes or dials
+// held or refused), isolation, or trouble (a failed dial, a closed
+// connection, a deferred dial) within holdWindow, while its endpoint waits
+// for its next reconnect slot, on the clock. Remote's Stats give the
+// queued bytes of a node, not of a peer, so this is per member.
+func (n *faultNet) mayHold(addr string) bool {
+	now := n.now()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.isolated[addr] {
+		return true
+	}
+	for k := range n.cut {
+		if k[0] == addr || k[1] == addr {
+			return true
+		}
+	}
+	t, ok := n.trouble[addr]
+	return ok && now.Sub(t) <= n.holdWindow
+}
+
+// quiet reports whether nothing is in flight on the wire: no dial under
+// way, no dialed connection whose preamble is unread, no open end whose
+// reader holds bytes it was given, and no open end with bytes written
+// that the other end's reader was not given yet (unless that end is
+// closed: they are lost). Bytes a cut holds were never written. It is
+// one state of the wire when activity is the same before and after.
+func (n *faultNet) quiet() bool {
+	if n.dials.Load() > 0 {
+		return false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.dialed) > 0 {
+		return false
+	}
+	for c := range n.conns {
+		if c.isClosed.Load() {
+			continue
+		}
+		if c.busy.Load() {
+			return false
+		}
+		if o := c.other; o != nil && !o.isClosed.Load() && c.written.Load() != o.read.Load() {
+			return false
+		}
+	}
+	return true
 }
 
 // member returns the transport of the member that listens on self.
@@ -151,29 +262,39 @@ func (t *memberTransport) Listen(ctx context.Context, address string) (net.Liste
 }
 
 // Dial implements remote.Transport.
+// The preamble (the dialer's address and the connection's number) is
+// written here, uncounted: the dial counts as under way until the
+// accepting end has read it.
 func (t *memberTransport) Dial(ctx context.Context, address string) (net.Conn, error) {
 	self := t.addr()
 	n := t.net
+	n.dials.Add(1)
+	defer n.dials.Add(-1)
 	n.mu.Lock()
 	refused := n.refusedLocked(self, address)
 	n.mu.Unlock()
 	if refused {
+		n.noteTrouble(self)
 		return nil, fmt.Errorf("%w: %s → %s", ErrLinkCut, self, address)
 	}
 	raw, err := n.inner.Dial(ctx, address)
 	if err != nil {
+		n.noteTrouble(self)
 		return nil, err
 	}
 	c := newFaultConn(n, raw, self)
 	c.setPeer(address)
-	pre := make([]byte, 2, 2+len(self))
+	c.id = n.nextID.Add(1)
+	pre := make([]byte, 2, 2+len(self)+8)
 	binary.BigEndian.PutUint16(pre, uint16(len(self)))
 	pre = append(pre, self...)
+	pre = binary.BigEndian.AppendUint64(pre, c.id)
 	if err := c.track(); err != nil {
 		_ = raw.Close()
+		n.noteTrouble(self)
 		return nil, err
 	}
-	if _, err := c.Write(pre); err != nil {
+	if _, err := c.Conn.Write(pre); err != nil {
 		_ = c.Close()
 		return nil, err
 	}
@@ -205,14 +326,26 @@ type faultConn struct {
 	net.Conn
 	n       *faultNet
 	self    string
-	inbound bool // the accepting end: reads the preamble first
+	inbound bool   // the accepting end: reads the preamble first
+	id      uint64 // the dialer end's number, in the preamble
 
 	mu       sync.Mutex
 	peerAddr string
 	preRead  bool
 
+	// other is the other end, once the accepting end has read the
+	// preamble (n.mu).
+	other *faultConn
+	// written counts the bytes this end's member wrote (from the start of
+	// each write), read the bytes its reader was given (the preamble
+	// aside); busy is set while the reader holds bytes it was given: from
+	// a read that returned some until its next read begins.
+	written, read atomic.Int64
+	busy          atomic.Bool
+
 	closeOnce sync.Once
 	closed    chan struct{}
+	isClosed  atomic.Bool
 }
 
 func newFaultConn(n *faultNet, raw net.Conn, self string) *faultConn {
@@ -238,12 +371,17 @@ func (c *faultConn) track() error {
 		return fmt.Errorf("%w: %s is isolated", ErrLinkCut, c.self)
 	}
 	c.n.conns[c] = struct{}{}
+	if c.id != 0 {
+		c.n.dialed[c.id] = c
+	}
 	return nil
 }
 
 // Read implements net.Conn; the accepting end strips the preamble first
-// and then drops the connection if its link is refused.
+// and then drops the connection if its link is refused. A read that
+// returns bytes marks the end busy until the next read begins.
 func (c *faultConn) Read(b []byte) (int, error) {
+	c.busy.Store(false)
 	if c.inbound {
 		c.mu.Lock()
 		done := c.preRead
@@ -255,7 +393,13 @@ func (c *faultConn) Read(b []byte) (int, error) {
 			}
 		}
 	}
-	return c.Conn.Read(b)
+	nr, err := c.Conn.Read(b)
+	if nr > 0 {
+		c.busy.Store(true)
+		c.read.Add(int64(nr))
+		c.n.activity.Add(1)
+	}
+	return nr, err
 }
 
 func (c *faultConn) readPreamble() error {
@@ -263,14 +407,19 @@ func (c *faultConn) readPreamble() error {
 	if _, err := io.ReadFull(c.Conn, hdr[:]); err != nil {
 		return err
 	}
-	addr := make([]byte, binary.BigEndian.Uint16(hdr[:]))
-	if _, err := io.ReadFull(c.Conn, addr); err != nil {
+	rest := make([]byte, int(binary.BigEndian.Uint16(hdr[:]))+8)
+	if _, err := io.ReadFull(c.Conn, rest); err != nil {
 		return err
 	}
+	addr, id := rest[:len(rest)-8], binary.BigEndian.Uint64(rest[len(rest)-8:])
 	c.mu.Lock()
 	c.peerAddr, c.preRead = string(addr), true
 	c.mu.Unlock()
 	c.n.mu.Lock()
+	if d := c.n.dialed[id]; d != nil {
+		delete(c.n.dialed, id)
+		d.other, c.other = c, d
+	}
 	refused := c.n.refusedLocked(c.self, string(addr))
 	c.n.mu.Unlock()
 	if refused {
@@ -280,7 +429,8 @@ func (c *faultConn) readPreamble() error {
 }
 
 // Write implements net.Conn: it waits while the link from this end to its
-// peer is cut.
+// peer is cut; then the bytes count as written (in flight) from the start
+// of the inner write.
 func (c *faultConn) Write(b []byte) (int, error) {
 	for {
 		peer := c.peer()
@@ -289,7 +439,13 @@ func (c *faultConn) Write(b []byte) (int, error) {
 		ch := c.n.changed
 		c.n.mu.Unlock()
 		if !held {
-			return c.Conn.Write(b)
+			c.written.Add(int64(len(b)))
+			c.n.activity.Add(1)
+			nw, err := c.Conn.Write(b)
+			if nw < len(b) {
+				c.written.Add(int64(nw - len(b))) // never sent
+			}
+			return nw, err
 		}
 		select {
 		case <-ch:
@@ -299,13 +455,19 @@ func (c *faultConn) Write(b []byte) (int, error) {
 	}
 }
 
-// Close implements net.Conn.
+// Close implements net.Conn. A closed connection is trouble for both
+// members (see mayHold).
 func (c *faultConn) Close() error {
 	c.closeOnce.Do(func() {
+		c.isClosed.Store(true)
 		close(c.closed)
 		c.n.mu.Lock()
 		delete(c.n.conns, c)
+		if c.id != 0 && c.n.dialed[c.id] == c {
+			delete(c.n.dialed, c.id)
+		}
 		c.n.mu.Unlock()
+		c.n.noteTrouble(c.self, c.peer())
 	})
 	return c.Conn.Close()
 }

@@ -3,6 +3,7 @@ package testkit
 import (
 	"context"
 	"fmt"
+	"runtime/metrics"
 	"time"
 )
 
@@ -33,7 +34,9 @@ const virtualStep = 20 * time.Millisecond
 
 // settleWait bounds the wall time given to the members' goroutines after
 // each move of the clock before the condition is looked at again; settle
-// returns earlier, as soon as every member's workers are idle.
+// returns earlier, as soon as the cluster is idle (idle: no worker busy,
+// nothing queued for or on the wire between members but what a fault
+// holds, no goroutine ready to run).
 const settleWait = 20 * time.Millisecond
 
 // Eventually fails the test unless cond becomes true within budget
@@ -100,15 +103,18 @@ func (tc *TestCluster) advanceUntil(ctx context.Context, why func() string, budg
 }
 
 // settle gives the members' goroutines the chance to run what the last
-// move of the clock set off: it returns once every running member's
-// workers are parked with nothing queued, or after settleWait of wall
-// time, whichever comes first. Without it the clock ran ahead of the
-// members: attempts and activations timed out in virtual time before
-// their replies were handled, and neither convergence nor a first grain
-// call came within their budgets (TestVirtualClusterConvergesCallsAndRecovers).
-// It polls every 100 µs: no state change of a worker pool is published
-// as an event.
+// move of the clock set off: it returns once the cluster is idle (idle:
+// every running member's workers parked with nothing queued, nothing in
+// flight between the members, no goroutine of the process ready to run),
+// or after settleWait of wall time, whichever comes first. Without it the
+// clock ran ahead of the members: attempts and activations timed out in
+// virtual time before their replies were handled, and neither
+// convergence nor a first grain call came within their budgets
+// (TestVirtualClusterConvergesCallsAndRecovers). It polls every 100 µs:
+// neither a worker pool, a remote node nor the scheduler publishes its
+// state changes as events.
 func (tc *TestCluster) settle() {
+	tc.settles++
 	if tc.idle() {
 		return
 	}
@@ -119,6 +125,7 @@ func (tc *TestCluster) settle() {
 	for {
 		select {
 		case <-limit.C:
+			tc.settleTimeouts++
 			return
 		case <-tick.C:
 			if tc.idle() {
@@ -128,13 +135,71 @@ func (tc *TestCluster) settle() {
 	}
 }
 
-// idle reports whether no running member has work queued or running.
-func (tc *TestCluster) idle() bool {
-	for _, i := range tc.Up() {
-		c := tc.member(i).coord
-		if c.Queued() > 0 || c.Parked() < c.Workers() {
+// idle reports whether nothing the last move of the clock set off is
+// still on its way (idleOnce), twice in a row: a message that moved from
+// a stage not yet looked at into one already looked at during the first
+// look is seen by the second.
+func (tc *TestCluster) idle() bool { return tc.idleOnce() && tc.idleOnce() }
+
+// idleOnce looks at every stage of a message's way. A message goes from
+// a worker of one member (its worker pool busy) to that member's remote
+// queue (Stats.QueuedBytes), onto the wire (faultNet: written and not yet
+// read), into the peer's reader (faultNet: read and not yet delivered)
+// and into a mailbox there (that worker pool's queue). It looks in the
+// order wire, worker pools, queues, and only trusts what it saw if the
+// wire's activity counter did not move meanwhile: a message moves to the
+// next stage without a write or a read only from a worker to its queue
+// (seen by the later look at the queues) and from a reader into a mailbox
+// (seen by the later look at the pools). Goroutines that are none of
+// these (the one behind a cluster request, a remote writer woken by its
+// queue, a reader woken by the wire, an event stream's subscriber) are
+// seen while they are ready to run or running (schedIdle, before and
+// after the rest).
+//
+// What a fault holds is not waited for: a write a cut holds is not on the
+// wire, and a member's queue is not looked at while it may hold envelopes
+// for a peer it cannot reach now (faultNet.mayHold: a cut link of its
+// own, or a failed dial or lost connection less than a reconnect backoff
+// ago). Remote counts queued bytes per node, not per peer, so such a
+// member's queue to its other peers is not waited for either.
+func (tc *TestCluster) idleOnce() bool {
+	if !schedIdle() {
+		return false
+	}
+	act := tc.net.activity.Load()
+	if !tc.net.quiet() {
+		return false
+	}
+	up := tc.Up()
+	ms := make([]*member, len(up))
+	for k, i := range up {
+		m := tc.member(i)
+		ms[k] = m
+		if c := m.coord; c.Queued() > 0 || c.Parked() < c.Workers() {
 			return false
 		}
 	}
-	return true
+	for _, m := range ms {
+		st := m.node.Stats()
+		tc.net.noteDeferred(m.addr, st.DialsDeferred)
+		if st.QueuedBytes > 0 && !tc.net.mayHold(m.addr) {
+			return false
+		}
+	}
+	return tc.net.activity.Load() == act && schedIdle()
+}
+
+// schedIdle reports whether no goroutine of the process is ready to run
+// or running but the caller's, as far as the runtime's scheduler metrics
+// say (they are approximate; Go 1.26: an older runtime does not have them,
+// and then it reports true). A goroutine blocked on anything (a channel,
+// a lock, a socket, a timer) is not ready to run. Reading them takes
+// some 300 ns under the race detector.
+func schedIdle() bool {
+	s := [2]metrics.Sample{{Name: "/sched/goroutines/runnable:goroutines"}, {Name: "/sched/goroutines/running:goroutines"}}
+	metrics.Read(s[:])
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return true
+	}
+	return s[0].Value.Uint64() == 0 && s[1].Value.Uint64() <= 1
 }

@@ -30,11 +30,15 @@ func TestVirtualClusterConvergesCallsAndRecovers(t *testing.T) {
 
 	id := cluster.NewIdentity("counter", "42")
 	f := tc.Node(0).RequestFuture(id, &whoReq{}, 0)
-	// A bound of virtual time, not an exact instant: the members' real
-	// goroutines (the connections the call crosses) lag behind the clock
-	// under load, and a run with other packages' tests beside it needed
-	// more than 1 s (twice in about thirty runs).
-	tc.Eventually(done(f), 10*time.Second, "the first call is answered")
+	called := tc.Now()
+	// Answered at once in most runs (no virtual time passes while the
+	// cluster settles), but in about one run in five the grain's owner
+	// grants its first activation only after about the wait-out W (some
+	// 612 ms) and the request is answered at its first retry after that:
+	// 0.6 to 1 s in a few hundred runs, at most some 1.55 s by the retry
+	// policy's backoff (attempts up to 50, 150, 350, 750 and 1550 ms).
+	tc.Eventually(done(f), 2*time.Second, "the first call is answered")
+	t.Logf("the first call was answered after %v of virtual time", tc.Now().Sub(called))
 	res, err := f.Result()
 	require.NoError(t, err)
 	host := res.(*whereIs).Member
