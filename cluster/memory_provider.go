@@ -156,6 +156,17 @@ func (r *MemoryRegistry) Join(ctx context.Context, self Member) (Membership, err
 	r.handles[m] = struct{}{}
 	r.epoch++
 	feed.SetJoinEpoch(r.epoch)
+	if r.epoch == 1 {
+		// The registry's first registration ever: this incarnation founded
+		// the cluster. Its first view is epoch 1 only when it reads it
+		// before the next join: the feed keeps the latest view, so a
+		// founder that read epoch 2 first took itself for a member that
+		// joined an existing cluster, waited W, and could vouch for
+		// nobody, so every member waited W before its first activation
+		// (TestMemoryFounderFoundedItsCluster; 17 of 30 fresh VirtualTime
+		// clusters of testkit waited 0.7 to 1.4 s for their first call).
+		feed.SetFounded(now)
+	}
 	feed.Renewed(now)
 	e.stopExpiry = r.clock.AfterFunc(r.cfg.LeaseTTL, func() { r.expire(key, e) })
 	m.stopRenew = r.clock.AfterFunc(r.cfg.RenewInterval, m.renew)

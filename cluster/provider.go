@@ -34,9 +34,9 @@ import (
 // and every later one is not the founder. A founder whose first view
 // arrives within W/2 of at activates without waiting out members that may
 // have left before it came: nobody can have activated anything yet. The
-// in-memory registry needs no such method (its first view ever has epoch
-// 1); the Consul provider implements it with a record created by
-// check-and-set.
+// in-memory registry founds with its first Join ever (its founder may read
+// a later view than epoch 1 first: the view stream keeps the latest); the
+// Consul provider implements it with a record created by check-and-set.
 type Provider interface {
 	Join(ctx context.Context, self Member) (Membership, error)
 }

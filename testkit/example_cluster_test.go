@@ -75,9 +75,7 @@ func ExampleTestCluster_Eventually() {
 
 	id := cluster.NewIdentity("counter", "7")
 	f := tc.Node(0).RequestFuture(id, &addReq{N: 2}, 0)
-	// At once, or after about the wait-out W when the grain's owner waits
-	// it out before its first activation (docs/testing.md, "Virtual time").
-	tc.Eventually(func() bool { return isDone(f) }, 2*time.Second, "the add is answered")
+	tc.Eventually(func() bool { return isDone(f) }, time.Second, "the add is answered")
 	res, err := f.Result()
 	fmt.Println(res.(*total).N, err)
 
