@@ -250,6 +250,15 @@ func (c *cell) Sink(e envelope) {
 		// otherwise (TestPoisonFutureOfActorStoppedOtherwise).
 		c.sys.deadLetter(c.selfPID(), m, nil, nil)
 	default:
+		if env, ok := e.msg.(*MessageEnvelope); ok && env != nil {
+			if _, pill := env.Message.(*PoisonPill); pill {
+				// A pill with headers (tracing, Forward) is still the
+				// stopped actor's, as a bare one is above
+				// (TestReview6EnvelopedPoisonThroughStalePIDSparesTheNewActor).
+				c.sys.deadLetter(c.selfPID(), e.msg, nil, nil)
+				return
+			}
+		}
 		if c.rebind(e) {
 			return
 		}
@@ -318,8 +327,8 @@ func (c *cell) addChild(ch *cell) bool {
 func (c *cell) abandon() {
 	c.state = stateStopped
 	c.actor = nil
+	c.mb.Close() // before it leaves the registry, as in finalize
 	c.sys.registry.removeCell(c)
-	c.mb.Close()
 	c.sys.metrics.stopped(c)
 }
 

@@ -10,8 +10,9 @@ import (
 // DeadLetterEvent is published on the EventStream for every message that
 // could not be delivered. Reason is nil when no process took it: a target
 // that does not exist, one that has stopped (what was queued at its stop,
-// and what came after), or a Respond without a sender (PID nil); else it
-// says why (for example ErrMailboxFull, ErrNoRemote).
+// and what came after while no new actor had its name: see cell.rebind),
+// or a Respond without a sender (PID nil); else it says why (for example
+// ErrMailboxFull, ErrNoRemote).
 type DeadLetterEvent struct {
 	PID     *PID
 	Message any

@@ -432,8 +432,16 @@ func (c *cell) finalize() {
 		}
 		x.pending = nil
 	}
-	c.sys.registry.removeCell(c)
+	// Closed before it leaves the registry: what was queued is drained
+	// now, each a dead letter of this actor (Sink finds it still
+	// registered, so rebind moves none of it); only what is posted after
+	// the name was freed can reach a new actor under it, on its sender's
+	// goroutine, after what that sender posted before. The other way
+	// round a new actor could take the name during the drain and get the
+	// queued messages after one its sender posted later
+	// (TestReview6StalePIDKeepsOneSendersOrderAcrossTheDrain).
 	c.mb.Close()
+	c.sys.registry.removeCell(c)
 	// Out of the parent's list before anyone hears of the stop: a watcher
 	// (StopFuture, Watch) that lists the parent's children must not find
 	// the child it was told has stopped.

@@ -97,9 +97,15 @@ func (s *System) terminate() {
 func (s *System) awaitTerminated(ctx context.Context) error {
 	if _, ok := s.dispatcher.(stepper); ok && s.coord == nil {
 		// Nothing runs a manual dispatcher but its callers: drive it
-		// until the trees have stopped (or it stalls; what is left is
-		// reported below).
-		_ = s.await(ctx, s.guardiansDone)
+		// until the trees have stopped. When it stalls (an actor on
+		// another dispatcher has yet to stop), say so at once: what
+		// finishes later may queue work only a caller runs, and a passive
+		// wait would never see it done
+		// (TestReview6LaterShutdownOnManualDispatcherDoesNotWaitForItself);
+		// the caller calls Shutdown again.
+		if err := s.await(ctx, s.guardiansDone); err != nil && ctx.Err() == nil {
+			return fmt.Errorf("actor: stopping actors: %w", err)
+		}
 	}
 	if await.Done(ctx, s.term.done) == nil {
 		return nil

@@ -656,6 +656,14 @@ func (s *System) shutdown(ctx context.Context) error {
 		errs = append(errs, s.closePools(ctx)...)
 	}
 	errs = append(errs, s.events.close(ctx))
+	if s.exts != nil {
+		// Within ctx, naming the extension: terminate's own wait for them
+		// is unbounded, and with every part done it runs on this goroutine,
+		// so an extension.Lingerer whose Shutdown returned nil with its
+		// Terminated still open held Shutdown past ctx
+		// (TestReview6ShutdownBoundedByCtxWithLingererOpenAfterNil).
+		errs = append(errs, s.exts.AwaitTerminated(ctx))
+	}
 	s.metrics.close()
 	err := errors.Join(errs...)
 	s.terminateWhenDone(err == nil)

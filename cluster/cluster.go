@@ -889,8 +889,8 @@ func (c *Cluster) evict(m Member) {
 // marker (the others then wait its lease out, as after a crash). The actor
 // system calls it before remote shuts down. A rejoin in flight when
 // Shutdown begins (after a self-fence) leaves its new incarnation as soon as
-// its Join returns, and Shutdown waits for it, so no incarnation stays
-// registered. The wait for the cluster's own goroutines is bounded by ctx
+// its Join returns, and Shutdown waits for it (within ctx; Terminated
+// after), so no incarnation stays registered. The wait for the cluster's own goroutines is bounded by ctx
 // too (some run user code: a provider's Evict, a custom lookup's
 // callbacks); Terminated closes when they have returned. Idempotent:
 // later calls return the first call's result.

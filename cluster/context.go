@@ -352,6 +352,14 @@ func (c *Cluster) backoff(ctx context.Context, n int, cause error) bool {
 // activation that failed for a transient reason (a custom lookup wraps
 // every activator error in *ActivationFailedError) is retried.
 func isFatal(err error) bool {
+	if errors.Is(err, actor.ErrTimeout) {
+		// A timeout is retried whatever it carries: linkFailures.explain
+		// adds why the link is down, and a refused handshake's
+		// ErrMalformed or ErrFrameTooLarge (something that is not a
+		// fraktor node answers there) made it fatal
+		// (TestReview6ExplainedTimeoutStaysRetryable).
+		return false
+	}
 	var gs *grainStartError
 	return errors.Is(err, ErrNoSuchKind) || errors.Is(err, ErrInvalidIdentity) ||
 		errors.As(err, &gs) || errors.Is(err, errLocalShutdown) ||
