@@ -207,10 +207,16 @@ func (s *Subscription) deliver() {
 	es := s.es
 	es.mu.Lock()
 	es.running--
-	if es.running == 0 && es.drained != nil {
-		close(es.drained)
+	var drained chan struct{}
+	if es.running == 0 {
+		drained = es.drained // made by close, which lets no subscription start after it
 	}
 	es.mu.Unlock()
+	if drained != nil {
+		// The goroutine's last act: whoever waits for it (close,
+		// System.Terminated) finds it returning, not still at work.
+		close(drained)
+	}
 }
 
 // call runs the subscriber's function on one event; a panic in it is
