@@ -68,3 +68,28 @@ func TestReview7GiveUpKeepsMessageSentinelsOut(t *testing.T) {
 		require.False(t, errors.Is(err, s), "a request lost to a link that never came up matches %v: %v", s, err)
 	}
 }
+
+// A peer that refuses this node's handshake because this node is on the
+// peer's block list (RejectBlocked): since 20d98f5 the give-up wraps that
+// refusal, so the request fails with errors.Is(err, remote.ErrBlocked),
+// whose doc says "the peer is on the BlockList" (this node's), and the
+// cluster turns it into cluster.ErrBlocked, "the owner is on the block
+// list" (cluster/context.go). Neither holds: nothing is on this node's
+// block list; this node is on the peer's. The request's error must say
+// why in its text and stay out of ErrBlocked.
+func TestReview7GiveUpAfterPeerBlockedUsIsNotErrBlocked(t *testing.T) {
+	cfgA := testConfig(t)
+	cfgA.GiveUpAfter = 300 * time.Millisecond
+	sysA, ra := startSystem(t, "a", cfgA)
+	sysB, rb := startSystem(t, "b", testConfig(t))
+	echo, err := sysB.Root().SpawnNamed(echoProps("b"), "echo")
+	require.NoError(t, err)
+	rb.BlockList().Block(ra.Address())
+	require.False(t, ra.BlockList().IsBlocked(rb.Address()))
+
+	f := sysA.Root().RequestFuture(remotePID(echo), &Echo{Text: "hello?"}, 10*time.Second)
+	_, err = f.Result()
+	require.ErrorIs(t, err, remote.ErrPeerUnreachable)
+	require.False(t, errors.Is(err, remote.ErrBlocked),
+		"a request to a peer that blocked this node reads as if this node blocked the peer: %v", err)
+}
