@@ -41,8 +41,9 @@ type futureID [32]byte
 // tag the IDs were a sequence, and a peer that saw one future's ID as the
 // sender of a request could name the pending futures around it and
 // complete them with answers of its choosing (TestForgedAnswerToFuture,
-// remote). An ID longer than the buffer (a sequence past 2^48, some 2*10^14
-// futures after the random base) is allocated.
+// remote). The longest ID (7 + 11 + 11 bytes: a 64-bit sequence) fits the
+// buffer (TestReview7FutureIDFitsAndRoundTrips); the allocation below is
+// only a guard.
 func (b *futureID) format(seq, tag uint64) string {
 	var digits [11]byte
 	i := len(digits)

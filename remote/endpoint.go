@@ -481,7 +481,20 @@ func (ep *endpoint) run(ctx context.Context) {
 			if act.kind == linkGiveUp {
 				reason := fmt.Errorf("%w: %q unreachable for %v", ErrPeerUnreachable, ep.addr, act.down.Round(time.Millisecond))
 				if lastErr != nil {
-					reason = fmt.Errorf("%w: %q unreachable for %v; last attempt: %w", ErrPeerUnreachable, ep.addr, act.down.Round(time.Millisecond), lastErr)
+					// The last attempt's sentinels matter to who reads the
+					// reason (ErrClusterMismatch: another system), except
+					// those that say something of a message or of this
+					// node: a non-fraktor service answering at the address
+					// gives ErrMalformed, the peer's own block list
+					// ErrBlocked, its closing ErrStopped, and every request
+					// failed at the give-up would read as undeliverable, or
+					// as blocked here (TestReview7GiveUpKeepsMessageSentinelsOut,
+					// TestReview7GiveUpAfterPeerBlockedUsIsNotErrBlocked).
+					verb := "%w"
+					if errors.Is(lastErr, ErrMalformed) || errors.Is(lastErr, ErrFrameTooLarge) || errors.Is(lastErr, ErrBlocked) || errors.Is(lastErr, ErrStopped) {
+						verb = "%v"
+					}
+					reason = fmt.Errorf("%w: %q unreachable for %v; last attempt: "+verb, ErrPeerUnreachable, ep.addr, act.down.Round(time.Millisecond), lastErr)
 				}
 				ep.terminate(reason)
 				continue

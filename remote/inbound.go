@@ -224,7 +224,14 @@ func (r *Remote) senderPID(ref PIDRef) *actor.PID {
 func (r *Remote) targetNotFound(env Envelope, target *actor.PID) {
 	var reason error
 	if actor.IsFutureID(target.ID) {
-		reason = r.futureAnswerUnmatched(env, target)
+		switch env.Message.(type) {
+		case *WatchRequest, *UnwatchRequest, *StopRequest:
+			// Not answers: a watch of a requester whose request has
+			// completed is legitimate, and is answered NotFound below
+			// (TestReview7WatchOfCompletedFutureIsNoUnmatchedAnswer).
+		default:
+			reason = r.futureAnswerUnmatched(env, target)
+		}
 	}
 	switch m := env.Message.(type) {
 	case *WatchRequest:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -219,7 +220,7 @@ type TestCluster struct {
 	obs    *Observer
 	// settles counts settle's calls, settleTimeouts those that waited
 	// all of settleWait (the test goroutine's).
-	settles, settleTimeouts int
+	settles, settleTimeouts atomic.Int64
 
 	mu      sync.Mutex
 	members []*member

@@ -114,7 +114,7 @@ func (tc *TestCluster) advanceUntil(ctx context.Context, why func() string, budg
 // neither a worker pool, a remote node nor the scheduler publishes its
 // state changes as events.
 func (tc *TestCluster) settle() {
-	tc.settles++
+	tc.settles.Add(1)
 	if tc.idle() {
 		return
 	}
@@ -125,7 +125,7 @@ func (tc *TestCluster) settle() {
 	for {
 		select {
 		case <-limit.C:
-			tc.settleTimeouts++
+			tc.settleTimeouts.Add(1)
 			return
 		case <-tick.C:
 			if tc.idle() {
