@@ -140,25 +140,7 @@ func TestFutureWatchUnwatchFromPeerBounded(t *testing.T) {
 	// The request goes to a bare node that reports the future's ID, its
 	// sender; the watch peer, at another address, watches it (a watcher
 	// at the peer's own address, as the rules ask).
-	seen := make(chan remote.PIDRef, 1)
-	cfg := remote.NodeTestConfig()
-	cfg.Serializers = newSerializers(t, false)
-	target, err := remote.NewNode(cfg, remote.Hooks{Deliver: func(_ remote.Peer, env remote.Envelope) {
-		if _, ok := env.Message.(*Echo); ok {
-			seen <- env.Sender
-		}
-	}})
-	require.NoError(t, err)
-	require.NoError(t, target.Start(context.Background()))
-	t.Cleanup(func() { _ = target.Close(ctxWait(t)) })
-
-	f := sysA.Root().RequestFuture(actor.NewPID(target.Address(), "x"), &Echo{Text: "req"}, time.Minute)
-	var id remote.PIDRef
-	select {
-	case id = <-seen:
-	case <-ctxWait(t).Done():
-		t.Fatal("timed out waiting for the request")
-	}
+	f, id := requestToBareNode(t, sysA)
 	for range 1000 {
 		p.watch("w", id.ID)
 		p.unwatch("w", id.ID)
@@ -175,5 +157,32 @@ func TestFutureWatchUnwatchFromPeerBounded(t *testing.T) {
 	case n := <-p.notices:
 		t.Fatalf("a second notice for %s (and %d more queued)", n.Who.ID, len(p.notices))
 	default:
+	}
+}
+
+// requestToBareNode makes a request from sys to a bare Node that answers
+// nothing and returns the request's future and its ID as the bare node
+// saw it (the request's sender).
+func requestToBareNode(t *testing.T, sys *actor.System) (*actor.Future, remote.PIDRef) {
+	t.Helper()
+	seen := make(chan remote.PIDRef, 1)
+	cfg := remote.NodeTestConfig()
+	cfg.Serializers = newSerializers(t, false)
+	target, err := remote.NewNode(cfg, remote.Hooks{Deliver: func(_ remote.Peer, env remote.Envelope) {
+		if _, ok := env.Message.(*Echo); ok {
+			seen <- env.Sender
+		}
+	}})
+	require.NoError(t, err)
+	require.NoError(t, target.Start(context.Background()))
+	t.Cleanup(func() { _ = target.Close(ctxWait(t)) })
+
+	f := sys.Root().RequestFuture(actor.NewPID(target.Address(), "x"), &Echo{Text: "req"}, time.Minute)
+	select {
+	case id := <-seen:
+		return f, id
+	case <-ctxWait(t).Done():
+		t.Fatal("timed out waiting for the request")
+		return nil, remote.PIDRef{}
 	}
 }

@@ -1,13 +1,10 @@
 package remote_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/remote"
 )
 
@@ -25,27 +22,9 @@ func TestReview7WatchOfCompletedFutureIsNoUnmatchedAnswer(t *testing.T) {
 	sysA, ra := startSystem(t, "a", testConfig(t))
 	echoOn(t, sysA, "echo", "a")
 	p := newWatchPeer(t, ra.Address())
-	seen := make(chan remote.PIDRef, 1)
-	cfg := remote.NodeTestConfig()
-	cfg.Serializers = newSerializers(t, false)
-	target, err := remote.NewNode(cfg, remote.Hooks{Deliver: func(_ remote.Peer, env remote.Envelope) {
-		if _, ok := env.Message.(*Echo); ok {
-			seen <- env.Sender
-		}
-	}})
-	require.NoError(t, err)
-	require.NoError(t, target.Start(context.Background()))
-	t.Cleanup(func() { _ = target.Close(ctxWait(t)) })
-
-	f := sysA.Root().RequestFuture(actor.NewPID(target.Address(), "x"), &Echo{Text: "req"}, time.Minute)
-	var id remote.PIDRef
-	select {
-	case id = <-seen:
-	case <-ctxWait(t).Done():
-		t.Fatal("timed out waiting for the request")
-	}
+	f, id := requestToBareNode(t, sysA)
 	f.Complete("done", nil)
-	_, err = f.Result()
+	_, err := f.Result()
 	require.NoError(t, err)
 
 	p.watch("w", id.ID)
