@@ -160,6 +160,12 @@ func (r *Remote) Shutdown(ctx context.Context) error {
 	return r.shutdownErr
 }
 
+// Terminated implements extension.Lingerer: closed once the Node's
+// goroutines have returned. A Shutdown whose ctx ended waits for them
+// only WriteTimeout after closing every socket (one may be in a codec
+// that does not return); System.Terminated waits for the rest.
+func (r *Remote) Terminated() <-chan struct{} { return r.node.Terminated() }
+
 // Address is this node's advertised address: the Address of its PIDs.
 func (r *Remote) Address() string {
 	if p := r.addr.Load(); p != nil {

@@ -845,7 +845,9 @@ func (n *Node) onBlockEvent(ev BlockEvent) {
 // HeartbeatIntervals and at most HeartbeatTimeout), so that nothing it
 // wrote is discarded by a reset. When ctx ends first,
 // the remaining connections are closed at once (their queued envelopes
-// become Undelivered) and ctx.Err() is returned after the goroutines ended;
+// become Undelivered) and ctx.Err() is returned after the goroutines ended,
+// or after WriteTimeout more when one is held in user code (a codec, a
+// Transport) that does not return: Terminated closes when it does;
 // a ctx that is already done closes every connection without a goodbye, so
 // peers see what they would see if the process died.
 // Close is idempotent; later Sends fail with ErrStopped.
@@ -898,15 +900,41 @@ func (n *Node) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 		n.forceClose()
-		<-done
+		// Every socket is closed and every dial abandoned: the goroutines
+		// return at once, unless one is in user code that does not (a
+		// codec's decode or encode, a Transport's Dial). That wait is
+		// bounded by WriteTimeout, what a write may block for; past it
+		// Close returns and the rest is finished when they return
+		// (Terminated), so that a system's Shutdown is not held past its
+		// ctx for good (TestShutdownBoundedByABlockedCodec).
+		grace := time.NewTimer(n.cfg.WriteTimeout)
+		defer grace.Stop()
+		select {
+		case <-done:
+		case <-grace.C:
+			go func() { //nolint: tracked by Terminated
+				<-done
+				n.finishClose()
+			}()
+			return fmt.Errorf("%w (goroutines still in user code: a codec or a Transport that does not return)", err)
+		}
 	}
+	n.finishClose()
+	return err
+}
+
+// finishClose marks the Node closed once its goroutines have returned.
+func (n *Node) finishClose() {
 	n.mu.Lock()
 	n.state = stateClosed
 	n.mu.Unlock()
 	close(n.closed)
 	n.log.Debug("remote: node closed", "address", n.addr)
-	return err
 }
+
+// Terminated returns a channel closed once Close has run to its end and
+// every goroutine of the Node has returned.
+func (n *Node) Terminated() <-chan struct{} { return n.closed }
 
 // forceClose ends the grace period: every socket closes and every dial is
 // abandoned.
