@@ -130,6 +130,9 @@ type Cluster struct {
 
 	goMu     sync.Mutex
 	goClosed bool // Shutdown waits for the tracked goroutines: no new ones
+	// lingering holds the Terminated channels of ended memberships whose
+	// goroutines may still run (lingerMembership); goMu.
+	lingering []<-chan struct{}
 	// term is closed once the tracked goroutines have returned after
 	// Shutdown (Terminated).
 	term chan struct{}
@@ -648,6 +651,7 @@ func (c *Cluster) adoptRejoined(m Membership) bool {
 	if err := m.Leave(ctx); err != nil && !errors.Is(err, ErrMembershipEnded) {
 		c.log.Warn("cluster: leaving a membership rejoined during shutdown failed", "member", m.Self().Key(), "err", err)
 	}
+	c.lingerMembership(m)
 	c.log.Debug("cluster: rejoined during shutdown, left at once", "member", m.Self().Key())
 	return false
 }
@@ -848,6 +852,48 @@ func (c *Cluster) invalidateMember(key string, m Member) int {
 	return c.cache.InvalidateMember(key)
 }
 
+// lingerMembership records what m, a membership this cluster just left
+// or stopped, may leave running: a Membership that implements
+// extension.Lingerer (Consul's does: an agent request that has not seen
+// its cancellation when Leave's ctx ended) tells when its goroutines have
+// returned, and Terminated waits for that. Closed channels are dropped as
+// new ones come (a member that fences and rejoins often keeps none).
+func (c *Cluster) lingerMembership(m Membership) {
+	ch := membershipTerminated(m)
+	if ch == nil {
+		return
+	}
+	c.goMu.Lock()
+	defer c.goMu.Unlock()
+	c.lingering = slices.DeleteFunc(c.lingering, isClosed)
+	c.lingering = append(c.lingering, ch)
+}
+
+// membershipTerminated is m's Terminated channel, or nil when m does not
+// implement extension.Lingerer or its Terminated panicked (a provider's
+// code: taken as nothing left running, as the extension registry does).
+func membershipTerminated(m Membership) (ch <-chan struct{}) {
+	l, ok := m.(extension.Lingerer)
+	if !ok {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			ch = nil
+		}
+	}()
+	return l.Terminated()
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
 // goTracked runs fn on a goroutine that Shutdown waits for, and reports
 // false (running nothing) once Shutdown has begun waiting.
 func (c *Cluster) goTracked(fn func()) bool {
@@ -924,6 +970,7 @@ func (c *Cluster) Shutdown(ctx context.Context) error {
 				if err := m.Leave(ctx); err != nil && !errors.Is(err, ErrMembershipEnded) && c.shutErr == nil {
 					c.shutErr = err
 				}
+				c.lingerMembership(m)
 			} else {
 				// Grains still run: a released marker would let others
 				// activate them at once. Stop instead: the others wait
@@ -931,6 +978,7 @@ func (c *Cluster) Shutdown(ctx context.Context) error {
 				stopCtx, cancel := context.WithTimeout(context.Background(), c.cfg.RequestTimeout)
 				_ = m.Stop(stopCtx)
 				cancel()
+				c.lingerMembership(m)
 			}
 		}
 		c.goMu.Lock()
@@ -944,6 +992,15 @@ func (c *Cluster) Shutdown(ctx context.Context) error {
 		// (TestClusterShutdownBoundedByStuckUserCode).
 		go func() { //nolint: tracked by Terminated
 			c.wg.Wait()
+			// The memberships' own goroutines (after a Leave or Stop
+			// cut short), recorded by the tracked goroutines and the
+			// calls above.
+			c.goMu.Lock()
+			lingering := c.lingering
+			c.goMu.Unlock()
+			for _, ch := range lingering {
+				<-ch
+			}
 			c.metrics.close()
 			c.setStatus(StatusStopped)
 			close(c.term)

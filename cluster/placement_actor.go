@@ -367,6 +367,7 @@ func (p *placementActor) endFencedMembership() {
 		ctx, cancel := context.WithTimeout(context.Background(), p.c.cfg.RequestTimeout)
 		defer cancel()
 		_ = m.Stop(ctx)
+		p.c.lingerMembership(m)
 	})
 }
 

@@ -107,6 +107,12 @@ func checkProviderName(p Provider, name string) error {
 // blocking the provider. Every state an event reports can also be read with
 // Lease and ViewState. The channel is closed when the membership ends, after
 // a final MembershipEventEnded event.
+//
+// Goroutines. A membership whose goroutines may outlive a Leave or Stop
+// cut short by its ctx implements extension.Lingerer: Terminated returns a
+// channel closed once they have returned (it must not block, and is open
+// while the membership runs). The cluster's Terminated, and so the actor
+// system's, waits for it for every membership the cluster ended.
 type Membership interface {
 	// Self returns the member this membership registered.
 	Self() Member

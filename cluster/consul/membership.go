@@ -36,6 +36,10 @@ type membership struct {
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// term is closed once the renewal and service-check goroutines have
+	// returned after Leave or Stop, and the view watcher too when this
+	// membership was its last subscriber (Terminated).
+	term chan struct{}
 	// checks asks checkLoop to refresh the service check (one pending
 	// request at most).
 	checks chan struct{}
@@ -222,21 +226,47 @@ func (m *membership) begin() bool {
 }
 
 // stopLoops cancels the renewal and check goroutines and waits for them
-// within ctx.
-func (m *membership) stopLoops(ctx context.Context) error {
+// within ctx. The returned channel is closed once they have returned.
+func (m *membership) stopLoops(ctx context.Context) (<-chan struct{}, error) {
 	m.cancel()
 	done := make(chan struct{})
-	go func() {
+	go func() { //nolint: tracked by Terminated (linger)
 		m.wg.Wait()
 		close(done)
 	}()
 	select {
 	case <-done:
-		return nil
+		return done, nil
 	case <-ctx.Done():
-		return fmt.Errorf("consul: waiting for the membership goroutines: %w", ctx.Err())
+		return done, fmt.Errorf("consul: waiting for the membership goroutines: %w", ctx.Err())
 	}
 }
+
+// linger closes m.term once loops is closed and, when this membership
+// stopped the view watcher (watch not nil), the watcher has returned too;
+// then the agent connections the watcher's last query left idle are closed.
+// It returns at once: a Leave or Stop cut short by its ctx leaves those
+// goroutines on their way out (an agent request that has not yet seen its
+// cancellation, a transport that does not heed it), and Terminated tells
+// when they have returned.
+func (m *membership) linger(loops, watch <-chan struct{}) {
+	go func() { //nolint: tracked by Terminated
+		<-loops
+		if watch != nil {
+			<-watch
+			m.provider.closeIdleIfUnused()
+		}
+		close(m.term)
+	}()
+}
+
+// Terminated implements extension.Lingerer's contract for a membership:
+// the channel is closed once every goroutine this membership started (its
+// renewal and service-check loops, and the Provider's view watcher when
+// this was its last membership) has returned after Leave or Stop, even
+// when their ctx ended first. The cluster's Terminated, and so the actor
+// system's, waits for it. It is open while the membership runs.
+func (m *membership) Terminated() <-chan struct{} { return m.term }
 
 // Leave implements cluster.Membership. In order: the lease is released
 // locally; the renewal and service-check goroutines end; one transaction checks that the session
@@ -255,7 +285,8 @@ func (m *membership) Leave(ctx context.Context) error {
 	m.Release()
 	defer m.End()
 	var errs []error
-	if err := m.stopLoops(ctx); err != nil {
+	loops, err := m.stopLoops(ctx)
+	if err != nil {
 		errs = append(errs, err)
 	}
 	if !revoked {
@@ -267,14 +298,16 @@ func (m *membership) Leave(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
-	err := m.client.Agent().ServiceDeregisterOpts(m.serviceID, (&api.QueryOptions{}).WithContext(rctx))
+	err = m.client.Agent().ServiceDeregisterOpts(m.serviceID, (&api.QueryOptions{}).WithContext(rctx))
 	cancel()
 	if err != nil {
 		errs = append(errs, fmt.Errorf("consul: deregister service %s: %w", m.serviceID, classify(err)))
 	}
-	if err := m.provider.detach(ctx, m); err != nil {
+	watch, err := m.provider.detach(ctx, m)
+	if err != nil {
 		errs = append(errs, err)
 	}
+	m.linger(loops, watch)
 	if len(errs) == 0 {
 		m.log.Info("consul: member left")
 	}
@@ -325,5 +358,8 @@ func (m *membership) Stop(ctx context.Context) error {
 		return nil
 	}
 	defer m.End()
-	return errors.Join(m.stopLoops(ctx), m.provider.detach(ctx, m))
+	loops, lerr := m.stopLoops(ctx)
+	watch, derr := m.provider.detach(ctx, m)
+	m.linger(loops, watch)
+	return errors.Join(lerr, derr)
 }

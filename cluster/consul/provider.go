@@ -84,8 +84,9 @@ func (p *Provider) closeIdleIfUnused() {
 }
 
 // detach unsubscribes m; when it was the last membership, the watcher
-// stops (waited for within ctx) and idle agent connections are closed.
-func (p *Provider) detach(ctx context.Context, m *membership) error {
+// stops (waited for within ctx) and idle agent connections are closed, and
+// detach returns the watcher's done channel (nil when others remain).
+func (p *Provider) detach(ctx context.Context, m *membership) (<-chan struct{}, error) {
 	p.mu.Lock()
 	w := p.watch
 	last := w != nil && w.remove(m)
@@ -95,14 +96,14 @@ func (p *Provider) detach(ctx context.Context, m *membership) error {
 	}
 	p.mu.Unlock()
 	if !last {
-		return nil
+		return nil, nil
 	}
 	defer p.closeIdle()
 	select {
 	case <-w.done:
-		return nil
+		return w.done, nil
 	case <-ctx.Done():
-		return fmt.Errorf("consul: waiting for the view watcher: %w", ctx.Err())
+		return w.done, fmt.Errorf("consul: waiting for the view watcher: %w", ctx.Err())
 	}
 }
 
@@ -146,6 +147,7 @@ func (p *Provider) Join(ctx context.Context, self cluster.Member) (cluster.Membe
 		self:           self,
 		serviceID:      fmt.Sprintf("fraktor-%s-%s-%d", cfg.Cluster, url.PathEscape(self.ID), self.Incarnation),
 		checks:         make(chan struct{}, 1),
+		term:           make(chan struct{}),
 	}
 	m.checkID = m.serviceID + ":lease"
 	if err := m.register(ctx); err != nil {
