@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/fraktor-go/fraktor/actor"
 )
@@ -207,7 +208,42 @@ func (c *Cluster) pastFence(msg any) bool {
 		return false
 	}
 	at := c.fenceAt.Load()
-	return at != 0 && c.now().UnixNano() >= at
+	if at == 0 {
+		return false
+	}
+	now := c.now()
+	if now.UnixNano() < at {
+		return false
+	}
+	return at == 1 || !c.renewedFence(at, now)
+}
+
+// renewedFence looks at the lease again once the fence time the placement
+// actor published (at) has come, and reports whether a renewal since has
+// moved it past now; then it publishes the new one. The placement actor
+// publishes at its ticks and the membership's lease events, so it can lag
+// behind the lease: its worker busy elsewhere, or a virtual clock moved
+// across several renewals in one step while the renewals ran inside that
+// step and the placement actor's messages waited. Then a grain dropped
+// messages as past the fence time (a timer's tick, a Send: dead letters)
+// while the member never fenced and went on serving it, so the grain ran
+// on without them (TestClusterGrainPastStaleFenceTimeTakesRenewedLease).
+// The lease is what the placement actor reads too, with the same
+// condition (leaseOK): a grain that handles a message before the renewed
+// lease's deadline − S is as safe as one whose placement actor had caught
+// up. A fenced member (at 1) is not looked at again: only its rejoin ends
+// that.
+func (c *Cluster) renewedFence(at int64, now time.Time) bool {
+	mb := c.membership.Load()
+	if mb == nil || mb.m == nil {
+		return false
+	}
+	l := mb.m.Lease()
+	if !l.Valid(now.Add(c.cfg.StopBudget)) {
+		return false
+	}
+	c.fenceAt.CompareAndSwap(at, l.Deadline.Add(-c.cfg.StopBudget).UnixNano())
+	return true
 }
 
 // activationOf returns the activation behind a grain's context, or nil.
