@@ -99,6 +99,21 @@ func (d *deferred) send(msg any) bool {
 	return true
 }
 
+// drop ends d without sending anything (its request was stashed): a later
+// Reply goes nowhere, and d is no longer the grain's pending work.
+func (d *deferred) drop() {
+	d.mu.Lock()
+	if d.done {
+		d.mu.Unlock()
+		return
+	}
+	d.done = true
+	d.mu.Unlock()
+	if d.w != nil {
+		d.w.endWait()
+	}
+}
+
 func (d *deferred) sent() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()

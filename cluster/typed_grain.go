@@ -102,6 +102,18 @@ type typedContext struct {
 	actor.Context
 	id       Identity
 	deferred *deferred // the current request's reply, when DeferReply was called
+	stashed  bool      // the current request was stashed (Stash)
+}
+
+// Stash stashes the current message (actor.Context's Stash) and, for a
+// request, marks it as not handled on this turn: the runtime sends no reply
+// for it now, neither the method's return values nor a reply it deferred
+// (which goes nowhere and is not pending work), so that the request is
+// answered once, when UnstashAll gives it to the method again
+// (TestTypedGrainStashedRequestAnsweredOnce).
+func (t *typedContext) Stash() {
+	t.stashed = true
+	t.Context.Stash()
 }
 
 func (t *typedContext) Identity() Identity { return t.id }
@@ -195,7 +207,7 @@ func (g *typedGrain) request(ctx actor.Context, msg any) {
 	if g.srv == nil {
 		return
 	}
-	g.ctx.deferred = nil
+	g.ctx.deferred, g.ctx.stashed = nil, false
 	defer func() {
 		if r := recover(); r != nil {
 			internal := &clusterpb.GrainError{Code: CodeInternal, Message: wireText(fmt.Sprintf("grain %s panicked: %v", g.ctx.id, r))}
@@ -211,6 +223,9 @@ func (g *typedGrain) request(ctx actor.Context, msg any) {
 	reply, err := g.srv.Dispatch(&g.ctx, msg)
 	if err == ErrUnknownRequest {
 		g.receive(ctx, msg)
+		return
+	}
+	if g.stashedTurn() {
 		return
 	}
 	if d := g.ctx.deferred; d != nil {
@@ -231,6 +246,21 @@ func (g *typedGrain) request(ctx actor.Context, msg any) {
 	}
 }
 
+// stashedTurn reports whether the grain stashed the message of this turn;
+// then the reply it deferred on this turn, if any, is dropped unsent (the
+// message's next turn answers it).
+func (g *typedGrain) stashedTurn() bool {
+	if !g.ctx.stashed {
+		return false
+	}
+	g.ctx.stashed = false
+	if d := g.ctx.deferred; d != nil {
+		g.ctx.deferred = nil
+		d.drop()
+	}
+	return true
+}
+
 // receive hands msg, none of the service's requests, to the grain's
 // ReceiveMessage; without one, a sender gets CodeUnimplemented. A reply
 // ReceiveMessage deferred (msg came with a sender) is kept as a method's
@@ -244,6 +274,9 @@ func (g *typedGrain) receive(ctx actor.Context, msg any) {
 		return
 	}
 	h.ReceiveMessage(&g.ctx, msg)
+	if g.stashedTurn() {
+		return
+	}
 	if d := g.ctx.deferred; d != nil {
 		g.ctx.deferred = nil
 		g.keepDeferred(d)
