@@ -17,9 +17,9 @@ import (
 )
 
 type (
-	fenceArm  struct{}
-	fenceArmed  struct{}
-	fenceTick struct{}
+	fenceArm   struct{}
+	fenceArmed struct{}
+	fenceTick  struct{}
 )
 
 // A grain's check against the member's fence time takes a renewal the

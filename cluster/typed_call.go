@@ -61,8 +61,12 @@ func (m *GrainMessages) register(s *remote.Serializers) error {
 // Call sends req to the typed grain id and waits for its reply of type T,
 // as Request does (activation, retries within ctx, Config.RequestTimeout
 // without a deadline, the same errors); an error the grain method returned
-// arrives as *GrainError. A reply is never retried: a request that reached
-// the grain is not sent again. A nil protobuf message pointer is sent as an
+// arrives as *GrainError. A reply that arrived ends the call, an error
+// reply included (it is not retried); but a request whose reply did not
+// arrive within Config.AttemptTimeout is sent again like any request, so a
+// method may run more than once for one call (a slow method, a lost
+// reply): make methods that change state idempotent, or key them by a
+// request ID. A nil protobuf message pointer is sent as an
 // empty message; a req that is nil without a type fails at once with
 // remote.ErrUnknownType, wherever the grain runs. On a nil c (Get found no
 // cluster) it fails with ErrNotInstalled. Generated clients call it.
