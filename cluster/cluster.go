@@ -128,6 +128,10 @@ type Cluster struct {
 	// by the placement actor: past it a grain handles no more messages.
 	fenceAt atomic.Int64
 
+	// remoteGone is set when this member's remote node ended while the
+	// cluster ran (watchRemote): fenced for good, no rejoin.
+	remoteGone atomic.Bool
+
 	goMu     sync.Mutex
 	goClosed bool // Shutdown waits for the tracked goroutines: no new ones
 	// lingering holds the Terminated channels of ended memberships whose
@@ -259,7 +263,29 @@ func newCluster(ctx context.Context, host actor.Host, cfg Config) (*Cluster, err
 	c.unsub = append(c.unsub, func() { c.sys.EventStream().Unsubscribe(linkSub) })
 	c.wg.Add(1)
 	go c.watchMembership(m)
+	c.goTracked(c.watchRemote)
 	return c, nil
+}
+
+// errRemoteEnded: this member's remote node ended while the cluster ran
+// (not retried: nothing here can reach another member).
+var errRemoteEnded = fmt.Errorf("%w: this member's remote node ended", ErrShuttingDown)
+
+// watchRemote fences this member for good when its remote node ends while
+// the cluster runs (placementActor.remoteEnded). A system's Shutdown
+// stops the cluster before remote, so it ends this goroutine first.
+func (c *Cluster) watchRemote() {
+	select {
+	case <-c.stop:
+	case <-c.remote.Terminated():
+		select {
+		case <-c.stop:
+			return
+		default:
+		}
+		c.remoteGone.Store(true)
+		c.root.Send(c.placement, &remoteEndedMsg{})
+	}
 }
 
 // join registers a new incarnation of this member with the provider.
@@ -576,6 +602,9 @@ func (c *Cluster) watchMembership(m Membership) {
 			return
 		default:
 		}
+		if c.remoteGone.Load() {
+			return // fenced for good: no rejoin at an address nobody can reach
+		}
 		next, ok := c.rejoin()
 		if !ok {
 			return
@@ -612,9 +641,21 @@ func (c *Cluster) consume(m Membership) {
 // retries with backoff until it succeeds or the cluster shuts down.
 func (c *Cluster) rejoin() (Membership, bool) {
 	for attempt := 1; ; attempt++ {
+		if c.remoteGone.Load() {
+			return nil, false
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.RequestTimeout)
 		m, err := c.join(ctx)
 		cancel()
+		if err == nil && c.remoteGone.Load() {
+			// The remote node ended during the Join: nobody can reach
+			// this incarnation; end it as a crash would.
+			sctx, scancel := context.WithTimeout(context.Background(), c.cfg.RequestTimeout)
+			_ = m.Stop(sctx)
+			scancel()
+			c.lingerMembership(m)
+			return nil, false
+		}
 		if err == nil {
 			if !c.adoptRejoined(m) {
 				return nil, false

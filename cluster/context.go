@@ -154,6 +154,9 @@ func (c *Cluster) leaving() error {
 	case StatusLeaving, StatusStopped:
 		return ErrShuttingDown
 	}
+	if c.remoteGone.Load() {
+		return errRemoteEnded
+	}
 	return nil
 }
 
@@ -362,7 +365,7 @@ func isFatal(err error) bool {
 	}
 	var gs *grainStartError
 	return errors.Is(err, ErrNoSuchKind) || errors.Is(err, ErrInvalidIdentity) ||
-		errors.As(err, &gs) || errors.Is(err, errLocalShutdown) ||
+		errors.As(err, &gs) || errors.Is(err, errLocalShutdown) || errors.Is(err, errRemoteEnded) ||
 		errors.Is(err, remote.ErrUnknownType) || errors.Is(err, remote.ErrCodecPanic) ||
 		errors.Is(err, remote.ErrSerialize) || errors.Is(err, remote.ErrFrameTooLarge) ||
 		errors.Is(err, remote.ErrMalformed)
@@ -395,6 +398,9 @@ func (c *Cluster) resolve(ctx context.Context, id Identity) (*actor.PID, int32, 
 		return pid, 0, nil
 	}
 	if err := c.leaving(); err != nil {
+		if err == errRemoteEnded {
+			return nil, 0, err
+		}
 		return nil, 0, errLocalShutdown
 	}
 	return c.resolveOnce(ctx, id)

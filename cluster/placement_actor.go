@@ -30,7 +30,8 @@ type (
 		pid *actor.PID
 		err error
 	}
-	passivateMsg struct{ pid *actor.PID }
+	passivateMsg   struct{ pid *actor.PID }
+	remoteEndedMsg struct{}
 )
 
 // placementActor is the system actor that hosts this member's grains (V2.x,
@@ -159,6 +160,8 @@ func (p *placementActor) Receive(ctx actor.Context) {
 		if t, ok := m.m.Latest(); ok {
 			p.install(ctx, t, m.m.Released(), now)
 		}
+	case *remoteEndedMsg:
+		p.remoteEnded(ctx, now)
 	case *shutdownMsg:
 		p.shutdown, p.leaving = m.done, true
 		for _, a := range p.core.beginShutdown(now) {
@@ -335,14 +338,7 @@ func (p *placementActor) tick(ctx actor.Context, now time.Time) {
 		p.stopGrain(ctx, a, false)
 	}
 	if fence {
-		p.c.fenceAt.Store(1)
-		p.c.setStatus(StatusFenced)
-		for _, a := range stop {
-			p.c.dropCachedNoWait(a.id, "")
-			p.stopGrain(ctx, a, true)
-		}
-		p.c.metrics.fenced()
-		p.c.sys.EventStream().Publish(&Fenced{Member: p.core.selfKey, Stopped: len(stop), Err: p.m.Lease().Err, At: now})
+		p.fenced(ctx, stop, p.m.Lease().Err, now)
 		p.c.log.Warn("cluster: fenced: membership lease not valid past the stop budget", "member", p.core.selfKey, "grains", len(stop))
 	}
 	for _, a := range p.core.overdue(now) {
@@ -355,8 +351,42 @@ func (p *placementActor) tick(ctx actor.Context, now time.Time) {
 	p.sendAck(ctx)
 }
 
+// fenced stops the grains a fence marked stopping (stop) and reports the
+// fence.
+func (p *placementActor) fenced(ctx actor.Context, stop []*activation, why error, now time.Time) {
+	p.c.fenceAt.Store(1)
+	p.c.setStatus(StatusFenced)
+	for _, a := range stop {
+		p.c.dropCachedNoWait(a.id, "")
+		p.stopGrain(ctx, a, true)
+	}
+	p.c.metrics.fenced()
+	p.c.sys.EventStream().Publish(&Fenced{Member: p.core.selfKey, Stopped: len(stop), Err: why, At: now})
+}
+
+// remoteEnded fences this member for good: its remote node ended while the
+// cluster ran (Node.Close, as a test that simulates a crash calls it), so
+// no other member can reach its grains any more, and its lease must not
+// keep them here. Its grains stop at once, and once they have, the
+// membership is stopped as a crash ends it (the others wait its lease out,
+// then W, and take its grains over); no rejoin follows
+// (TestClusterRemoteEndedEndsMembership). Before, the member went on
+// renewing its lease with its grains out of everyone's reach.
+func (p *placementActor) remoteEnded(ctx actor.Context, now time.Time) {
+	if p.leaving {
+		return
+	}
+	if !p.core.fenced {
+		stop := p.core.fence(now)
+		p.fenced(ctx, stop, errRemoteEnded, now)
+	}
+	p.c.log.Error("cluster: this member's remote node ended while the cluster runs: fenced for good, its membership ends without a rejoin",
+		"member", p.core.selfKey, "grains", p.core.activeCount())
+	p.endFencedMembership()
+}
+
 // endFencedMembership ends a fenced incarnation once its grains stopped, so
-// the runtime rejoins as a new one.
+// the runtime rejoins as a new one (unless its remote node ended).
 func (p *placementActor) endFencedMembership() {
 	if p.leaving || p.fenceEnding || p.core.activeCount() > 0 {
 		return

@@ -719,24 +719,30 @@ func (c *placementCore) terminated(pid *actor.PID) *activation {
 // beginWait) and whether the member must fence
 // now (its lease is no longer valid until now + S); fencing marks every
 // activation stopping and returns them in stop.
+// fence marks this member fenced and every activation stopping with
+// deadline now + S, and returns them (to stop at once).
+func (c *placementCore) fence(now time.Time) (stop []*activation) {
+	c.fenced = true
+	c.acts.each(func(a *activation) {
+		if a.state == actStopping && a.reason == stopHandover {
+			c.handover--
+		}
+		if a.state != actStopping {
+			c.stopping++
+		}
+		a.marks.Or(markStopping)
+		a.state, a.reason = actStopping, stopFence
+		a.deadline = now.Add(c.stop).UnixNano()
+		stop = append(stop, a)
+	})
+	c.handover = 0
+	return stop
+}
+
 func (c *placementCore) tick(now time.Time) (passivate []*activation, fence bool, stop []*activation) {
 	c.clearBarrier(now)
 	if !c.fenced && c.hasLease && !c.lease.Valid(now.Add(c.stop)) {
-		c.fenced = true
-		c.acts.each(func(a *activation) {
-			if a.state == actStopping && a.reason == stopHandover {
-				c.handover--
-			}
-			if a.state != actStopping {
-				c.stopping++
-			}
-			a.marks.Or(markStopping)
-			a.state, a.reason = actStopping, stopFence
-			a.deadline = now.Add(c.stop).UnixNano()
-			stop = append(stop, a)
-		})
-		c.handover = 0
-		return nil, true, stop
+		return nil, true, c.fence(now)
 	}
 	c.acts.each(func(a *activation) {
 		if a.state != actActive || a.kind.idle <= 0 {

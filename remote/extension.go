@@ -178,7 +178,9 @@ func (r *Remote) Address() string {
 func (r *Remote) NodeID() string { return r.node.NodeID() }
 
 // Node returns the underlying Node (stats, and Close for tests that
-// simulate a crash).
+// simulate a crash: peers see what a dead process shows them, and a
+// cluster member whose Node ends is fenced for good and ends its
+// membership, see docs/cluster.md).
 func (r *Remote) Node() *Node { return r.node }
 
 // BlockList returns the BlockList the Node enforces. Blocking a node (by ID
