@@ -71,23 +71,44 @@ func StartWith(t testing.TB, o Options) *Agent {
 		t.Fatalf("testconsul: %v", err)
 	}
 	dir := t.TempDir()
-	ports, err := freePorts(3)
-	if err != nil {
-		t.Fatalf("testconsul: no free loopback ports: %v", err)
-	}
-	a := &Agent{t: t, bin: bin, dir: dir, cfgPath: filepath.Join(dir, "agent.hcl"), http: ports[0]}
-	if err := os.WriteFile(a.cfgPath, []byte(agentConfig(filepath.Join(dir, "data"), ports, o)), 0o600); err != nil {
-		t.Fatalf("testconsul: write config: %v", err)
-	}
+	a := &Agent{t: t, bin: bin, dir: dir, cfgPath: filepath.Join(dir, "agent.hcl")}
 	t.Cleanup(func() {
 		a.stop()
-		if t.Failed() {
+		if t.Failed() && a.out != nil {
 			t.Logf("testconsul: agent log tail:\n%s", a.out.tail(60))
 		}
 	})
-	a.start()
-	return a
+	// The ports are free when chosen, but another process (a test running
+	// in parallel) may take one before the agent binds it: the agent then
+	// exits at once, and the agent is started again on new ports.
+	for try := 1; ; try++ {
+		ports, err := freePorts(3)
+		if err != nil {
+			t.Fatalf("testconsul: no free loopback ports: %v", err)
+		}
+		a.http, a.out = ports[0], nil
+		if err := os.RemoveAll(filepath.Join(dir, "data")); err != nil {
+			t.Fatalf("testconsul: clear data directory: %v", err)
+		}
+		if portsChosen != nil {
+			portsChosen(ports)
+		}
+		if err := os.WriteFile(a.cfgPath, []byte(agentConfig(filepath.Join(dir, "data"), ports, o)), 0o600); err != nil {
+			t.Fatalf("testconsul: write config: %v", err)
+		}
+		if !a.startOnce(try < maxPortTries) {
+			return a
+		}
+		t.Logf("testconsul: a port was taken before the agent bound it (try %d), starting again on new ports", try)
+	}
 }
+
+// maxPortTries bounds the starts of a new agent that find a port taken.
+const maxPortTries = 5
+
+// portsChosen, when set (by this package's tests), is called with the
+// ports of each start of a new agent before the agent runs.
+var portsChosen func(ports []int)
 
 // Binary returns the agent binary's path: $FRAKTOR_CONSUL, or bin/consul in
 // the repository root (the directory of the go.mod of module
@@ -230,6 +251,14 @@ func (a *Agent) Logs() string { return a.out.tail(200) }
 
 func (a *Agent) start() {
 	a.t.Helper()
+	a.startOnce(false)
+}
+
+// startOnce starts the agent and waits until it is ready. With
+// retryBind, an agent that exits because a port is taken is not a
+// failure: startOnce reports true and the caller tries other ports.
+func (a *Agent) startOnce(retryBind bool) (portTaken bool) {
+	a.t.Helper()
 	if a.out == nil {
 		a.out = newLogWriter()
 	}
@@ -254,6 +283,9 @@ func (a *Agent) start() {
 	case <-ready:
 	case <-exited:
 		a.cmd = nil
+		if retryBind && strings.Contains(a.out.tail(40), "address already in use") {
+			return true
+		}
 		a.t.Fatalf("testconsul: agent exited before it was ready (%v):\n%s", waitErr, a.out.tail(40))
 	case <-timer.C:
 		a.stop()
@@ -263,6 +295,7 @@ func (a *Agent) start() {
 		a.stop()
 		a.t.Fatalf("testconsul: agent leads but did not commit a write: %v\n%s", err, a.out.tail(40))
 	}
+	return false
 }
 
 // commitWrite writes a key and waits (up to limit) until the write is
