@@ -28,7 +28,7 @@ func holdingRecorder(t *testing.T, sys *System, opts ...PropsOption) (pid *PID, 
 		case int:
 			ch <- m
 		}
-	}, opts...))
+	}, append(opts, WithBlocking())...)) // it blocks: not on the shared workers
 	p, ok := sys.registry.get(pid.ID)
 	require.True(t, ok)
 	t.Cleanup(func() { // before the system's Shutdown, which waits for the actor

@@ -180,7 +180,9 @@ type Stats struct {
 	// SpawnsRefused: peers' SpawnRequests refused at Config.MaxSpawnsPerPeer.
 	SpawnsRefused uint64
 	// BacklogRefused: user messages from peers refused because their
-	// target's mailbox held Config.MaxMailboxBacklog or more.
+	// target's mailbox held Config.MaxMailboxBacklog or more; those of a
+	// frame's runs are added once the frame has been delivered, as
+	// EnvelopesReceived is.
 	BacklogRefused uint64
 }
 
