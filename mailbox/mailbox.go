@@ -240,6 +240,20 @@ func (m *Mailbox[T]) UserLen() int {
 	return m.user.Len()
 }
 
+// UserBacklog returns the number of queued user messages as a poster sees
+// it: any goroutine may call it (UserLen is the consumer's). For the
+// default queue it may count up to a quarter of the queue's current ring
+// more than are queued while the consumer runs, never fewer than the
+// posts completed before the call and not yet taken (RingMPSC.Backlog);
+// a custom queue answers with its Len. A poster that bounds what it
+// queues (the remote extension's reader) checks it before it posts.
+func (m *Mailbox[T]) UserBacklog() int {
+	if m.custom != nil {
+		return m.custom.q.Len()
+	}
+	return m.user.Backlog()
+}
+
 // Suspend stops user messages from being scheduled; system messages still
 // are. Consumer only.
 func (m *Mailbox[T]) Suspend() { m.suspended.Store(true) }

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"crypto/tls"
+	"math"
 	"testing"
 	"time"
 
@@ -50,6 +51,24 @@ func TestMaxSpawnsPerPeerZeroIsDefault(t *testing.T) {
 	assert.Equal(t, 3, c.maxSpawnsPerPeer())
 }
 
+// TestMaxMailboxBacklogZeroIsDefault: a Config without MaxMailboxBacklog
+// (0) bounds an actor's backlog of messages from peers at
+// DefaultMaxMailboxBacklog, which the Node's reader uses; math.MaxInt is
+// valid (no bound in practice).
+func TestMaxMailboxBacklogZeroIsDefault(t *testing.T) {
+	c := DefaultConfig()
+	assert.Equal(t, DefaultMaxMailboxBacklog, c.MaxMailboxBacklog)
+	c.MaxMailboxBacklog = 0
+	require.NoError(t, c.Validate())
+	assert.Equal(t, DefaultMaxMailboxBacklog, c.maxMailboxBacklog())
+	n, err := NewNode(c, Hooks{})
+	require.NoError(t, err)
+	assert.Equal(t, DefaultMaxMailboxBacklog, n.maxBacklog)
+	c.MaxMailboxBacklog = math.MaxInt
+	require.NoError(t, c.Validate())
+	assert.Equal(t, math.MaxInt, c.maxMailboxBacklog())
+}
+
 func TestConfigValidate(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -78,6 +97,7 @@ func TestConfigValidate(t *testing.T) {
 		{"negative dial budget", func(c *Config) { c.DialBudget = -1 }},
 		{"negative watches per peer", func(c *Config) { c.MaxWatchesPerPeer = -1 }},
 		{"negative spawns per peer", func(c *Config) { c.MaxSpawnsPerPeer = -1 }},
+		{"negative mailbox backlog", func(c *Config) { c.MaxMailboxBacklog = -1 }},
 		{"nil kind props", func(c *Config) { c.Kinds = map[string]*actor.Props{"a": nil} }},
 		{"empty kind", func(c *Config) { c.Kinds = map[string]*actor.Props{"": actor.PropsFromFunc(func(actor.Context) {})} }},
 	}

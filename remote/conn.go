@@ -255,6 +255,7 @@ func (n *Node) deliverBatch(from Peer, dec *envelopeDecoder, body []byte) error 
 	b, err := dec.batch(body)
 	var w wireEnvelope    // on the stack: see envelopeBatch
 	var run actor.UserRun // on the stack too: no allocation per frame
+	run.SetMaxBacklog(n.maxBacklog)
 	envelopes, delivered := 0, 0
 	for err == nil {
 		var ok bool
@@ -267,6 +268,9 @@ func (n *Node) deliverBatch(from Peer, dec *envelopeDecoder, body []byte) error 
 		}
 	}
 	run.Flush()
+	if k, pid := run.Refused(); k > 0 {
+		n.hooks.remote.backlogRefused(from, pid, k) // only Remote's deliverInbound adds to a run
+	}
 	// One atomic add per frame, not per envelope (a locked instruction
 	// per message on the reader, the one-way peer's busiest goroutine).
 	n.stats.envelopesReceived.Add(uint64(delivered))

@@ -35,7 +35,10 @@
 // [Get] returns the installed [Remote]. With it, a PID whose address is
 // another node's resolves to a process that serializes what is sent to it
 // and hands it to the Node; inbound envelopes are delivered to local
-// processes by ID. Remote watch (with Terminated{AddressTerminated} when a
+// processes by ID; a user message from a peer to a local actor whose
+// mailbox holds [Config.MaxMailboxBacklog] user messages or more is
+// refused (a dead letter with actor.ErrBacklogFull, and a request from
+// the peer fails at once with actor.ErrMailboxFull). Remote watch (with Terminated{AddressTerminated} when a
 // node is gone, and when a node that had reported this one gone connects
 // again and says so: [WatchesDropped]; the watches one peer address holds
 // here are bounded by [Config.MaxWatchesPerPeer], and one beyond is

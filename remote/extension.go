@@ -91,6 +91,9 @@ type Remote struct {
 	// (ErrNoSuchFuture); spawnLog that of spawns refused at
 	// Config.MaxSpawnsPerPeer.
 	unmatchedLog, spawnLog logThrottle
+	// backlogLog throttles the log of user messages refused at
+	// Config.MaxMailboxBacklog.
+	backlogLog logThrottle
 
 	unsubBlock   func()
 	shutdownOnce sync.Once

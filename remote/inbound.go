@@ -57,9 +57,9 @@ func (r *Remote) deliver(from Peer, env Envelope) {
 	switch env.Message.(type) {
 	case *WatchRequest, *UnwatchRequest, *TerminatedNotice, *StopRequest, *PoisonPillRequest, *DeadLetterResponse:
 		// A fresh PID: these may keep it (watch tables, Terminated).
-		r.deliverControl(t.proc, env, actor.NewPID(env.Target.Address, env.Target.ID))
+		r.deliverControl(from, t.proc, env, actor.NewPID(env.Target.Address, env.Target.ID))
 	default:
-		r.post(t, env.Message, env.Header, env.Sender)
+		r.post(from, t, env.Message, env.Header, env.Sender)
 	}
 }
 
@@ -105,20 +105,26 @@ func (r *Remote) deliverInbound(from Peer, dec *envelopeDecoder, w *wireEnvelope
 	run.Add(t.proc, t.pid, msg, r.senderPID(w.sender))
 }
 
-// post is the hot path of an inbound user message to t: no allocation but
-// the message itself. The cached target PID only tells the process who it
-// is. A message that came with a header is delivered in an
-// actor.MessageEnvelope.
-func (r *Remote) post(t *target, msg any, h actor.Header, sender PIDRef) {
+// post delivers an inbound user message to t that did not come through a
+// connection's run (deliverInbound): no allocation but the message itself,
+// refused beyond Config.MaxMailboxBacklog (backlogRefused). The cached
+// target PID only tells the process who it is. A message that came with a
+// header is delivered in an actor.MessageEnvelope.
+func (r *Remote) post(from Peer, t *target, msg any, h actor.Header, sender PIDRef) {
 	if h != nil {
 		msg = &actor.MessageEnvelope{Header: h, Message: msg}
 	}
-	t.proc.SendUser(t.pid, msg, r.senderPID(sender))
+	if !actor.SendUserBounded(t.proc, t.pid, msg, r.senderPID(sender), r.node.maxBacklog) {
+		r.backlogRefused(from, t.pid, 1)
+	}
 }
 
-// deliverControl delivers the remote system messages to p, the process of
-// target.
-func (r *Remote) deliverControl(p actor.Process, env Envelope, target *actor.PID) {
+// deliverControl delivers the remote system messages from from to p, the
+// process of target. A *PoisonPillRequest puts a PoisonPill in the user
+// queue, and is refused as the user messages are beyond
+// Config.MaxMailboxBacklog: else a peer could queue any number of pills
+// (a StopRequest is a system message, never refused).
+func (r *Remote) deliverControl(from Peer, p actor.Process, env Envelope, target *actor.PID) {
 	switch m := env.Message.(type) {
 	case *WatchRequest:
 		// Bound to the reply process: the watchee's Terminated goes to an
@@ -160,7 +166,9 @@ func (r *Remote) deliverControl(p actor.Process, env Envelope, target *actor.PID
 	case *StopRequest:
 		p.SendSystem(target, &actor.Stop{})
 	case *PoisonPillRequest:
-		p.SendUser(target, &actor.PoisonPill{}, r.senderPID(env.Sender))
+		if !actor.SendUserBounded(p, target, &actor.PoisonPill{}, r.senderPID(env.Sender), r.node.maxBacklog) {
+			r.backlogRefused(from, target, 1)
+		}
 	case *DeadLetterResponse:
 		// Only a waiting future is told; an actor is not (as locally).
 		if _, ok := p.(*actor.Future); ok {

@@ -117,6 +117,10 @@ type Node struct {
 	// as burst too), on the Node's clock: see allowDial.
 	dials *rate.Limiter
 
+	// maxBacklog is Config.MaxMailboxBacklog (0: the default), the bound
+	// of the reader's runs (deliverBatch).
+	maxBacklog int
+
 	wg    sync.WaitGroup
 	stats nodeStats
 }
@@ -146,6 +150,7 @@ type nodeStats struct {
 	watchesRefusedByPeers            atomic.Uint64 // by the remote extension
 	futureAnswersUnmatched           atomic.Uint64 // by the remote extension
 	spawnsRefused                    atomic.Uint64 // by the remote extension
+	backlogRefused                   atomic.Uint64 // by the remote extension
 	connections                      atomic.Int64
 }
 
@@ -174,6 +179,11 @@ type Stats struct {
 	FutureAnswersUnmatched uint64
 	// SpawnsRefused: peers' SpawnRequests refused at Config.MaxSpawnsPerPeer.
 	SpawnsRefused uint64
+	// BacklogRefused: user messages from peers refused because their
+	// target's mailbox held Config.MaxMailboxBacklog or more; those of a
+	// frame's runs are added once the frame has been delivered, as
+	// EnvelopesReceived is.
+	BacklogRefused uint64
 }
 
 // NewNode validates cfg and returns a Node that is not listening yet.
@@ -185,7 +195,8 @@ func NewNode(cfg Config, hooks Hooks, opts ...Option) (*Node, error) {
 		cfg: cfg, hooks: hooks, ser: cfg.Serializers, log: cfg.Logger, id: cfg.NodeID,
 		endpoints: map[string]*endpoint{}, peerIDs: map[string]string{}, retired: map[string]*retiredPeer{}, gone: map[string]*goneRecord{}, peersCap: maxKnownPeers, raws: map[net.Conn]rawState{},
 		stopping: make(chan struct{}), closed: make(chan struct{}),
-		dials: rate.NewLimiter(rate.Limit(cfg.dialBudget()), cfg.dialBudget()),
+		dials:      rate.NewLimiter(rate.Limit(cfg.dialBudget()), cfg.dialBudget()),
+		maxBacklog: cfg.maxMailboxBacklog(),
 	}
 	for _, o := range opts {
 		o(n)
@@ -285,6 +296,7 @@ func (n *Node) Stats() Stats {
 		DialsDeferred: n.stats.dialsDeferred.Load(), AnswersDropped: n.stats.answersDropped.Load(),
 		WatchesRefused: n.stats.watchesRefused.Load(), WatchesRefusedByPeers: n.stats.watchesRefusedByPeers.Load(),
 		FutureAnswersUnmatched: n.stats.futureAnswersUnmatched.Load(), SpawnsRefused: n.stats.spawnsRefused.Load(),
+		BacklogRefused: n.stats.backlogRefused.Load(),
 	}
 }
 

@@ -293,6 +293,37 @@ func (q *RingMPSC[T]) Len() int {
 	return max(n, 0)
 }
 
+// Backlog returns the number of values queued as a producer can see it:
+// it reads atomics only, so any goroutine may call it while others push
+// and the consumer pops. It counts from the consumer's published position
+// (Pop publishes it every quarter ring, Release whenever the consumer goes
+// idle), so while the consumer is active it may count up to a quarter of
+// the ring it reads more than are queued; once the consumer has gone idle
+// it is exact for the values pushed before. Values whose push had
+// completed before the call and that no Pop has taken are all counted,
+// except while a producer starts a first ring after the queue gave its
+// ring back (a few values then, pushed concurrently with the call). A
+// producer that must not let a queue grow past a bound (a connection's
+// reader) checks it before it pushes: Len is the consumer's.
+func (q *RingMPSC[T]) Backlog() int {
+	n := uint64(0)
+	for r := q.first.Load(); r != nil; {
+		// The consumer's position first: it never passes the tickets
+		// taken, so tickets loaded after it are at least as many.
+		d := r.deqPub.Load()
+		n += r.enq.Load()&ticketMask - d
+		next := r.next.Load()
+		if next == r { // dropped: it was empty and last
+			break
+		}
+		r = next
+	}
+	return int(min(n, uint64(maxBacklog)))
+}
+
+// maxBacklog caps what Backlog returns (an int on every platform).
+const maxBacklog = 1<<31 - 1
+
 // RingMark is a consumer position (see MPSC.Mark).
 type RingMark[T any] struct {
 	r *ringSeg[T]
