@@ -253,6 +253,18 @@ func (c *Cluster) requestFrom(ctx context.Context, id Identity, msg any, first *
 				c.metrics.requested(id.Kind, c.now().Sub(start))
 				return res, nil
 			}
+			if errors.Is(ferr, actor.ErrMailboxFull) {
+				// The grain lives and its mailbox refused the request (a
+				// bounded mailbox, or remote's MaxMailboxBacklog for
+				// messages from other members): another attempt would
+				// only add to its load, and a new resolution would find
+				// the same activation. Not retried; the PID stays
+				// cached. Before, each of MaxAttempts attempts dropped
+				// the PID and asked the owner again, and the caller got
+				// ErrTimeout seconds later
+				// (TestClusterRequestToFullGrainFailsAtOnce).
+				return nil, fmt.Errorf("cluster: %s: %w", id, ferr)
+			}
 			// Timeout, dead letter, unreachable node: this PID is no good
 			// (any more); resolve afresh.
 			c.dropCached(id, pid.ID)
