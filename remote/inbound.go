@@ -138,9 +138,16 @@ func (r *Remote) deliverControl(from Peer, p actor.Process, env Envelope, target
 		}
 		// The entry leaves when the Terminated goes out through the remote
 		// process, on Unwatch, or when the node is gone.
-		ok, first := r.watches.addInbound(watchKey{watcher: r.normalize(m.Watcher), watchee: r.ref(target)}, watchEntry{watcher: watcher, watchee: target})
+		ok, first, held := r.watches.addInbound(watchKey{watcher: r.normalize(m.Watcher), watchee: r.ref(target)}, watchEntry{watcher: watcher, watchee: target})
 		if !ok {
 			r.watchRefused(m.Watcher, target, first)
+			return
+		}
+		if held {
+			// Watched already: the process has this watcher. Another
+			// Watch would only queue a system message for nothing, as
+			// many as the peer sends while the actor is busy
+			// (TestRepeatedWatchAndUnwatchQueueNothing).
 			return
 		}
 		p.SendSystem(target, &actor.Watch{Watcher: watcher})
@@ -149,7 +156,12 @@ func (r *Remote) deliverControl(from Peer, p actor.Process, env Envelope, target
 		if watcher == nil {
 			return
 		}
-		r.watches.removeInboundKey(watchKey{watcher: r.normalize(m.Watcher), watchee: r.ref(target)})
+		if !r.watches.removeInboundKey(watchKey{watcher: r.normalize(m.Watcher), watchee: r.ref(target)}) {
+			// Not watched (never, refused, or unwatched already): the
+			// process has no such watcher, and an Unwatch would only
+			// queue a system message for nothing.
+			return
+		}
 		p.SendSystem(target, &actor.Unwatch{Watcher: watcher})
 	case *TerminatedNotice:
 		who := r.pid(m.Who)

@@ -94,18 +94,19 @@ func (w *watchTable) takeOutbound(k watchKey) (watchEntry, bool) {
 // the watcher's address already holds maxIn watches and this one is new:
 // then it reports false, and first tells whether this refusal starts an
 // episode at the bound (to be logged).
-func (w *watchTable) addInbound(k watchKey, e watchEntry) (ok, first bool) {
+func (w *watchTable) addInbound(k watchKey, e watchEntry) (ok, first, held bool) {
 	addr := k.watcher.Address
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	byKey := w.in[addr]
-	if _, held := byKey[k]; !held && len(byKey) >= w.maxIn {
+	_, held = byKey[k]
+	if !held && len(byKey) >= w.maxIn {
 		_, logged := w.refusing[addr]
 		w.refusing[addr] = struct{}{}
-		return false, !logged
+		return false, !logged, false
 	}
 	addWatch(w.in, addr, k, e)
-	return true, false
+	return true, false, held
 }
 
 // removeInbound forgets that remote watcher watches local watchee.
@@ -113,13 +114,17 @@ func (w *watchTable) removeInbound(r *Remote, watcher, watchee *actor.PID) {
 	w.removeInboundKey(watchKey{watcher: r.ref(watcher), watchee: r.ref(watchee)})
 }
 
-func (w *watchTable) removeInboundKey(k watchKey) {
+// removeInboundKey forgets the inbound watch k and reports whether it was
+// held.
+func (w *watchTable) removeInboundKey(k watchKey) bool {
 	addr := k.watcher.Address
 	w.mu.Lock()
-	if _, ok := takeWatch(w.in, addr, k); ok && len(w.in[addr]) <= w.maxIn/2 {
+	defer w.mu.Unlock()
+	_, ok := takeWatch(w.in, addr, k)
+	if ok && len(w.in[addr]) <= w.maxIn/2 {
 		delete(w.refusing, addr)
 	}
-	w.mu.Unlock()
+	return ok
 }
 
 // takeAddress removes and returns every watch whose remote end is at addr.
