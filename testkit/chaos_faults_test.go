@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fraktor-go/fraktor/cluster"
 	"github.com/fraktor-go/fraktor/testkit"
 )
 
@@ -13,11 +14,14 @@ import (
 // members stay up; partitions and registry cuts heal on their own after a
 // few steps (or earlier, by a heal step). A step that draws no fault from
 // rng may draw one of the faults added since from later, a PRNG of its own
-// (extra): the schedules of the seeds kept from before stay as they were.
+// (extra), and a step that draws none from later either may draw one of
+// the timing faults from newer, a third (timing): the schedules of the
+// seeds kept from before stay as they were.
 type chaosFaults struct {
 	tc      *testkit.TestCluster
 	rng     *rand.Rand
 	later   *rand.Rand
+	newer   *rand.Rand
 	beyondP bool
 	counts  map[string]int
 	parts   []chaosPart
@@ -25,6 +29,12 @@ type chaosFaults struct {
 	// outage: the members a registry outage (extra) cut off, → steps
 	// left; kept apart from regCuts, which rng's draws depend on.
 	outage map[int]int
+	// delays are the delayed links (timing), slowRegs the members with a
+	// slow registry → steps left; drifted the members whose clock runs
+	// beyond ρ → steps left (back within ρ then).
+	delays   []chaosPart
+	slowRegs map[int]int
+	drifted  map[int]int
 }
 
 type chaosPart struct {
@@ -33,9 +43,9 @@ type chaosPart struct {
 	left     int
 }
 
-func newChaosFaults(tc *testkit.TestCluster, rng, later *rand.Rand, beyondP bool, counts map[string]int) *chaosFaults {
-	return &chaosFaults{tc: tc, rng: rng, later: later, beyondP: beyondP, counts: counts, regCuts: map[int]int{},
-		outage: map[int]int{}}
+func newChaosFaults(tc *testkit.TestCluster, rng, later, newer *rand.Rand, beyondP bool, counts map[string]int) *chaosFaults {
+	return &chaosFaults{tc: tc, rng: rng, later: later, newer: newer, beyondP: beyondP, counts: counts, regCuts: map[int]int{},
+		outage: map[int]int{}, slowRegs: map[int]int{}, drifted: map[int]int{}}
 }
 
 func (f *chaosFaults) pick(xs []int) int { return xs[f.rng.IntN(len(xs))] }
@@ -72,6 +82,7 @@ func (f *chaosFaults) step() {
 			}
 		}
 	}
+	f.ageTiming()
 	up, down := f.tc.Up(), f.down()
 	r := f.rng.IntN(100)
 	switch {
@@ -155,7 +166,118 @@ func (f *chaosFaults) extra(up []int) {
 		}
 		f.counts["registry-outage"]++
 	default:
+		f.timing(up)
+	}
+}
+
+// Timing faults (timing). Within bounds they keep the single-activation
+// guarantee (chaosRegistry: F 400 ms, R 100 ms, S 100 ms, ρ 0.01):
+// clock rates within 1 ± ρ, registry latency under F − R − S = 200 ms (so
+// no member fences for it, drift and a late timer aside), link latency
+// under the attempt timeout's half. Beyond bounds (beyond-P runs only):
+// rates off by 5 to 30 % for a few steps, registry latency of 200 to
+// 800 ms (members fence), link latency of 150 to 600 ms.
+const (
+	chaosRegLatency     = 150 * time.Millisecond
+	chaosLinkLatency    = 150 * time.Millisecond
+	chaosMaxLinkDelays  = 3
+	chaosBeyondRateMin  = 0.05
+	chaosBeyondRateSpan = 0.25
+)
+
+// timing draws, from newer, on a step that drew no fault from rng or
+// later: a clock-rate change three times in ten, a slow registry two
+// times in ten (for 1 to 15 steps), a delayed link (one way or both, for
+// 1 to 15 steps) three times in ten, else none. In beyond-P runs each of
+// them is beyond bounds one time in two.
+func (f *chaosFaults) timing(up []int) {
+	y := f.newer.IntN(10)
+	beyond := f.beyondP && f.newer.IntN(2) == 0
+	suffix := ""
+	if beyond {
+		suffix = "-beyond"
+	}
+	switch {
+	case y < 3 && len(up) > 0:
+		i := up[f.newer.IntN(len(up))]
+		rho := cluster.DefaultConfig().ClockDrift
+		rate := 1 + rho*(2*f.newer.Float64()-1)
+		if beyond {
+			dev := chaosBeyondRateMin + chaosBeyondRateSpan*f.newer.Float64()
+			if f.newer.IntN(2) == 0 {
+				dev = -dev
+			}
+			rate = 1 + dev
+			f.drifted[i] = 1 + f.newer.IntN(15)
+		} else {
+			delete(f.drifted, i)
+		}
+		f.tc.SetClockRate(i, rate)
+		f.counts["clock-drift"+suffix]++
+	case y < 5 && len(up) > 0:
+		i := up[f.newer.IntN(len(up))]
+		d := 10*time.Millisecond + time.Duration(f.newer.Int64N(int64(chaosRegLatency-10*time.Millisecond)))
+		if beyond {
+			d = 200*time.Millisecond + time.Duration(f.newer.Int64N(int64(600*time.Millisecond)))
+		}
+		f.tc.SlowRegistry(i, d)
+		f.slowRegs[i] = 1 + f.newer.IntN(15)
+		f.counts["slow-registry"+suffix]++
+	case y < 8 && len(up) > 1 && len(f.delays) < chaosMaxLinkDelays:
+		i := f.newer.IntN(len(up))
+		j := (i + 1 + f.newer.IntN(len(up)-1)) % len(up)
+		d := 5*time.Millisecond + time.Duration(f.newer.Int64N(int64(chaosLinkLatency-5*time.Millisecond)))
+		if beyond {
+			d = 150*time.Millisecond + time.Duration(f.newer.Int64N(int64(450*time.Millisecond)))
+		}
+		p := chaosPart{from: up[i], to: up[j], oneWay: f.newer.IntN(2) == 0, left: 1 + f.newer.IntN(15)}
+		if p.oneWay {
+			f.tc.DelayLinkOneWay(p.from, p.to, d)
+			f.counts["link-delay-one-way"+suffix]++
+		} else {
+			f.tc.DelayLink(p.from, p.to, d)
+			f.counts["link-delay"+suffix]++
+		}
+		f.delays = append(f.delays, p)
+	default:
 		f.counts["none"]++
+	}
+}
+
+// ageTiming ends the timing faults whose steps ran out: a delayed link is
+// lifted, a slow registry answers at once again, a clock beyond ρ runs at
+// 1 again (keeping its offset).
+func (f *chaosFaults) ageTiming() {
+	for k := len(f.delays) - 1; k >= 0; k-- {
+		if f.delays[k].left--; f.delays[k].left <= 0 {
+			f.liftDelay(k)
+		}
+	}
+	for i, left := range f.slowRegs {
+		if left > 1 {
+			f.slowRegs[i] = left - 1
+			continue
+		}
+		delete(f.slowRegs, i)
+		f.tc.SlowRegistry(i, 0)
+	}
+	for i, left := range f.drifted {
+		if left > 1 {
+			f.drifted[i] = left - 1
+			continue
+		}
+		delete(f.drifted, i)
+		f.tc.SetClockRate(i, 1)
+	}
+}
+
+func (f *chaosFaults) liftDelay(k int) {
+	p := f.delays[k]
+	f.delays = append(f.delays[:k], f.delays[k+1:]...)
+	if p.oneWay {
+		f.tc.DelayLinkOneWay(p.from, p.to, 0)
+	} else {
+		f.tc.DelayLink(p.from, p.to, 0)
 	}
 }
 
@@ -167,8 +289,18 @@ func (f *chaosFaults) two(up []int) (int, int) {
 }
 
 // forget drops the faults of a member that goes down (a restart starts
-// clean).
+// clean; its clock keeps its rate, back within ρ).
 func (f *chaosFaults) forget(i int) {
+	for k := len(f.delays) - 1; k >= 0; k-- {
+		if p := f.delays[k]; p.from == i || p.to == i {
+			f.liftDelay(k)
+		}
+	}
+	delete(f.slowRegs, i)
+	if _, ok := f.drifted[i]; ok {
+		delete(f.drifted, i)
+		f.tc.SetClockRate(i, 1)
+	}
 	for k := len(f.parts) - 1; k >= 0; k-- {
 		if p := f.parts[k]; p.from == i || p.to == i {
 			f.healPart(k)
@@ -182,8 +314,22 @@ func (f *chaosFaults) forget(i int) {
 	}
 }
 
-// healAll ends every fault: partitions, registry cuts and pauses.
+// healAll ends every fault: partitions, registry cuts, pauses and the
+// timing faults (every clock runs at 1 again, keeping its offset).
 func (f *chaosFaults) healAll() {
+	for len(f.delays) > 0 {
+		f.liftDelay(0)
+	}
+	for i := range f.slowRegs {
+		delete(f.slowRegs, i)
+		f.tc.SlowRegistry(i, 0)
+	}
+	clear(f.drifted)
+	for i := range f.tc.Len() {
+		if f.tc.ClockRate(i) != 1 {
+			f.tc.SetClockRate(i, 1)
+		}
+	}
 	for len(f.parts) > 0 {
 		f.healPart(0)
 	}

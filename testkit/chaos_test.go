@@ -305,7 +305,7 @@ func runChaos(t *testing.T, seed uint64, beyondP bool) {
 	}
 
 	stats := chaosStats{faults: map[string]int{}}
-	faults := newChaosFaults(tc, rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 2)), beyondP, stats.faults)
+	faults := newChaosFaults(tc, rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 2)), rand.New(rand.NewPCG(seed, 3)), beyondP, stats.faults)
 	for step := 0; step < *chaosSteps; step++ {
 		for range chaosPerStep {
 			<-done

@@ -1,0 +1,103 @@
+package testkit
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"github.com/fraktor-go/fraktor/scheduler"
+)
+
+// driftClock is the clock of one member slot (TestCluster.SetClockRate):
+// the cluster's clock (the true one: system or virtual) run at a rate.
+// From the moment a rate is set, Now advances rate times as fast as the
+// true clock, and a timer of d fires after d/rate of true time, so that
+// it fires when Now has moved by d. Its times stay continuous across rate
+// changes: a change starts a new segment at the current local time. A
+// timer set before a change keeps the true deadline it was given.
+//
+// It belongs to the slot, not to one process: a restarted member keeps
+// it (its rate and the offset it built up), as a machine's oscillator
+// outlives the process. The registry, the fault network, the Observer and
+// the FencedStore keep the true clock.
+type driftClock struct {
+	src scheduler.Clock
+
+	mu   sync.Mutex
+	segs []driftSeg // oldest first, never empty
+}
+
+// driftSeg: from true time at on, the local time is local + (t − at)·rate.
+type driftSeg struct {
+	at, local time.Time
+	rate      float64
+}
+
+var _ scheduler.Clock = (*driftClock)(nil)
+
+func newDriftClock(src scheduler.Clock) *driftClock {
+	now := src.Now()
+	return &driftClock{src: src, segs: []driftSeg{{at: now, local: now, rate: 1}}}
+}
+
+// Now implements scheduler.Clock: the local time.
+func (c *driftClock) Now() time.Time { return c.localAt(c.src.Now()) }
+
+// AfterFunc implements scheduler.Clock: f runs after d of local time,
+// d/rate of true time.
+func (c *driftClock) AfterFunc(d time.Duration, f func()) func() bool {
+	if r := c.rate(); r != 1 && d > 0 {
+		d = time.Duration(math.Ceil(float64(d) / r))
+	}
+	return c.src.AfterFunc(d, f)
+}
+
+// rate returns the current rate.
+func (c *driftClock) rate() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.segs[len(c.segs)-1].rate
+}
+
+// identity reports whether the clock has never run at a rate other than 1
+// (its local time is the true time).
+func (c *driftClock) identity() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.segs) == 1 && c.segs[0].rate == 1
+}
+
+// localAt returns the local time at true time t (t may be in the past: the
+// segment it fell in counts).
+func (c *driftClock) localAt(t time.Time) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.segs) == 1 && c.segs[0].rate == 1 {
+		return t
+	}
+	k := len(c.segs) - 1
+	for k > 0 && t.Before(c.segs[k].at) {
+		k--
+	}
+	s := c.segs[k]
+	return s.local.Add(scaleDuration(t.Sub(s.at), s.rate))
+}
+
+// setRate makes the clock run at rate from now on.
+func (c *driftClock) setRate(rate float64) {
+	now := c.src.Now()
+	local := c.localAt(now)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.segs[len(c.segs)-1].rate == rate {
+		return
+	}
+	c.segs = append(c.segs, driftSeg{at: now, local: local, rate: rate})
+}
+
+func scaleDuration(d time.Duration, rate float64) time.Duration {
+	if rate == 1 {
+		return d
+	}
+	return time.Duration(math.Round(float64(d) * rate))
+}
