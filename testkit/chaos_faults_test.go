@@ -1,9 +1,12 @@
 package testkit_test
 
 import (
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/fraktor-go/fraktor/cluster"
@@ -35,6 +38,31 @@ type chaosFaults struct {
 	delays   []chaosPart
 	slowRegs map[int]int
 	drifted  map[int]int
+	// log is every fault applied, in order (logAround prints those near an
+	// overlap).
+	log []chaosEvent
+}
+
+// chaosEvent is one fault applied, at a time of the cluster's clock.
+type chaosEvent struct {
+	at   time.Time
+	what string
+}
+
+// did counts a fault of kind and logs it with its detail.
+func (f *chaosFaults) did(kind, format string, args ...any) {
+	f.counts[kind]++
+	f.log = append(f.log, chaosEvent{at: f.tc.Now(), what: kind + " " + fmt.Sprintf(format, args...)})
+}
+
+// logAround logs the faults applied from before to to.
+func (f *chaosFaults) logAround(t *testing.T, from, to time.Time) {
+	t.Helper()
+	for _, e := range f.log {
+		if !e.at.Before(from) && !e.at.After(to) {
+			t.Logf("  fault at %s: %s", e.at.Format("15:04:05.000000"), e.what)
+		}
+	}
 }
 
 type chaosPart struct {
@@ -62,6 +90,7 @@ func (f *chaosFaults) down() []int {
 
 func (f *chaosFaults) healPart(k int) {
 	p := f.parts[k]
+	f.log = append(f.log, chaosEvent{at: f.tc.Now(), what: fmt.Sprintf("partition %d-%d healed", p.from, p.to)})
 	f.parts = append(f.parts[:k], f.parts[k+1:]...)
 	f.tc.Heal(p.from, p.to)
 }
@@ -90,52 +119,54 @@ func (f *chaosFaults) step() {
 		i := f.pick(up)
 		f.forget(i)
 		f.tc.Kill(i)
-		f.counts["kill"]++
+		f.did("kill", "%d", i)
 	case r < 14 && len(down) > 0:
 		i := f.pick(down)
 		f.tc.Restart(i)
-		f.counts["restart"]++
+		f.did("restart", "%d", i)
 	case r < 17 && len(up) > 3:
 		i := f.pick(up)
 		f.forget(i)
 		f.tc.Stop(i)
-		f.counts["stop"]++
+		f.did("stop", "%d", i)
 	case r < 19 && f.tc.Len() < chaosMaxSlots:
-		f.tc.AddNode()
-		f.counts["add"]++
+		f.did("add", "%d", f.tc.AddNode())
 	case r < 29 && len(up) > 1 && len(f.parts) < 3:
 		i, j := f.two(up)
 		f.tc.Partition(i, j)
 		f.parts = append(f.parts, chaosPart{from: i, to: j, left: 1 + f.rng.IntN(15)})
-		f.counts["partition"]++
+		f.did("partition", "%d-%d", i, j)
 	case r < 37 && len(up) > 1 && len(f.parts) < 3:
 		i, j := f.two(up)
 		f.tc.PartitionOneWay(i, j)
 		f.parts = append(f.parts, chaosPart{from: i, to: j, oneWay: true, left: 1 + f.rng.IntN(15)})
-		f.counts["partition-one-way"]++
+		f.did("partition-one-way", "%d→%d", i, j)
 	case r < 45 && len(f.regCuts) < 2:
 		i := f.pick(up)
 		if _, cut := f.regCuts[i]; !cut {
 			f.tc.PartitionRegistry(i)
 			f.regCuts[i] = 1 + f.rng.IntN(15)
-			f.counts["partition-registry"]++
+			f.did("partition-registry", "%d", i)
 		}
 	case r < 52 && len(f.parts) > 0:
-		f.healPart(f.rng.IntN(len(f.parts)))
-		f.counts["heal"]++
+		k := f.rng.IntN(len(f.parts))
+		f.did("heal", "%d-%d", f.parts[k].from, f.parts[k].to)
+		f.healPart(k)
 	case r < 55 && len(f.regCuts) > 0:
 		// The lowest-numbered member cut off: a map's order made the
 		// schedule of a seed differ from run to run.
 		i := slices.Min(slices.Collect(maps.Keys(f.regCuts)))
 		delete(f.regCuts, i)
 		f.tc.HealRegistry(i)
-		f.counts["heal-registry"]++
+		f.did("heal-registry", "%d", i)
 	case r < 65:
-		f.tc.Pause(f.pick(up), time.Duration(10+f.rng.IntN(80))*time.Millisecond)
-		f.counts["pause-within-P"]++
+		i, d := f.pick(up), time.Duration(10+f.rng.IntN(80))*time.Millisecond
+		f.tc.Pause(i, d)
+		f.did("pause-within-P", "%d %v", i, d)
 	case r < 70 && f.beyondP:
-		f.tc.Pause(f.pick(up), time.Duration(300+f.rng.IntN(1200))*time.Millisecond)
-		f.counts["pause-beyond-P"]++
+		i, d := f.pick(up), time.Duration(300+f.rng.IntN(1200))*time.Millisecond
+		f.tc.Pause(i, d)
+		f.did("pause-beyond-P", "%d %v", i, d)
 	default:
 		f.extra(up)
 	}
@@ -154,7 +185,7 @@ func (f *chaosFaults) extra(up []int) {
 		i := f.later.IntN(len(up))
 		j := (i + 1 + f.later.IntN(len(up)-1)) % len(up)
 		f.tc.Disconnect(up[i], up[j])
-		f.counts["reset"]++
+		f.did("reset", "%d-%d", up[i], up[j])
 	case x == 10:
 		left := 1 + f.later.IntN(15)
 		for _, i := range up {
@@ -164,7 +195,7 @@ func (f *chaosFaults) extra(up []int) {
 				f.outage[i] = left
 			}
 		}
-		f.counts["registry-outage"]++
+		f.did("registry-outage", "%d steps", left)
 	default:
 		f.timing(up)
 	}
@@ -212,17 +243,27 @@ func (f *chaosFaults) timing(up []int) {
 		} else {
 			delete(f.drifted, i)
 		}
+		if !f.timingOn("drift") {
+			delete(f.drifted, i)
+			f.counts["timing-off"]++
+			return
+		}
 		f.tc.SetClockRate(i, rate)
-		f.counts["clock-drift"+suffix]++
+		f.did("clock-drift"+suffix, "%d rate %.4f", i, rate)
 	case y < 5 && len(up) > 0:
 		i := up[f.newer.IntN(len(up))]
 		d := 10*time.Millisecond + time.Duration(f.newer.Int64N(int64(chaosRegLatency-10*time.Millisecond)))
 		if beyond {
 			d = 200*time.Millisecond + time.Duration(f.newer.Int64N(int64(600*time.Millisecond)))
 		}
+		left := 1 + f.newer.IntN(15)
+		if !f.timingOn("registry") {
+			f.counts["timing-off"]++
+			return
+		}
 		f.tc.SlowRegistry(i, d)
-		f.slowRegs[i] = 1 + f.newer.IntN(15)
-		f.counts["slow-registry"+suffix]++
+		f.slowRegs[i] = left
+		f.did("slow-registry"+suffix, "%d %v for %d steps", i, d, f.slowRegs[i])
 	case y < 8 && len(up) > 1 && len(f.delays) < chaosMaxLinkDelays:
 		i := f.newer.IntN(len(up))
 		j := (i + 1 + f.newer.IntN(len(up)-1)) % len(up)
@@ -231,17 +272,26 @@ func (f *chaosFaults) timing(up []int) {
 			d = 150*time.Millisecond + time.Duration(f.newer.Int64N(int64(450*time.Millisecond)))
 		}
 		p := chaosPart{from: up[i], to: up[j], oneWay: f.newer.IntN(2) == 0, left: 1 + f.newer.IntN(15)}
+		if !f.timingOn("link") {
+			f.counts["timing-off"]++
+			return
+		}
 		if p.oneWay {
 			f.tc.DelayLinkOneWay(p.from, p.to, d)
-			f.counts["link-delay-one-way"+suffix]++
+			f.did("link-delay-one-way"+suffix, "%d→%d %v for %d steps", p.from, p.to, d, p.left)
 		} else {
 			f.tc.DelayLink(p.from, p.to, d)
-			f.counts["link-delay"+suffix]++
+			f.did("link-delay"+suffix, "%d-%d %v for %d steps", p.from, p.to, d, p.left)
 		}
 		f.delays = append(f.delays, p)
 	default:
 		f.counts["none"]++
 	}
+}
+
+// timingOn reports whether -chaos.timing applies the timing faults of kind.
+func (f *chaosFaults) timingOn(kind string) bool {
+	return slices.Contains(strings.Split(*chaosTiming, ","), kind)
 }
 
 // ageTiming ends the timing faults whose steps ran out: a delayed link is
@@ -260,6 +310,7 @@ func (f *chaosFaults) ageTiming() {
 		}
 		delete(f.slowRegs, i)
 		f.tc.SlowRegistry(i, 0)
+		f.log = append(f.log, chaosEvent{at: f.tc.Now(), what: fmt.Sprintf("slow-registry %d ends", i)})
 	}
 	for i, left := range f.drifted {
 		if left > 1 {
@@ -268,11 +319,13 @@ func (f *chaosFaults) ageTiming() {
 		}
 		delete(f.drifted, i)
 		f.tc.SetClockRate(i, 1)
+		f.log = append(f.log, chaosEvent{at: f.tc.Now(), what: fmt.Sprintf("clock-drift %d back to 1", i)})
 	}
 }
 
 func (f *chaosFaults) liftDelay(k int) {
 	p := f.delays[k]
+	f.log = append(f.log, chaosEvent{at: f.tc.Now(), what: fmt.Sprintf("link-delay %d-%d lifted", p.from, p.to)})
 	f.delays = append(f.delays[:k], f.delays[k+1:]...)
 	if p.oneWay {
 		f.tc.DelayLinkOneWay(p.from, p.to, 0)

@@ -396,15 +396,19 @@ func (tc *TestCluster) AddNode() int {
 }
 
 // observerInstaller subscribes the observer before the cluster extension
-// installs, so no activation of the member can be missed.
-type observerInstaller struct{ obs *Observer }
+// installs, so no activation of the member can be missed. toTrue maps the
+// member's times (its events' At) to the cluster's clock.
+type observerInstaller struct {
+	obs    *Observer
+	toTrue func(time.Time) time.Time
+}
 
 func (i observerInstaller) Name() string       { return "testkit.observer" }
 func (i observerInstaller) Requires() []string { return nil }
 func (i observerInstaller) Enabled() bool      { return true }
 func (i observerInstaller) Validate() error    { return nil }
 func (i observerInstaller) Install(_ context.Context, host actor.Host) (actor.Extension, error) {
-	i.obs.watch(host.System())
+	i.obs.watch(host.System(), i.toTrue)
 	return noExtension{}, nil
 }
 
@@ -444,7 +448,7 @@ func (tc *TestCluster) start(slot int, addr string) (*member, error) {
 	}
 	scfg.Name, scfg.Dispatcher, scfg.Clock = ClusterName, pz, clock
 	scfg.Extensions = []actor.ExtensionInstaller{
-		observerInstaller{obs: tc.obs},
+		observerInstaller{obs: tc.obs, toTrue: local.trueAt},
 		remote.Install(rcfg, remote.WithTransport(tr)),
 		cluster.Install(ccfg),
 	}

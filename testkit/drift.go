@@ -83,6 +83,26 @@ func (c *driftClock) localAt(t time.Time) time.Time {
 	return s.local.Add(scaleDuration(t.Sub(s.at), s.rate))
 }
 
+// trueAt returns the true time at which the local time was local: the
+// inverse of localAt (a local time before the clock was made maps at rate
+// 1).
+func (c *driftClock) trueAt(local time.Time) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.segs) == 1 && c.segs[0].rate == 1 {
+		return local
+	}
+	k := len(c.segs) - 1
+	for k > 0 && local.Before(c.segs[k].local) {
+		k--
+	}
+	s := c.segs[k]
+	if k == 0 && local.Before(s.local) {
+		return s.at.Add(local.Sub(s.local))
+	}
+	return s.at.Add(scaleDuration(local.Sub(s.local), 1/s.rate))
+}
+
 // setRate makes the clock run at rate from now on.
 func (c *driftClock) setRate(rate float64) {
 	now := c.src.Now()

@@ -106,6 +106,9 @@ func TestDriftClockTimersAndNow(t *testing.T) {
 		require.Equal(t, time.Unix(3, 0), c.Now())
 		require.Equal(t, time.Unix(1, 0).Add(500*time.Millisecond), c.localAt(time.Unix(1, 0).Add(time.Duration(float64(500*time.Millisecond)/rate))),
 			"a past true time maps through the segment it fell in")
+		for _, at := range []time.Time{time.Unix(0, 0), time.Unix(1, 0).Add(300 * time.Millisecond), clk.Now()} {
+			require.Equal(t, at, c.trueAt(c.localAt(at)), "rate %v: trueAt inverts localAt at %v", rate, at)
+		}
 	}
 }
 

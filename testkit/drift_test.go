@@ -85,3 +85,27 @@ func TestClusterDriftWithinBound(t *testing.T) {
 	require.False(t, tc.System(0).Clock().Now().Before(before), "a restarted member's clock goes on from where it stood")
 	require.NoError(t, tc.AwaitConverged(t.Context()))
 }
+
+// TestObserverStampsOnTheClustersClock: a drifted member stamps its
+// activation events with its own time; the Observer maps them to the
+// cluster's clock, so an activation starts between the call and its
+// answer on that clock. Before, the Observer took the member's stamps as
+// they were: 5 s off here, and in the chaos test, with offsets of tens of
+// milliseconds between members, it reported overlaps and token
+// regressions that did not happen.
+func TestObserverStampsOnTheClustersClock(t *testing.T) {
+	tc := testkit.NewCluster(t, testkit.Nodes(1), testkit.VirtualTime(),
+		testkit.Kinds(plainCounter()), testkit.Serializers(counterMessages))
+	tc.SetClockRate(0, 1.5)
+	tc.Advance(10 * time.Second) // the member's clock is 5 s ahead
+	require.Equal(t, 5*time.Second, tc.System(0).Clock().Now().Sub(tc.Now()))
+	id := cluster.NewIdentity("counter", "1")
+	called := tc.Now()
+	f := tc.Node(0).RequestFuture(id, &whoReq{}, 0)
+	tc.Eventually(done(f), 5*time.Second, "answered")
+	answered := tc.Now()
+	acts := tc.Observer().Activations()
+	require.Len(t, acts, 1)
+	require.False(t, acts[0].Start.Before(called), "started %v before the call", called.Sub(acts[0].Start))
+	require.False(t, acts[0].Start.After(answered), "started %v after the answer", acts[0].Start.Sub(answered))
+}
