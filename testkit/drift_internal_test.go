@@ -112,6 +112,29 @@ func TestDriftClockTimersAndNow(t *testing.T) {
 	}
 }
 
+// A rate change re-arms the pending timers: each fires when the local time
+// reaches its deadline, at the new rate for what is left; a stopped timer
+// stays stopped.
+func TestDriftClockRateChangeReArmsTimers(t *testing.T) {
+	clk := scheduler.NewManualClock(time.Unix(0, 0))
+	c := newDriftClock(clk)
+	var fired, stopped bool
+	c.AfterFunc(time.Second, func() { fired = true })
+	stop := c.AfterFunc(time.Second, func() { stopped = true })
+	clk.Advance(500 * time.Millisecond)
+	require.True(t, stop())
+	c.setRate(2) // 500 ms of local time left: 250 ms of true time
+	clk.Advance(249 * time.Millisecond)
+	require.False(t, fired, "fired before its local deadline")
+	clk.Advance(time.Millisecond)
+	require.True(t, fired, "not fired at its local deadline")
+	require.Equal(t, time.Unix(1, 0), c.Now())
+	clk.Advance(time.Second)
+	require.False(t, stopped)
+	require.False(t, stop())
+	require.Zero(t, clk.Pending(), "no timer left behind")
+}
+
 // A drifted member sees its lease in its own time: however far its clock
 // ran ahead or behind, the lease it renews is valid at its Now, and ends
 // F after the renewal on its clock (not on the registry's).
