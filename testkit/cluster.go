@@ -751,9 +751,10 @@ func (tc *TestCluster) ClockRate(i int) float64 {
 // until then its lease stands where the previous answered renewal put it
 // (the renewal time plus F: it fences earlier, never later). Within R +
 // d + S < F (with drift, F measured on its clock) no member fences for
-// it; beyond, a member fences while the registry still holds it. Views
-// and lease events are not delayed. It ends with the process (Kill,
-// Stop, Restart).
+// it; beyond, a member fences while the registry still holds it. The
+// views the registry publishes reach it d late, in order (Latest too);
+// lease events are not delayed. It ends with the process (Kill, Stop,
+// Restart).
 func (tc *TestCluster) SlowRegistry(i int, d time.Duration) {
 	m := tc.member(i)
 	if m == nil {

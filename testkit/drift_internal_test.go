@@ -83,6 +83,59 @@ func TestSlowRegistryDelaysJoinAndRenewals(t *testing.T) {
 	}
 }
 
+// A slow registry's views reach the member d after the registry published
+// them, in order; Latest reports the newest that reached it. Without
+// latency they pass at once.
+func TestSlowRegistryDelaysViews(t *testing.T) {
+	mr, clk := newFaultRegistry(t)
+	other := &memberRegistry{reg: mr.reg, src: clk, local: newDriftClock(clk), latency: &atomic.Int64{}}
+	a, err := mr.Join(context.Background(), faultMember("a"))
+	require.NoError(t, err)
+	first := <-a.Snapshots()
+	require.Len(t, first.Members, 1)
+	const d = 150 * time.Millisecond
+	mr.latency.Store(int64(d))
+	// held waits until a's forwarder holds n views (it takes each from the
+	// registry's channel on its own goroutine, and times it from then).
+	held := func(n int) {
+		require.Eventually(t, func() bool {
+			a.(*memberMembership).mu.Lock()
+			defer a.(*memberMembership).mu.Unlock()
+			return len(a.(*memberMembership).held) == n
+		}, 5*time.Second, time.Millisecond)
+	}
+	b, err := other.Join(context.Background(), faultMember("b")) // a view of two
+	require.NoError(t, err)
+	held(1)
+	clk.Advance(d / 2)
+	c, err := other.Join(context.Background(), cluster.Member{ID: "c", Incarnation: 1, Address: "127.0.0.1:2"}) // of three
+	require.NoError(t, err)
+	held(2)
+	clk.Advance(d/2 - time.Millisecond)
+	select {
+	case v := <-a.Snapshots():
+		t.Fatalf("a view of %d reached the member before its latency", len(v.Members))
+	default:
+	}
+	latest, _ := a.Latest()
+	require.Len(t, latest.Members, 1, "Latest is the newest view that reached the member")
+	clk.Advance(time.Millisecond)
+	require.Len(t, (<-a.Snapshots()).Members, 2)
+	latest, _ = a.Latest()
+	require.Len(t, latest.Members, 2)
+	clk.Advance(d / 2)
+	require.Len(t, (<-a.Snapshots()).Members, 3)
+	// b has no latency: its views came at once.
+	require.Eventually(t, func() bool { v, _ := b.Latest(); return len(v.Members) == 3 }, 5*time.Second, time.Millisecond)
+	for _, m := range []cluster.Membership{a, b, c} {
+		require.NoError(t, m.Leave(context.Background()))
+	}
+	_, open := <-a.Snapshots()
+	for open { // the views of the leaves, then closed
+		_, open = <-a.Snapshots()
+	}
+}
+
 // A drifted member's timer of d fires after d/rate of true time, and its
 // Now moves rate times as fast from the change on, continuously.
 func TestDriftClockTimersAndNow(t *testing.T) {

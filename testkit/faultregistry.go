@@ -106,22 +106,135 @@ func (r *memberRegistry) Evict(ctx context.Context, m cluster.Member) error {
 // member's lease stands where the previous answered one put it (local(s')
 // + F): a slow registry makes a member fence early, never late. Other
 // lease states (lost, revoked, released) reach it at once. Founded is in
-// local time too. Views and events are not delayed.
+// local time too.
+//
+// Views reach it d late too: its forward goroutine passes each view the
+// registry published on to Snapshots d after it took it (a goroutine hop
+// after the publish), in order
+// (latest-wins, as the registry's channel), and Latest reports the newest
+// view passed on. With no latency and none held, a view passes at once
+// and Latest is the registry's. Lease events and Released are not
+// delayed (a view that drops the member revokes its lease at once).
 type memberMembership struct {
 	cluster.Membership
 	r     *memberRegistry
 	fence time.Duration
+	out   chan cluster.Topology // Snapshots: cap 1, latest wins
+	wake  chan struct{}         // the view timer's: cap 1
 
 	mu       sync.Mutex
 	answered time.Time   // the newest renewal (send time, true) answered
 	sent     []time.Time // renewals seen sent, not answered yet, oldest first
 	last     time.Time   // the newest renewal seen
+	held     []heldView  // views not passed on yet, oldest first
+	passed   cluster.Topology
+	hasPass  bool
+	stopView func() bool // the view timer, while one is set
+}
+
+// heldView is a view a registry latency holds until due.
+type heldView struct {
+	due time.Time
+	t   cluster.Topology
 }
 
 func newMemberMembership(r *memberRegistry, m cluster.Membership) *memberMembership {
 	l := m.Lease()
 	// The join's grant is its own answer.
-	return &memberMembership{Membership: m, r: r, fence: r.reg.LeaseTiming().FencePeriod, answered: l.Renewed, last: l.Renewed}
+	mm := &memberMembership{Membership: m, r: r, fence: r.reg.LeaseTiming().FencePeriod, answered: l.Renewed, last: l.Renewed,
+		out: make(chan cluster.Topology, 1), wake: make(chan struct{}, 1)}
+	go mm.forward()
+	return mm
+}
+
+// Snapshots implements cluster.Membership: the views as they reach the
+// member.
+func (m *memberMembership) Snapshots() <-chan cluster.Topology { return m.out }
+
+// Latest implements cluster.Membership: the newest view that reached the
+// member (the registry's own when none is held back).
+func (m *memberMembership) Latest() (cluster.Topology, bool) {
+	m.mu.Lock()
+	if len(m.held) > 0 {
+		t, ok := m.passed, m.hasPass
+		m.mu.Unlock()
+		return t, ok
+	}
+	m.mu.Unlock()
+	return m.Membership.Latest()
+}
+
+// forward passes the registry's views on to out, each d late with a
+// registry latency d, until the registry's channel closes (the membership
+// ended); the views still held then are dropped.
+func (m *memberMembership) forward() {
+	in := m.Membership.Snapshots()
+	for {
+		select {
+		case t, ok := <-in:
+			if !ok {
+				m.mu.Lock()
+				m.held = nil
+				if m.stopView != nil {
+					m.stopView()
+					m.stopView = nil
+				}
+				m.mu.Unlock()
+				close(m.out)
+				return
+			}
+			d := time.Duration(m.r.latency.Load())
+			m.mu.Lock()
+			if d <= 0 && len(m.held) == 0 {
+				m.passLocked(t)
+				m.mu.Unlock()
+				continue
+			}
+			due := m.r.src.Now().Add(max(d, 0))
+			if k := len(m.held); k > 0 && due.Before(m.held[k-1].due) {
+				due = m.held[k-1].due
+			}
+			m.held = append(m.held, heldView{due: due, t: t})
+			m.armLocked()
+			m.mu.Unlock()
+		case <-m.wake:
+			m.mu.Lock()
+			m.stopView = nil
+			now := m.r.src.Now()
+			k := 0
+			for k < len(m.held) && (k == 0 || !m.held[k].due.After(now)) {
+				m.passLocked(m.held[k].t)
+				k++
+			}
+			m.held = m.held[k:]
+			m.armLocked()
+			m.mu.Unlock()
+		}
+	}
+}
+
+// passLocked hands t to the member (latest wins: an unread older view is
+// replaced; only forward sends, so the send cannot block).
+func (m *memberMembership) passLocked(t cluster.Topology) {
+	m.passed, m.hasPass = t, true
+	select {
+	case <-m.out:
+	default:
+	}
+	m.out <- t
+}
+
+// armLocked sets the view timer for the first held view, unless one is set.
+func (m *memberMembership) armLocked() {
+	if m.stopView != nil || len(m.held) == 0 {
+		return
+	}
+	m.stopView = m.r.src.AfterFunc(m.held[0].due.Sub(m.r.src.Now()), func() {
+		select {
+		case m.wake <- struct{}{}:
+		default:
+		}
+	})
 }
 
 // Lease implements cluster.Membership.
