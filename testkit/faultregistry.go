@@ -90,8 +90,8 @@ func (r *memberRegistry) wait(ctx context.Context) error {
 // LeaseTiming implements cluster.LeaseTimer.
 func (r *memberRegistry) LeaseTiming() cluster.LeaseTiming { return r.reg.LeaseTiming() }
 
-// Evict implements cluster.Evictor.
-// With a registry latency d the eviction reaches the registry d late.
+// Evict implements cluster.Evictor. With a registry latency d the
+// eviction reaches the registry d late.
 func (r *memberRegistry) Evict(ctx context.Context, m cluster.Member) error {
 	if err := r.wait(ctx); err != nil {
 		return err
@@ -110,11 +110,11 @@ func (r *memberRegistry) Evict(ctx context.Context, m cluster.Member) error {
 //
 // Views reach it d late too: its forward goroutine passes each view the
 // registry published on to Snapshots d after it took it (a goroutine hop
-// after the publish), in order
-// (latest-wins, as the registry's channel), and Latest reports the newest
-// view passed on. With no latency and none held, a view passes at once
-// and Latest is the registry's. Lease events and Released are not
-// delayed (a view that drops the member revokes its lease at once).
+// after the publish), in order (latest wins, as on the registry's
+// channel), and Latest reports the newest view passed on. With no latency
+// and none held, a view passes at once and Latest is the registry's.
+// Lease events and Released are not delayed (a view that drops the member
+// revokes its lease at once).
 type memberMembership struct {
 	cluster.Membership
 	r     *memberRegistry
