@@ -32,6 +32,8 @@ var (
 	chaosSteps   = flag.Int("chaos.steps", 1000, "fault steps per chaos run")
 	chaosRandom  = flag.Int("chaos.random", 0, "run this many random seeds instead of the fixed ones")
 	chaosBeyondP = flag.Bool("chaos.beyondp", false, "with -chaos.seed or -chaos.random: runs with pauses beyond P")
+	chaosTiming  = flag.String("chaos.timing", "drift,registry,link",
+		"the timing faults applied (drawn all the same, so the schedule stays): any of drift, registry, link, comma-separated, or none")
 )
 
 // chaosSeeds run in `make test`; chaosBeyondPSeeds add pauses beyond P on
@@ -305,7 +307,7 @@ func runChaos(t *testing.T, seed uint64, beyondP bool) {
 	}
 
 	stats := chaosStats{faults: map[string]int{}}
-	faults := newChaosFaults(tc, rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 2)), beyondP, stats.faults)
+	faults := newChaosFaults(tc, rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 2)), rand.New(rand.NewPCG(seed, 3)), beyondP, stats.faults)
 	for step := 0; step < *chaosSteps; step++ {
 		for range chaosPerStep {
 			<-done
@@ -332,6 +334,12 @@ func runChaos(t *testing.T, seed uint64, beyondP bool) {
 	// Checks.
 	if !beyondP {
 		obs.AssertNoOverlap(t)
+		for k, o := range obs.Overlaps() {
+			if k == 3 {
+				break
+			}
+			logOverlap(t, obs, faults, o)
+		}
 	}
 	obs.AssertTokensMonotonic(t)
 	stale := obs.StaleWrites(store.Writes())
@@ -495,6 +503,23 @@ func logLostAdd(t *testing.T, obs *testkit.Observer, store *testkit.FencedStore[
 			t.Logf("  write token %v at %s", w.Token, w.At.Format("15:04:05.000000"))
 		}
 	}
+}
+
+// logOverlap logs what led to an overlap: every activation of its
+// identity, and the faults applied from 5 s before it began to its end.
+func logOverlap(t *testing.T, obs *testkit.Observer, faults *chaosFaults, o testkit.Overlap) {
+	t.Helper()
+	t.Logf("overlap of %s:", o.A.Identity)
+	for _, a := range obs.Activations() {
+		if a.Identity == o.A.Identity {
+			t.Logf("  activation %v", a)
+		}
+	}
+	to := o.To
+	if to.IsZero() {
+		to = time.Now().Add(time.Hour)
+	}
+	faults.logAround(t, o.From.Add(-5*time.Second), to)
 }
 
 // chaosFenceEpisode is the beyond-P run's certain stale write (see

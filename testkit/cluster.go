@@ -224,6 +224,9 @@ type TestCluster struct {
 
 	mu      sync.Mutex
 	members []*member
+	// clocks are the member slots' clocks (SetClockRate), kept across
+	// Restart.
+	clocks map[int]*driftClock
 }
 
 type member struct {
@@ -238,6 +241,9 @@ type member struct {
 	state  MemberState
 	resume func() bool // the pending end of a Pause
 	regCut bool        // PartitionRegistry holds a cut
+	// regLatency is SlowRegistry's delay (nanoseconds) of this process's
+	// registry calls.
+	regLatency atomic.Int64
 }
 
 // NewCluster starts a test cluster (Nodes(3) by default) and waits until
@@ -281,7 +287,7 @@ func NewCluster(t testing.TB, opts ...ClusterOption) *TestCluster {
 		tc.memNet = remote.NewMemoryNetwork()
 		inner = tc.memNet
 	}
-	tc.net = newFaultNet(inner, tc.clock.Now, memberRemoteConfig(o).ReconnectBackoffMax+virtualStep)
+	tc.net = newFaultNet(inner, tc.clock, memberRemoteConfig(o).ReconnectBackoffMax+virtualStep)
 	tc.obs = newObserver(tc.clock.Now)
 	t.Cleanup(tc.cleanup)
 	for range o.nodes {
@@ -390,15 +396,19 @@ func (tc *TestCluster) AddNode() int {
 }
 
 // observerInstaller subscribes the observer before the cluster extension
-// installs, so no activation of the member can be missed.
-type observerInstaller struct{ obs *Observer }
+// installs, so no activation of the member can be missed. toTrue maps the
+// member's times (its events' At) to the cluster's clock.
+type observerInstaller struct {
+	obs    *Observer
+	toTrue func(time.Time) time.Time
+}
 
 func (i observerInstaller) Name() string       { return "testkit.observer" }
 func (i observerInstaller) Requires() []string { return nil }
 func (i observerInstaller) Enabled() bool      { return true }
 func (i observerInstaller) Validate() error    { return nil }
 func (i observerInstaller) Install(_ context.Context, host actor.Host) (actor.Extension, error) {
-	i.obs.watch(host.System())
+	i.obs.watch(host.System(), i.toTrue)
 	return noExtension{}, nil
 }
 
@@ -408,12 +418,15 @@ func (noExtension) Shutdown(context.Context) error { return nil }
 
 func (tc *TestCluster) start(slot int, addr string) (*member, error) {
 	o := tc.opts
-	pz := &pauser{clockSrc: tc.clock}
+	local := tc.slotClock(slot)
+	pz := &pauser{clockSrc: local}
 	clock := pz.clock()
 	coord := scheduler.NewCoordinator(scheduler.Config{Name: fmt.Sprintf("member%d", slot), Workers: o.workers, Clock: clock})
 	coord.Start()
 	pz.inner = coord
-	mreg := &memberRegistry{reg: tc.reg}
+	mb := &member{slot: slot, coord: coord, pz: pz}
+	mreg := &memberRegistry{reg: tc.reg, src: tc.clock, local: local, latency: &mb.regLatency}
+	mb.reg = mreg
 	tr := tc.net.member()
 
 	ser := remote.NewSerializers()
@@ -435,7 +448,7 @@ func (tc *TestCluster) start(slot int, addr string) (*member, error) {
 	}
 	scfg.Name, scfg.Dispatcher, scfg.Clock = ClusterName, pz, clock
 	scfg.Extensions = []actor.ExtensionInstaller{
-		observerInstaller{obs: tc.obs},
+		observerInstaller{obs: tc.obs, toTrue: local.trueAt},
 		remote.Install(rcfg, remote.WithTransport(tr)),
 		cluster.Install(ccfg),
 	}
@@ -444,7 +457,23 @@ func (tc *TestCluster) start(slot int, addr string) (*member, error) {
 		tc.stopCoord(coord)
 		return nil, err
 	}
-	return &member{slot: slot, addr: sys.Address(), sys: sys, node: remote.Get(sys).Node(), c: cluster.Get(sys), coord: coord, pz: pz, reg: mreg}, nil
+	mb.addr, mb.sys, mb.node, mb.c = sys.Address(), sys, remote.Get(sys).Node(), cluster.Get(sys)
+	return mb, nil
+}
+
+// slotClock returns member slot's clock, made on first use.
+func (tc *TestCluster) slotClock(slot int) *driftClock {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.clocks == nil {
+		tc.clocks = map[int]*driftClock{}
+	}
+	c := tc.clocks[slot]
+	if c == nil {
+		c = newDriftClock(tc.clock)
+		tc.clocks[slot] = c
+	}
+	return c
 }
 
 // memberClusterConfig is a member's cluster config before its name,
@@ -564,7 +593,8 @@ func (tc *TestCluster) setState(m *member, s MemberState) {
 // Restart starts member i again (killing it first if it runs) as a new
 // incarnation with the same member ID: on its old address when that can be
 // bound again, on a new one otherwise. Faults injected on the old process
-// (partitions, registry cut) are gone.
+// (partitions, link delays, registry cut, SlowRegistry) are gone; its
+// clock's rate and offset stay (SetClockRate).
 func (tc *TestCluster) Restart(i int) {
 	tc.t.Helper()
 	old := tc.member(i)
@@ -617,6 +647,26 @@ func (tc *TestCluster) Disconnect(i, j int) int {
 	return tc.net.reset(tc.member(i).addr, tc.member(j).addr)
 }
 
+// DelayLink adds latency d to the link between members i and j, both
+// ways, from now on (d ≤ 0 lifts it): every byte either writes to the
+// other is delivered d later on the cluster's clock, in order (a write
+// returns at once, as into a socket buffer). Bytes written before the
+// change keep their delivery time, and bytes written after a lift still
+// come after those held. A cut (Partition) holds delayed bytes too, from
+// the moment they fall due. Restart lifts the delays of the restarted
+// member's links.
+func (tc *TestCluster) DelayLink(i, j int, d time.Duration) {
+	a, b := tc.member(i).addr, tc.member(j).addr
+	tc.net.setDelay(a, b, d)
+	tc.net.setDelay(b, a, d)
+}
+
+// DelayLinkOneWay adds latency d to what member from sends to member to
+// (see DelayLink); what to sends to from is not delayed.
+func (tc *TestCluster) DelayLinkOneWay(from, to int, d time.Duration) {
+	tc.net.setDelay(tc.member(from).addr, tc.member(to).addr, d)
+}
+
 // PartitionRegistry cuts member i off the registry: its renewals fail (it
 // fences when its lease runs short), it gets no views and cannot rejoin
 // until HealRegistry; the others see it until its lease expires there.
@@ -656,6 +706,61 @@ func (tc *TestCluster) Pause(i int, d time.Duration) {
 	tc.mu.Lock()
 	m.resume = tc.clock.AfterFunc(d, func() { tc.resumeMember(m) })
 	tc.mu.Unlock()
+}
+
+// SetClockRate makes member i's clock run at rate relative to the
+// cluster's clock (the true one, system or virtual, which the registry,
+// the Observer and the fault network keep) from now on: its Now advances
+// rate times as fast, and its timers (actor timers, ticks, lease checks,
+// the wait-out, remote's) fire after d/rate of true time. A rate of
+// 1 + δ is a clock-rate error δ; the single-activation guarantee covers
+// |δ| ≤ cluster.Config.ClockDrift ρ (docs/cluster.md, "Timing
+// parameters"). The member's time stays continuous: only its rate
+// changes, and the offset it built up stays. The member sees its lease in
+// its own time: a renewal sent at its local time s guarantees it until
+// s + F on its clock. A timer set before the change keeps its true
+// deadline. The clock belongs to the slot: a restarted member keeps its
+// rate and offset (the machine's clock outlives the process). Pause's d
+// stays on the cluster's clock. A rate that is not positive and finite
+// fails the test.
+func (tc *TestCluster) SetClockRate(i int, rate float64) {
+	tc.t.Helper()
+	if !(rate > 0) || math.IsInf(rate, 0) {
+		tc.t.Fatalf("testkit: SetClockRate(%d, %v): the rate must be positive and finite", i, rate)
+		return
+	}
+	if tc.member(i) == nil {
+		return
+	}
+	tc.slotClock(i).setRate(rate)
+}
+
+// ClockRate returns the rate of member i's clock (1 unless SetClockRate
+// changed it).
+func (tc *TestCluster) ClockRate(i int) float64 {
+	if tc.member(i) == nil {
+		return 1
+	}
+	return tc.slotClock(i).rate()
+}
+
+// SlowRegistry makes member i's registry calls take d on the cluster's
+// clock from now on (0 ends it): a Join (its rejoin after fencing) and
+// an Evict reach the registry d after the call, and the answer to each
+// lease renewal reaches the member d after the renewal was sent, so
+// until then its lease stands where the previous answered renewal put it
+// (the renewal time plus F: it fences earlier, never later). Within R +
+// d + S < F (with drift, F measured on its clock) no member fences for
+// it; beyond, a member fences while the registry still holds it. The
+// views the registry publishes reach it d late, in order (Latest too);
+// lease events are not delayed. It ends with the process (Kill, Stop,
+// Restart).
+func (tc *TestCluster) SlowRegistry(i int, d time.Duration) {
+	m := tc.member(i)
+	if m == nil {
+		return
+	}
+	m.regLatency.Store(int64(max(d, 0)))
 }
 
 // Resume ends a Pause of member i now.

@@ -22,7 +22,8 @@
 // delivers a nil message);
 // NewCluster starts an in-process cluster with fault injection (Kill,
 // Stop, Restart, AddNode, Partition, Disconnect, PartitionRegistry,
-// Pause) and an Observer that checks single activation, optionally on one virtual clock
+// Pause, and timing: SetClockRate, SlowRegistry, DelayLink) and an
+// Observer that checks single activation, optionally on one virtual clock
 // (VirtualTime) that TestCluster.Eventually and AwaitConverged move while
 // they wait; FencedStore is a store that refuses writes with stale
 // fencing tokens.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fraktor-go/fraktor/remote"
+	"github.com/fraktor-go/fraktor/scheduler"
 )
 
 // ErrLinkCut: the fault network refused a connection because the link
@@ -32,7 +33,12 @@ var ErrLinkCut = errors.New("testkit: link cut")
 //   - a reset link (Disconnect) has every connection between its two
 //     members closed at once, as a connection reset (a NAT or load
 //     balancer timeout, an RST) does: what was in flight on them is lost,
-//     and new connections are allowed at once (unless the link is cut).
+//     and new connections are allowed at once (unless the link is cut);
+//   - a delayed link (from → to, DelayLink) delivers what from's side
+//     writes d later on the clock, in order: the write returns at once (as
+//     into a socket buffer) and a goroutine of the connection end (its
+//     pump) writes the bytes on when they fall due. Bytes written while a
+//     delay is lifted still queue behind those held, so order holds.
 //
 // Each dialed connection starts with a preamble naming the dialer's address
 // and the connection's number, which the accepting side strips, so both
@@ -45,10 +51,13 @@ var ErrLinkCut = errors.New("testkit: link cut")
 // the peer reads counts too) and the bytes its member's reader was given,
 // and knows whether that reader still holds bytes it was given (it has
 // not come back for more). A write a cut holds is not counted: it is not
-// in flight until the link heals.
+// in flight until the link heals. Nor are bytes a delay holds: they count
+// from the moment they fall due (released), so a settle waits for them
+// only from then on (a released write the pump has not yet passed on
+// keeps the wire from being quiet, unless the link is cut).
 type faultNet struct {
 	inner remote.Transport
-	now   func() time.Time // the cluster's clock
+	clock scheduler.Clock // the cluster's clock
 	// holdWindow is how long after a failed dial or a closed connection a
 	// member may keep envelopes queued for a peer while it waits out its
 	// reconnect backoff (see mayHold).
@@ -63,6 +72,7 @@ type faultNet struct {
 
 	mu       sync.Mutex
 	cut      map[[2]string]bool // (from, to): from's writes to to are held
+	delay    map[[2]string]time.Duration
 	isolated map[string]bool
 	conns    map[*faultConn]struct{}
 	changed  chan struct{} // closed and replaced on every change
@@ -76,9 +86,9 @@ type faultNet struct {
 	deferred map[string]uint64
 }
 
-func newFaultNet(inner remote.Transport, now func() time.Time, holdWindow time.Duration) *faultNet {
-	return &faultNet{inner: inner, now: now, holdWindow: holdWindow,
-		cut: map[[2]string]bool{}, isolated: map[string]bool{},
+func newFaultNet(inner remote.Transport, clock scheduler.Clock, holdWindow time.Duration) *faultNet {
+	return &faultNet{inner: inner, clock: clock, holdWindow: holdWindow,
+		cut: map[[2]string]bool{}, delay: map[[2]string]time.Duration{}, isolated: map[string]bool{},
 		conns: map[*faultConn]struct{}{}, changed: make(chan struct{}),
 		dialed: map[uint64]*faultConn{}, trouble: map[string]time.Time{}, deferred: map[string]uint64{}}
 }
@@ -86,7 +96,7 @@ func newFaultNet(inner remote.Transport, now func() time.Time, holdWindow time.D
 // noteTrouble records that the members at addrs ("" is skipped) saw a
 // dial fail or a connection close now.
 func (n *faultNet) noteTrouble(addrs ...string) {
-	now := n.now()
+	now := n.clock.Now()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, a := range addrs {
@@ -117,7 +127,7 @@ func (n *faultNet) noteDeferred(addr string, deferred uint64) {
 // for its next reconnect slot, on the clock. Remote's Stats give the
 // queued bytes of a node, not of a peer, so this is per member.
 func (n *faultNet) mayHold(addr string) bool {
-	now := n.now()
+	now := n.clock.Now()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.isolated[addr] {
@@ -154,6 +164,9 @@ func (n *faultNet) quiet() bool {
 		if c.busy.Load() {
 			return false
 		}
+		if c.releasing.Load() > 0 && !n.cut[[2]string{c.self, c.peer()}] {
+			return false
+		}
 		if o := c.other; o != nil && !o.isClosed.Load() && c.written.Load() != o.read.Load() {
 			return false
 		}
@@ -179,6 +192,17 @@ func (n *faultNet) setCut(from, to string, cut bool) {
 		delete(n.cut, [2]string{from, to})
 	}
 	n.notifyLocked()
+}
+
+// setDelay sets the delay of the direction from → to (d ≤ 0: none).
+func (n *faultNet) setDelay(from, to string, d time.Duration) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if d > 0 {
+		n.delay[[2]string{from, to}] = d
+	} else {
+		delete(n.delay, [2]string{from, to})
+	}
 }
 
 // isolate closes every connection of addr and refuses new ones until
@@ -218,7 +242,8 @@ func (n *faultNet) reset(a, b string) int {
 	return len(hit)
 }
 
-// rejoin lifts an isolation and every cut of addr (a restarted member).
+// rejoin lifts an isolation and every cut and delay of addr (a restarted
+// member).
 func (n *faultNet) rejoin(addr string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -226,6 +251,11 @@ func (n *faultNet) rejoin(addr string) {
 	for k := range n.cut {
 		if k[0] == addr || k[1] == addr {
 			delete(n.cut, k)
+		}
+	}
+	for k := range n.delay {
+		if k[0] == addr || k[1] == addr {
+			delete(n.delay, k)
 		}
 	}
 	n.notifyLocked()
@@ -342,14 +372,34 @@ type faultConn struct {
 	// a read that returned some until its next read begins.
 	written, read atomic.Int64
 	busy          atomic.Bool
+	// releasing counts the delayed writes that fell due and that the pump
+	// has not passed on yet.
+	releasing atomic.Int64
+
+	// The delay line (a delayed link): writes not yet passed on, oldest
+	// first; released of them fell due. The pump runs while the queue is
+	// not empty.
+	dmu      sync.Mutex
+	queue    []delayedWrite
+	released int
+	timerOn  bool
+	stopTmr  func() bool
+	pumpOn   bool
+	wake     chan struct{} // the pump's: cap 1
+	writeErr error         // the pump's inner write failed: later writes fail
 
 	closeOnce sync.Once
 	closed    chan struct{}
 	isClosed  atomic.Bool
 }
 
+type delayedWrite struct {
+	due time.Time
+	b   []byte
+}
+
 func newFaultConn(n *faultNet, raw net.Conn, self string) *faultConn {
-	return &faultConn{Conn: raw, n: n, self: self, closed: make(chan struct{})}
+	return &faultConn{Conn: raw, n: n, self: self, closed: make(chan struct{}), wake: make(chan struct{}, 1)}
 }
 
 func (c *faultConn) peer() string {
@@ -428,10 +478,117 @@ func (c *faultConn) readPreamble() error {
 	return nil
 }
 
-// Write implements net.Conn: it waits while the link from this end to its
+// Write implements net.Conn: on a delayed link (or while earlier delayed
+// writes are still queued) it queues a copy of b and returns at once;
+// otherwise it writes through (send).
+func (c *faultConn) Write(b []byte) (int, error) {
+	peer := c.peer()
+	var d time.Duration
+	if peer != "" {
+		c.n.mu.Lock()
+		d = c.n.delay[[2]string{c.self, peer}]
+		c.n.mu.Unlock()
+	}
+	c.dmu.Lock()
+	if d <= 0 && len(c.queue) == 0 {
+		c.dmu.Unlock()
+		return c.send(b)
+	}
+	if c.writeErr != nil || c.isClosed.Load() {
+		err := c.writeErr
+		c.dmu.Unlock()
+		if err == nil {
+			err = net.ErrClosed
+		}
+		return 0, err
+	}
+	due := c.n.clock.Now().Add(max(d, 0))
+	if k := len(c.queue); k > 0 && due.Before(c.queue[k-1].due) {
+		due = c.queue[k-1].due // in order: never before what is queued
+	}
+	c.queue = append(c.queue, delayedWrite{due: due, b: append([]byte(nil), b...)})
+	c.armLocked()
+	if !c.pumpOn {
+		c.pumpOn = true
+		go c.pump()
+	}
+	c.dmu.Unlock()
+	return len(b), nil
+}
+
+// armLocked sets the delay line's timer for its first write not yet due,
+// unless one is set.
+func (c *faultConn) armLocked() {
+	if c.timerOn || c.released >= len(c.queue) {
+		return
+	}
+	c.timerOn = true
+	wait := c.queue[c.released].due.Sub(c.n.clock.Now())
+	c.stopTmr = c.n.clock.AfterFunc(wait, c.release)
+}
+
+// release is the delay line's timer: the writes due now are released to
+// the pump (counted in releasing from here, so a settle waits for them).
+func (c *faultConn) release() {
+	now := c.n.clock.Now()
+	c.dmu.Lock()
+	c.timerOn = false
+	k := c.released
+	for k < len(c.queue) && (k == c.released || !c.queue[k].due.After(now)) {
+		k++
+	}
+	c.releasing.Add(int64(k - c.released))
+	c.released = k
+	c.armLocked()
+	c.dmu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// pump passes the released writes on, in order, until the queue is empty
+// or the connection closes.
+func (c *faultConn) pump() {
+	for {
+		c.dmu.Lock()
+		if len(c.queue) == 0 || c.isClosed.Load() {
+			c.pumpOn = false
+			c.releasing.Add(-int64(c.released))
+			c.queue, c.released = nil, 0
+			c.dmu.Unlock()
+			return
+		}
+		if c.released == 0 {
+			c.dmu.Unlock()
+			select {
+			case <-c.wake:
+			case <-c.closed:
+			}
+			continue
+		}
+		w := c.queue[0]
+		c.dmu.Unlock()
+		_, err := c.send(w.b)
+		c.dmu.Lock()
+		c.queue[0] = delayedWrite{}
+		c.queue = c.queue[1:]
+		c.released--
+		c.releasing.Add(-1)
+		if err != nil && c.writeErr == nil {
+			c.writeErr = err
+		}
+		c.dmu.Unlock()
+		if err != nil {
+			_ = c.Close() // what follows the lost bytes cannot be framed
+		}
+	}
+}
+
+// send writes b through: it waits while the link from this end to its
 // peer is cut; then the bytes count as written (in flight) from the start
 // of the inner write.
-func (c *faultConn) Write(b []byte) (int, error) {
+func (c *faultConn) send(b []byte) (int, error) {
 	for {
 		peer := c.peer()
 		c.n.mu.Lock()
@@ -461,6 +618,12 @@ func (c *faultConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.isClosed.Store(true)
 		close(c.closed)
+		c.dmu.Lock()
+		if c.stopTmr != nil {
+			c.stopTmr()
+		}
+		c.timerOn = false
+		c.dmu.Unlock()
 		c.n.mu.Lock()
 		delete(c.n.conns, c)
 		if c.id != 0 && c.n.dialed[c.id] == c {

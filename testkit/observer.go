@@ -61,7 +61,10 @@ func (o Overlap) String() string {
 // it checks, every activation start and stop that the members' placement
 // actors publish (cluster.ActivationStarted and ActivationTerminated on
 // each member's EventStream, as published by the hosting member) with the
-// time stamped by the cluster's one clock, and every request a grain
+// time the member stamped, mapped to the cluster's clock (a member whose
+// clock runs at another rate, TestCluster.SetClockRate, stamps its own
+// time: compared as they are, two members' stamps would order events
+// wrongly by the offset between their clocks), and every request a grain
 // acknowledges (Ack). TestCluster.Observer returns the one that watches
 // every member, restarted and added ones included. Safe for concurrent use.
 type Observer struct {
@@ -87,14 +90,15 @@ func openKey(p *actor.PID, t cluster.FencingToken) string {
 // subscription takes both event types, so they are seen in the order the
 // placement actor published them (an activation's end before its
 // successor's start on the same member), and activations are keyed by PID
-// and token (successive activations of an identity share a PID).
-func (o *Observer) watch(sys *actor.System) {
+// and token (successive activations of an identity share a PID). toTrue
+// maps sys's times to the cluster's clock.
+func (o *Observer) watch(sys *actor.System, toTrue func(time.Time) time.Time) {
 	s1 := sys.EventStream().SubscribeWithPredicate(func(e any) {
 		switch ev := e.(type) {
 		case *cluster.ActivationStarted:
 			o.mu.Lock()
 			defer o.mu.Unlock()
-			a := &Activation{Identity: ev.Identity, Member: ev.Member, Token: ev.Token, PID: ev.PID, Start: ev.At}
+			a := &Activation{Identity: ev.Identity, Member: ev.Member, Token: ev.Token, PID: ev.PID, Start: toTrue(ev.At)}
 			o.acts = append(o.acts, a)
 			o.open[openKey(ev.PID, ev.Token)] = a
 		case *cluster.ActivationTerminated:
@@ -105,7 +109,7 @@ func (o *Observer) watch(sys *actor.System) {
 			defer o.mu.Unlock()
 			k := openKey(ev.PID, ev.Token)
 			if a := o.open[k]; a != nil {
-				a.End = ev.At
+				a.End = toTrue(ev.At)
 				delete(o.open, k)
 			}
 		}
