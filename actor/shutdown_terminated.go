@@ -128,14 +128,14 @@ func (s *System) stillRunning(ctx context.Context) error {
 		errs = append(errs, s.exts.AwaitTerminated(ctx))
 	}
 	systemDone := s.guardiansDone // the root guardian stops after both trees
-	if !isClosed(s.userDone) {
+	if !await.Closed(s.userDone) {
 		errs = append(errs, fmt.Errorf("actor: stopping user actors: %w", cause))
 		systemDone = s.systemDone
 	}
-	if !isClosed(systemDone) {
+	if !await.Closed(systemDone) {
 		errs = append(errs, fmt.Errorf("actor: stopping system actors: %w", cause))
 	}
-	if !isClosed(s.term.pools) {
+	if !await.Closed(s.term.pools) {
 		if s.coord != nil {
 			errs = append(errs, fmt.Errorf("actor: stopping the worker pool: %w", cause))
 		}
@@ -143,7 +143,7 @@ func (s *System) stillRunning(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("actor: stopping the blocking pool: %w", cause))
 		}
 	}
-	if ch := s.term.events; ch != nil && !isClosed(ch) {
+	if ch := s.term.events; ch != nil && !await.Closed(ch) {
 		errs = append(errs, fmt.Errorf("actor: event stream subscribers: %w", cause))
 	}
 	return errors.Join(errs...)
@@ -156,13 +156,4 @@ func (es *EventStream) drainedChan() <-chan struct{} {
 	es.mu.Lock()
 	defer es.mu.Unlock()
 	return es.drained
-}
-
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }

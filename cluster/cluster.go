@@ -906,7 +906,7 @@ func (c *Cluster) lingerMembership(m Membership) {
 	}
 	c.goMu.Lock()
 	defer c.goMu.Unlock()
-	c.lingering = slices.DeleteFunc(c.lingering, isClosed)
+	c.lingering = slices.DeleteFunc(c.lingering, await.Closed)
 	c.lingering = append(c.lingering, ch)
 }
 
@@ -924,15 +924,6 @@ func membershipTerminated(m Membership) (ch <-chan struct{}) {
 		}
 	}()
 	return l.Terminated()
-}
-
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }
 
 // goTracked runs fn on a goroutine that Shutdown waits for, and reports

@@ -22,3 +22,13 @@ func Done(ctx context.Context, done <-chan struct{}) error {
 		return ctx.Err()
 	}
 }
+
+// Closed reports whether done is closed, without waiting.
+func Closed(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
+}

@@ -42,3 +42,14 @@ func TestDoneReportsCtx(t *testing.T) {
 	go close(done)
 	require.NoError(t, await.Done(context.Background(), done))
 }
+
+func TestClosed(t *testing.T) {
+	ch := make(chan struct{})
+	if await.Closed(ch) {
+		t.Fatal("an open channel reads as closed")
+	}
+	close(ch)
+	if !await.Closed(ch) {
+		t.Fatal("a closed channel reads as open")
+	}
+}
