@@ -131,4 +131,3 @@ func TestClusterRemoteEndedDuringRejoinStaysFenced(t *testing.T) {
 		}
 	}
 }
-
