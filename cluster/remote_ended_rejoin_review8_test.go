@@ -27,7 +27,10 @@ type rejoinGate struct {
 
 func (g *rejoinGate) Join(ctx context.Context, self cluster.Member) (cluster.Membership, error) {
 	if g.joins.Add(1) > 1 {
-		g.entered <- self
+		select {
+		case g.entered <- self:
+		default:
+		}
 		select {
 		case <-g.release:
 		case <-ctx.Done():
