@@ -160,6 +160,15 @@ func (p *placementActor) Receive(ctx actor.Context) {
 		if t, ok := m.m.Latest(); ok {
 			p.install(ctx, t, m.m.Released(), now)
 		}
+		if p.c.remoteGone.Load() {
+			// The remote node ended after the rejoin's last look
+			// (remoteEndedMsg may have come first, while the old
+			// incarnation was fenced already): the new incarnation is
+			// fenced for good too. remoteGone is set before
+			// remoteEndedMsg is sent, so every order ends here or there
+			// (TestClusterRemoteEndedDuringRejoinStaysFenced).
+			p.remoteEnded(ctx, now)
+		}
 	case *remoteEndedMsg:
 		p.remoteEnded(ctx, now)
 	case *shutdownMsg:

@@ -210,6 +210,13 @@ func (g *typedGrain) request(ctx actor.Context, msg any) {
 	g.ctx.deferred, g.ctx.stashed = nil, false
 	defer func() {
 		if r := recover(); r != nil {
+			if g.stashedTurn() {
+				// Stashed before the panic: the request runs again after
+				// the restart (the stash goes back ahead of the mailbox)
+				// and is answered then, once
+				// (TestTypedGrainStashThenPanicAnsweredOnce).
+				panic(r)
+			}
 			internal := &clusterpb.GrainError{Code: CodeInternal, Message: wireText(fmt.Sprintf("grain %s panicked: %v", g.ctx.id, r))}
 			if d := g.ctx.deferred; d != nil {
 				g.ctx.deferred = nil

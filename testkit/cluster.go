@@ -718,9 +718,10 @@ func (tc *TestCluster) Pause(i int, d time.Duration) {
 // parameters"). The member's time stays continuous: only its rate
 // changes, and the offset it built up stays. The member sees its lease in
 // its own time: a renewal sent at its local time s guarantees it until
-// s + F on its clock. A timer set before the change keeps its true
-// deadline. The clock belongs to the slot: a restarted member keeps its
-// rate and offset (the machine's clock outlives the process). Pause's d
+// s + F on its clock. A timer set before the change is re-armed to fire
+// when Now reaches its deadline. The clock belongs to the slot: a
+// restarted member keeps its rate and offset (the machine's clock
+// outlives the process). Pause's d
 // stays on the cluster's clock. A rate that is not positive and finite
 // fails the test.
 func (tc *TestCluster) SetClockRate(i int, rate float64) {

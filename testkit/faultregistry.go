@@ -119,6 +119,7 @@ type memberMembership struct {
 	cluster.Membership
 	r     *memberRegistry
 	fence time.Duration
+	renew time.Duration         // the registry's RenewInterval
 	out   chan cluster.Topology // Snapshots: cap 1, latest wins
 	wake  chan struct{}         // the view timer's: cap 1
 
@@ -141,10 +142,47 @@ type heldView struct {
 func newMemberMembership(r *memberRegistry, m cluster.Membership) *memberMembership {
 	l := m.Lease()
 	// The join's grant is its own answer.
-	mm := &memberMembership{Membership: m, r: r, fence: r.reg.LeaseTiming().FencePeriod, answered: l.Renewed, last: l.Renewed,
+	lt := r.reg.LeaseTiming()
+	mm := &memberMembership{Membership: m, r: r, fence: lt.FencePeriod, renew: lt.RenewInterval, answered: l.Renewed, last: l.Renewed,
 		out: make(chan cluster.Topology, 1), wake: make(chan struct{}, 1)}
 	go mm.forward()
+	r.src.AfterFunc(mm.renew/2, mm.sample)
 	return mm
+}
+
+// sample records the registry's latest renewal of m, between two renewals
+// (every RenewInterval from half one after the join), until the
+// membership ends: Lease learns of a renewal only from what it reads, and
+// a clock moved past several renewals between two Lease calls (a long
+// virtual Advance, a placement actor's late tick) skipped the ones in
+// between, so the member saw a lease up to 2R + d old or older instead of
+// less than d + R (TestSlowRegistryAnswersRenewalsNotSeenByALeaseCall).
+// The send times are the registry's own (a failed renewal moves nothing).
+func (m *memberMembership) sample() {
+	if m.Membership.ViewState().Status == cluster.ViewEnded {
+		return
+	}
+	l := m.Membership.Lease()
+	m.mu.Lock()
+	m.noteLocked(l, m.r.src.Now())
+	m.mu.Unlock()
+	m.r.src.AfterFunc(m.renew, m.sample)
+}
+
+// noteLocked records l's renewal if it is new, and the renewals whose
+// answers are due by now (true time). m.mu held.
+func (m *memberMembership) noteLocked(l cluster.MembershipLease, now time.Time) {
+	if l.Renewed.After(m.last) {
+		m.last = l.Renewed
+		m.sent = append(m.sent, l.Renewed)
+	}
+	cutoff := now.Add(-time.Duration(m.r.latency.Load()))
+	k := 0
+	for k < len(m.sent) && !m.sent[k].After(cutoff) {
+		m.answered = m.sent[k]
+		k++
+	}
+	m.sent = m.sent[k:]
 }
 
 // Snapshots implements cluster.Membership: the views as they reach the
@@ -240,19 +278,8 @@ func (m *memberMembership) armLocked() {
 // Lease implements cluster.Membership.
 func (m *memberMembership) Lease() cluster.MembershipLease {
 	l := m.Membership.Lease()
-	now := m.r.src.Now()
-	cutoff := now.Add(-time.Duration(m.r.latency.Load()))
 	m.mu.Lock()
-	if l.Renewed.After(m.last) {
-		m.last = l.Renewed
-		m.sent = append(m.sent, l.Renewed)
-	}
-	k := 0
-	for k < len(m.sent) && !m.sent[k].After(cutoff) {
-		m.answered = m.sent[k]
-		k++
-	}
-	m.sent = m.sent[k:]
+	m.noteLocked(l, m.r.src.Now())
 	answered := m.answered
 	m.mu.Unlock()
 	if answered.Equal(l.Renewed) && m.r.local.identity() {
