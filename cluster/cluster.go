@@ -88,6 +88,7 @@ type Cluster struct {
 	viewMu     sync.Mutex
 	membership atomic.Pointer[membershipBox]
 	status     atomic.Int32
+	settled    atomic.Bool // Settled, kept by the placement actor
 	lookupMu   sync.Mutex
 	// lookupCtx is the context of the resolution in a custom lookup's Get
 	// (set and cleared under lookupMu): the lookup's Activator, whose
@@ -306,6 +307,22 @@ func (c *Cluster) Status() Status {
 		return StatusStopped
 	}
 	return Status(c.status.Load())
+}
+
+// Settled reports whether this member's view has settled: the member is
+// ready, every member of its view has acknowledged that view (each runs
+// nothing it does not own in it), and, if it joined a cluster that existed
+// before it, a member that was there vouched for it or it waited out W.
+// Until then it refuses (as busy, retried by the caller) the activations of
+// some identities it owns, and with a blind joiner all of them. Members
+// that left the view do not count: the identities one of them owned still
+// wait for its released marker or for W. ViewSettled is published when it
+// turns true. False on a nil or detached Cluster.
+func (c *Cluster) Settled() bool {
+	if c == nil || c.det != nil {
+		return false
+	}
+	return c.Status() == StatusReady && c.settled.Load()
 }
 
 // setStatus moves the status to s. Leaving only moves on to Stopped, and

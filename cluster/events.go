@@ -53,6 +53,13 @@ type OwnershipChanged struct {
 	At       time.Time
 }
 
+// ViewSettled: this member's view at Epoch has settled (Cluster.Settled
+// turned true, or stayed true into a new view). Published once per epoch.
+type ViewSettled struct {
+	Epoch uint64
+	At    time.Time
+}
+
 // TopologyChanged: this member installed a new view.
 type TopologyChanged struct {
 	Joined, Left []Member

@@ -55,6 +55,8 @@ type placementActor struct {
 	shutdown    chan struct{} // closed when the last grain stopped
 	leaving     bool          // Shutdown began: ticks only stop overdue grains
 	fenceEnding bool
+	// settledEpoch is the epoch of the last ViewSettled published.
+	settledEpoch uint64
 }
 
 func newPlacementActor(c *Cluster, self Member) *placementActor {
@@ -76,6 +78,11 @@ func (p *placementActor) activationOf(pid *actor.PID) *activation {
 
 func (p *placementActor) Receive(ctx actor.Context) {
 	now := p.c.now()
+	switch ctx.Message().(type) {
+	case *viewMsg, *rejoinMsg, *tickMsg, *clusterpb.ViewAck, *actor.Terminated, *blockMsg,
+		*remoteEndedMsg, *shutdownMsg:
+		defer p.updateSettled(now) // what can settle or unsettle the view
+	}
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		p.armTick(ctx)
@@ -314,6 +321,20 @@ func (p *placementActor) stopGrain(ctx actor.Context, a *activation, urgent bool
 		return
 	}
 	ctx.Poison(a.pid)
+}
+
+// updateSettled publishes whether the view has settled (Cluster.Settled)
+// and, when it has at an epoch it had not yet, the ViewSettled event.
+func (p *placementActor) updateSettled(now time.Time) {
+	settled := !p.leaving && p.core.settled(now) && p.c.Status() == StatusReady
+	p.c.settled.Store(settled)
+	if !settled {
+		return
+	}
+	if e := p.core.view.Epoch; e != p.settledEpoch {
+		p.settledEpoch = e
+		p.c.sys.EventStream().Publish(&ViewSettled{Epoch: e, At: now})
+	}
 }
 
 // sendAck tells every member that this one runs nothing it does not own in

@@ -73,8 +73,11 @@ type placementCore struct {
 	firstEpoch uint64
 	barrier    uint64 // epoch of the view that started the barrier
 	acked      map[string]uint64
-	goneAt     map[string]time.Time
-	released   map[string]struct{}
+	// early holds the acknowledgements of members this core does not
+	// know yet (see hold), at most maxEarlyAcks of them.
+	early    map[string]earlyAck
+	goneAt   map[string]time.Time
+	released map[string]struct{}
 
 	acts     *localActivations
 	byPID    map[string]*activation
@@ -187,6 +190,7 @@ func newPlacementCore(self Member, kinds []Kind, strategy HashStrategy, stopBudg
 		waitOut:  waitOut,
 		blocked:  map[string]struct{}{},
 		acked:    map[string]uint64{},
+		early:    map[string]earlyAck{},
 		goneAt:   map[string]time.Time{},
 		released: map[string]struct{}{},
 		acts:     newLocalActivations(),
@@ -271,6 +275,7 @@ func (c *placementCore) installView(t Topology, released []Member, now time.Time
 	c.rebuild()
 	ch.moved = c.moveAway(now)
 	c.clearBarrier(now)
+	c.replayEarly(now)
 	return ch, nil
 }
 
@@ -407,12 +412,81 @@ func (c *placementCore) known(key string) bool {
 // ack records that member key acknowledged epoch.
 func (c *placementCore) ack(key string, epoch uint64, now time.Time) {
 	if !c.known(key) {
+		c.hold(key, epoch, false)
 		return
 	}
 	if epoch > c.acked[key] {
 		c.acked[key] = epoch
 	}
 	c.clearBarrier(now)
+}
+
+// settled reports whether the core's view has settled: it acknowledges
+// the view itself (canAck), is not blind, and no member of the view is
+// pending, so the barrier waits for nobody still in the view. Members that
+// left are not counted: the identities they owned wait for their release
+// or W whatever this says.
+func (c *placementCore) settled(now time.Time) bool {
+	if !c.canAck() || c.leaving || now.Before(c.blindUntil) {
+		return false
+	}
+	for _, m := range c.view.Members {
+		if c.pending(m.Key(), now) {
+			return false
+		}
+	}
+	return true
+}
+
+// earlyAck is an acknowledgement held until its sender is known.
+type earlyAck struct {
+	epoch   uint64
+	vouches bool
+}
+
+// maxEarlyAcks bounds the acknowledgements held from members not known yet:
+// past it they are dropped, and the sender's next tick repeats them.
+const maxEarlyAcks = 64
+
+// hold keeps the acknowledgement of a member this core does not know yet
+// (no view yet, or a view without it) until a view names it. Each member
+// acknowledges a view as soon as it installs it, so a member that joins
+// gets the acknowledgements of the others for the view that adds it,
+// often before it has its own first view (or the others, before the view
+// with the joiner); dropped, they came again only with the senders' next
+// tick, and a joiner granted nothing until then: in virtual time, where
+// nothing moves the clock while a test waits for a call, never
+// (TestVirtualClusterBlockingFirstCalls). An acknowledgement states what
+// held at its sender for its epoch, so it means the same applied late.
+// One per key (the newest epoch), a bounded number: made-up keys cannot
+// grow the core's state.
+func (c *placementCore) hold(key string, epoch uint64, vouches bool) {
+	e, ok := c.early[key]
+	if !ok && len(c.early) >= maxEarlyAcks {
+		return
+	}
+	if !ok || epoch > e.epoch || (epoch == e.epoch && vouches) {
+		c.early[key] = earlyAck{epoch: epoch, vouches: vouches}
+	}
+}
+
+// replayEarly applies the held acknowledgements of the members the new
+// view made known, and forgets those of unknown members older than it
+// (their senders, if ever in a view, acknowledge that view again).
+func (c *placementCore) replayEarly(now time.Time) {
+	for key, e := range c.early {
+		switch {
+		case c.known(key):
+			delete(c.early, key)
+			if e.vouches {
+				c.vouched(key, e.epoch, now)
+			} else {
+				c.ack(key, e.epoch, now)
+			}
+		case e.epoch < c.view.Epoch:
+			delete(c.early, key)
+		}
+	}
 }
 
 // pending reports whether member key still blocks the barrier.
@@ -592,8 +666,12 @@ func (c *placementCore) vouches(now time.Time) bool {
 // for departures (see vouches): at or after this core's first view, it ends
 // the core's blind period.
 func (c *placementCore) vouched(key string, epoch uint64, now time.Time) {
+	if !c.known(key) {
+		c.hold(key, epoch, true)
+		return
+	}
 	c.ack(key, epoch, now)
-	if c.known(key) && epoch >= c.firstEpoch {
+	if epoch >= c.firstEpoch {
 		c.blindUntil = time.Time{}
 	}
 }
@@ -680,6 +758,7 @@ func (c *placementCore) rejoin(self Member) {
 	c.history, c.unknown = nil, nil
 	c.blindUntil, c.founded, c.firstEpoch, c.barrier = time.Time{}, time.Time{}, 0, 0
 	clear(c.acked)
+	clear(c.early)
 	clear(c.goneAt)
 	clear(c.released)
 }

@@ -247,7 +247,7 @@ type member struct {
 }
 
 // NewCluster starts a test cluster (Nodes(3) by default) and waits until
-// every member is ready with the same view (AwaitConverged: with
+// every member is ready with the same view, settled (AwaitConverged: with
 // VirtualTime, moving the virtual clock until they are). See
 // ClusterOption for the options.
 func NewCluster(t testing.TB, opts ...ClusterOption) *TestCluster {

@@ -10,7 +10,12 @@ import (
 )
 
 // AwaitConverged waits until every running member is ready and sees the
-// same view, which holds exactly the running members, or ctx ends. With
+// same view, which holds exactly the running members, and that view has
+// settled on each (cluster.Cluster.Settled: every member acknowledged it,
+// and a member that joined was vouched for), or ctx ends. So a call made
+// next is not refused for want of an acknowledgement, which matters with
+// VirtualTime, where nothing moves the clock for its retry while a test
+// blocks in it. With
 // VirtualTime it moves the clock itself while it waits, as Eventually
 // does, for at most DefaultVirtualBudget of virtual time (and until ctx
 // ends in wall time): the clock then stands at most one step past the
@@ -36,7 +41,8 @@ func (tc *TestCluster) AwaitConverged(ctx context.Context) error {
 		es := tc.System(i).EventStream()
 		s1 := actor.Subscribe(es, func(*cluster.TopologyChanged) { notify() })
 		s2 := actor.Subscribe(es, func(*cluster.ClusterStatusChanged) { notify() })
-		subs = append(subs, func() { es.Unsubscribe(s1); es.Unsubscribe(s2) })
+		s3 := actor.Subscribe(es, func(*cluster.ViewSettled) { notify() })
+		subs = append(subs, func() { es.Unsubscribe(s1); es.Unsubscribe(s2); es.Unsubscribe(s3) })
 	}
 	defer func() {
 		for _, u := range subs {
@@ -86,6 +92,11 @@ func (tc *TestCluster) converged() string {
 			if !want[mm.Key()] {
 				return fmt.Sprintf("member %d sees %s, which does not run", i, mm.Key())
 			}
+		}
+	}
+	for _, i := range up {
+		if !tc.Node(i).Settled() {
+			return fmt.Sprintf("member %d's view has not settled (acknowledgements or a vouch outstanding)", i)
 		}
 	}
 	return ""
