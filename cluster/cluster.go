@@ -88,8 +88,11 @@ type Cluster struct {
 	viewMu     sync.Mutex
 	membership atomic.Pointer[membershipBox]
 	status     atomic.Int32
-	settled    atomic.Bool // Settled, kept by the placement actor
-	lookupMu   sync.Mutex
+	// settledHash is the hash of the view the placement actor found
+	// settled last, valid while settledOK (Settled).
+	settledHash atomic.Uint64
+	settledOK   atomic.Bool
+	lookupMu    sync.Mutex
 	// lookupCtx is the context of the resolution in a custom lookup's Get
 	// (set and cleared under lookupMu): the lookup's Activator, whose
 	// signature (L1) has no context, asks the owner within it, so the
@@ -322,7 +325,15 @@ func (c *Cluster) Settled() bool {
 	if c == nil || c.det != nil {
 		return false
 	}
-	return c.Status() == StatusReady && c.settled.Load()
+	if c.Status() != StatusReady || !c.settledOK.Load() {
+		return false
+	}
+	// The view moves on the membership's goroutine before the placement
+	// actor installs it: a settled flag of the view before says nothing
+	// of the new one (TestReview9SettledIsNotStaleWhenTheViewMoves). A
+	// view with the same hash has the same members and owners.
+	topo, ok := c.Topology()
+	return ok && topo.Hash == c.settledHash.Load()
 }
 
 // setStatus moves the status to s. Leaving only moves on to Stopped, and

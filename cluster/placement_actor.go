@@ -327,10 +327,12 @@ func (p *placementActor) stopGrain(ctx actor.Context, a *activation, urgent bool
 // and, when it has at an epoch it had not yet, the ViewSettled event.
 func (p *placementActor) updateSettled(now time.Time) {
 	settled := !p.leaving && p.core.settled(now) && p.c.Status() == StatusReady
-	p.c.settled.Store(settled)
 	if !settled {
+		p.c.settledOK.Store(false)
 		return
 	}
+	p.c.settledHash.Store(p.core.view.Hash)
+	p.c.settledOK.Store(true)
 	if e := p.core.view.Epoch; e != p.settledEpoch {
 		p.settledEpoch = e
 		p.c.sys.EventStream().Publish(&ViewSettled{Epoch: e, At: now})

@@ -398,7 +398,7 @@ func (c *placementCore) known(key string) bool {
 	has := func(ms []Member) bool {
 		return slices.ContainsFunc(ms, func(m Member) bool { return m.Key() == key })
 	}
-	if has(c.view.Members) || has(c.unknown) {
+	if (c.hasView && has(c.view.Members)) || has(c.unknown) {
 		return true
 	}
 	for _, r := range c.history {
@@ -411,12 +411,32 @@ func (c *placementCore) known(key string) bool {
 
 // ack records that member key acknowledged epoch.
 func (c *placementCore) ack(key string, epoch uint64, now time.Time) {
-	if !c.known(key) {
-		c.hold(key, epoch, false)
-		return
+	c.acknowledged(key, epoch, false, now)
+}
+
+// acknowledged records member key's acknowledgement of epoch, which
+// vouches for departures or not (vouches, vouched): applied when the core
+// knows key, held (hold) when it does not or when it acknowledges a view
+// newer than the core's.
+func (c *placementCore) acknowledged(key string, epoch uint64, vouches bool, now time.Time) {
+	known := c.known(key)
+	if !known || epoch > c.view.Epoch {
+		c.hold(key, epoch, vouches)
 	}
+	if known {
+		c.apply(key, epoch, vouches, now)
+	}
+}
+
+// apply records the acknowledgement of a known member; one that vouches
+// for departures, of the core's first view or a later one, ends the blind
+// period.
+func (c *placementCore) apply(key string, epoch uint64, vouches bool, now time.Time) {
 	if epoch > c.acked[key] {
 		c.acked[key] = epoch
+	}
+	if vouches && epoch >= c.firstEpoch {
+		c.blindUntil = time.Time{}
 	}
 	c.clearBarrier(now)
 }
@@ -449,7 +469,11 @@ type earlyAck struct {
 const maxEarlyAcks = 64
 
 // hold keeps the acknowledgement of a member this core does not know yet
-// (no view yet, or a view without it) until a view names it. Each member
+// (no view yet, or a view without it) until a view names it, and one of a
+// view newer than the core's until it installs that view; rejoin keeps
+// them for the new incarnation, as an acknowledgement names its sender
+// only, and the view that adds the new incarnation may be acknowledged to
+// the old one (TestReview9RejoinedCoreKeepsEarlyVouches). Each member
 // acknowledges a view as soon as it installs it, so a member that joins
 // gets the acknowledgements of the others for the view that adds it,
 // often before it has its own first view (or the others, before the view
@@ -471,18 +495,17 @@ func (c *placementCore) hold(key string, epoch uint64, vouches bool) {
 }
 
 // replayEarly applies the held acknowledgements of the members the new
-// view made known, and forgets those of unknown members older than it
-// (their senders, if ever in a view, acknowledge that view again).
+// view made known, keeping those of views newer than it, and forgets those
+// of unknown members older than it (their senders, if ever in a view,
+// acknowledge that view again).
 func (c *placementCore) replayEarly(now time.Time) {
 	for key, e := range c.early {
 		switch {
 		case c.known(key):
-			delete(c.early, key)
-			if e.vouches {
-				c.vouched(key, e.epoch, now)
-			} else {
-				c.ack(key, e.epoch, now)
+			if e.epoch <= c.view.Epoch {
+				delete(c.early, key)
 			}
+			c.apply(key, e.epoch, e.vouches, now)
 		case e.epoch < c.view.Epoch:
 			delete(c.early, key)
 		}
@@ -666,14 +689,7 @@ func (c *placementCore) vouches(now time.Time) bool {
 // for departures (see vouches): at or after this core's first view, it ends
 // the core's blind period.
 func (c *placementCore) vouched(key string, epoch uint64, now time.Time) {
-	if !c.known(key) {
-		c.hold(key, epoch, true)
-		return
-	}
-	c.ack(key, epoch, now)
-	if epoch >= c.firstEpoch {
-		c.blindUntil = time.Time{}
-	}
+	c.acknowledged(key, epoch, true, now)
 }
 
 // activationRefusal is a refused activation request.
@@ -757,8 +773,7 @@ func (c *placementCore) rejoin(self Member) {
 	c.hasView, c.hasLease, c.fenced = false, false, false
 	c.history, c.unknown = nil, nil
 	c.blindUntil, c.founded, c.firstEpoch, c.barrier = time.Time{}, time.Time{}, 0, 0
-	clear(c.acked)
-	clear(c.early)
+	clear(c.acked) // c.early stays: see hold
 	clear(c.goneAt)
 	clear(c.released)
 }

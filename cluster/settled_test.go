@@ -10,9 +10,9 @@ import (
 )
 
 // TestClusterSettled: a member's view settles once every member of it has
-// acknowledged it (and a joiner was vouched for): Settled holds and
-// ViewSettled is published for that epoch; a third member's join settles
-// the view anew on each; Shutdown ends it.
+// acknowledged it (and a joiner was vouched for): Settled holds; a third
+// member's join settles the view anew on each, and ViewSettled is
+// published for its epoch; Shutdown ends it.
 func TestClusterSettled(t *testing.T) {
 	reg := fastRegistry(t)
 	ctx := ctxWait(t)
@@ -24,31 +24,35 @@ func TestClusterSettled(t *testing.T) {
 		events[n.sys.Address()] = ch
 		return n
 	}
-	// awaitSettled waits for each node's ViewSettled of the epoch of its
-	// view of n members, and then checks Settled.
-	awaitSettled := func(n int, nodes ...node) {
+	// awaitSettled waits until each node's view has n members and has
+	// settled, and for the ViewSettled of its epoch on those of published
+	// (subscribed before that view: a member's first views may settle
+	// before start subscribes).
+	awaitSettled := func(n int, published []node, nodes ...node) {
 		t.Helper()
 		awaitMembers(t, n, nodes...)
 		for _, nd := range nodes {
-			for {
+			awaitTrue(t, ctx, nd, func() bool {
 				topo, _ := nd.c.Topology()
-				var ev *cluster.ViewSettled
+				return nd.c.Settled() && len(topo.Members) == n
+			}, "the view settles")
+		}
+		for _, nd := range published {
+			topo, _ := nd.c.Topology()
+			for seen := false; !seen; {
 				select {
-				case ev = <-events[nd.sys.Address()]:
+				case ev := <-events[nd.sys.Address()]:
+					seen = ev.Epoch == topo.Epoch
 				case <-ctx.Done():
-					t.Fatalf("%s: the view of %d members did not settle", nd.sys.Address(), n)
-				}
-				if ev.Epoch == topo.Epoch && len(topo.Members) == n {
-					break
+					t.Fatalf("%s: no ViewSettled for epoch %d", nd.sys.Address(), topo.Epoch)
 				}
 			}
-			require.True(t, nd.c.Settled(), nd.sys.Address())
 		}
 	}
 	a, b := start(), start()
-	awaitSettled(2, a, b)
+	awaitSettled(2, nil, a, b)
 	c := start()
-	awaitSettled(3, a, b, c)
+	awaitSettled(3, []node{a, b}, a, b, c)
 
 	require.NoError(t, c.c.Shutdown(ctx))
 	require.False(t, c.c.Settled(), "a member that left has no settled view")
