@@ -54,7 +54,7 @@ type OwnershipChanged struct {
 }
 
 // ViewSettled: this member's view at Epoch has settled (Cluster.Settled
-// turned true, or stayed true into a new view). Published once per epoch.
+// turned true, or stayed true into a new view).
 type ViewSettled struct {
 	Epoch uint64
 	At    time.Time

@@ -324,7 +324,8 @@ func (p *placementActor) stopGrain(ctx actor.Context, a *activation, urgent bool
 }
 
 // updateSettled publishes whether the view has settled (Cluster.Settled)
-// and, when it has at an epoch it had not yet, the ViewSettled event.
+// and, when it turns settled or is settled at a new epoch, the ViewSettled
+// event.
 func (p *placementActor) updateSettled(now time.Time) {
 	settled := !p.leaving && p.core.settled(now) && p.c.Status() == StatusReady
 	if !settled {
@@ -332,10 +333,12 @@ func (p *placementActor) updateSettled(now time.Time) {
 		return
 	}
 	p.c.settledHash.Store(p.core.view.Hash)
-	p.c.settledOK.Store(true)
-	if e := p.core.view.Epoch; e != p.settledEpoch {
-		p.settledEpoch = e
-		p.c.sys.EventStream().Publish(&ViewSettled{Epoch: e, At: now})
+	if was := p.c.settledOK.Swap(true); !was || p.core.view.Epoch != p.settledEpoch {
+		// Each time it turns true (a view that settles again, say after an
+		// unblock, at the same epoch: wall-time AwaitConverged waits for
+		// the event), and when it stays true into a new view.
+		p.settledEpoch = p.core.view.Epoch
+		p.c.sys.EventStream().Publish(&ViewSettled{Epoch: p.settledEpoch, At: now})
 	}
 }
 

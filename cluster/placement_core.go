@@ -455,6 +455,17 @@ func (c *placementCore) settled(now time.Time) bool {
 			return false
 		}
 	}
+	if len(c.history) >= maxBarrierHistory {
+		// Past the bound a pending member of the history holds back
+		// every identity (barrierWait), not only those it owned.
+		for _, r := range c.history {
+			for _, m := range ringMembers(r) {
+				if c.pending(m.Key(), now) {
+					return false
+				}
+			}
+		}
+	}
 	return true
 }
 
@@ -496,8 +507,10 @@ func (c *placementCore) hold(key string, epoch uint64, vouches bool) {
 
 // replayEarly applies the held acknowledgements of the members the new
 // view made known, keeping those of views newer than it, and forgets those
-// of unknown members older than it (their senders, if ever in a view,
-// acknowledge that view again).
+// of members it does not name: a joiner's acknowledgement comes before the
+// view with the joiner, not two views before, and a key that no view names
+// (made up) is gone at the next view. What it forgets the sender's next
+// tick repeats if it matters.
 func (c *placementCore) replayEarly(now time.Time) {
 	for key, e := range c.early {
 		switch {
@@ -506,7 +519,7 @@ func (c *placementCore) replayEarly(now time.Time) {
 				delete(c.early, key)
 			}
 			c.apply(key, e.epoch, e.vouches, now)
-		case e.epoch < c.view.Epoch:
+		default:
 			delete(c.early, key)
 		}
 	}

@@ -48,9 +48,16 @@ func TestPlacementCoreHoldsEarlyAcks(t *testing.T) {
 		assert.Len(t, c.early, maxEarlyAcks)
 		c.vouched(mB.Key(), 9, coreT0) // dropped: the table is full
 		mustInstall(t, c, NewTopology(9, []Member{mB, mC}), coreT0)
-		assert.Empty(t, c.early, "acks older than the view from members it does not name are forgotten")
+		assert.Empty(t, c.early, "the view forgets the acks of members it does not name")
 		_, _, r := c.activate(ownedBy(t, "user", mC, c.view), c.view.Epoch, c.view.Hash, coreT0)
 		refusedWith(t, r, errBusy)
+
+		for i := range maxEarlyAcks {
+			c.ack(fmt.Sprintf("made-up-%d", i), 1<<60, coreT0) // from the far future
+		}
+		assert.Len(t, c.early, maxEarlyAcks)
+		mustInstall(t, c, NewTopology(10, []Member{mB, mC, mD}), coreT0)
+		assert.Empty(t, c.early, "forgotten at the next view, whatever their epoch")
 	})
 }
 
@@ -84,4 +91,31 @@ func TestPlacementCoreSettled(t *testing.T) {
 
 	c.beginShutdown(coreT0)
 	assert.False(t, c.settled(coreT0), "leaving")
+}
+
+// TestPlacementCoreSettledPastTheHistoryBound: past maxBarrierHistory a
+// pending member of the history holds back every identity (barrierWait),
+// so the view has not settled, though every member of it acknowledged it.
+func TestPlacementCoreSettledPastTheHistoryBound(t *testing.T) {
+	c := newTestCore(mC)
+	joinView(t, c, NewTopology(1, []Member{mB, mC, mD}), coreT0)
+	epoch := uint64(2)
+	install := func(ms ...Member) {
+		tp := NewTopology(epoch, ms)
+		mustInstall(t, c, tp, coreT0)
+		for _, m := range ms {
+			c.ack(m.Key(), epoch, coreT0)
+		}
+		epoch++
+	}
+	install(mB, mC) // d leaves without a released marker: pending for W
+	mE := coreMember("e")
+	for len(c.history) < maxBarrierHistory {
+		install(mB, mC, mE)
+		install(mB, mC)
+	}
+	_, _, r := c.activate(ownedBy(t, "user", mC, c.view), c.view.Epoch, c.view.Hash, coreT0)
+	refusedWith(t, r, errBusy)
+	assert.False(t, c.settled(coreT0), "every identity waits for d")
+	assert.True(t, c.settled(coreT0.Add(coreW)), "d waited out")
 }

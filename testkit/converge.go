@@ -163,6 +163,9 @@ func (tc *TestCluster) convergeReport() string {
 	for _, i := range up {
 		c := tc.Node(i)
 		fmt.Fprintf(&b, "  member %d %s: %v", i, c.Self().Key(), c.Status())
+		if c.Status() == cluster.StatusReady && !c.Settled() {
+			b.WriteString(", not settled")
+		}
 		if tc.Paused(i) {
 			b.WriteString(", paused")
 		}
