@@ -4,6 +4,7 @@ package remote_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -163,5 +164,32 @@ func TestAkkaRemoteGroupDropsDeadNode(t *testing.T) {
 		if err != nil || got.N != 1 {
 			t.Fatalf("request %d: %v %v", i, got, err)
 		}
+	}
+}
+
+// A request to a remote PID with no actor fails at once with ErrDeadLetter
+// (the remote node answers), not at the deadline; one the remote actor does
+// not answer ends with ErrTimeout.
+func TestAkkaRemoteAskDeadLetterVersusTimeout(t *testing.T) {
+	a, b := akkaNode(t, nil), akkaNode(t, nil)
+	silent, err := b.Root().SpawnNamed(actor.PropsFromFunc(func(actor.Context) {}), "silent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = actor.Request[*AkkaSeq](ctx, a.Root(), actor.NewPID(b.Address(), "ghost"), &AkkaSeq{})
+	if !errors.Is(err, actor.ErrDeadLetter) {
+		t.Fatalf("ghost: %v", err)
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Fatalf("the dead letter took %v", d)
+	}
+	short, cancelShort := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancelShort()
+	_, err = actor.Request[*AkkaSeq](short, a.Root(), actor.NewPID(b.Address(), silent.ID), &AkkaSeq{})
+	if !errors.Is(err, actor.ErrTimeout) {
+		t.Fatalf("silent: %v", err)
 	}
 }
