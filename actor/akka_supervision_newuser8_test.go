@@ -248,3 +248,33 @@ func TestAkkaPanicInSendMiddleware(t *testing.T) {
 	probe.ExpectMsgEqual("m:Restarting", 0)
 	probe.ExpectMsgEqual("m:Started", 0)
 }
+
+// AllForOne past its limit: every child is stopped, not only the one that
+// failed.
+func TestAkkaAllForOneLimitStopsAll(t *testing.T) {
+	sys := testkit.NewManualSystem(t)
+	probe := testkit.NewManualProbe(t, sys)
+	kids := make(chan []*actor.PID, 1)
+	sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(*actor.Started); ok {
+			a, _ := c.SpawnNamed(crasher("a", probe.PID()), "a")
+			b, _ := c.SpawnNamed(crasher("b", probe.PID()), "b")
+			kids <- []*actor.PID{a, b}
+		}
+	}, actor.WithSupervisor(actor.AllForOne(1, time.Minute, actor.DefaultDecider))))
+	sys.RunUntilIdle()
+	k := <-kids
+	w := testkit.NewManualProbe(t, sys)
+	w.Watch(k[0])
+	w.Watch(k[1])
+	sys.Root().Send(k[0], "boom") // restart number 1: within the limit
+	sys.RunUntilIdle()
+	sys.Root().Send(k[0], "boom") // restart number 2: over it
+	got := map[string]bool{}
+	for range 2 {
+		got[testkit.ExpectMsg[*actor.Terminated](w, time.Second).Who.ID] = true
+	}
+	if !got[k[0].ID] || !got[k[1].ID] {
+		t.Fatalf("stopped: %v", got)
+	}
+}
