@@ -144,3 +144,4 @@ func TestAkkaSendAfterCancelledOnRestart(t *testing.T) {
 	sys.RunUntilIdle()
 	probe.ExpectNoMsg(5 * time.Second)
 }
+
