@@ -144,4 +144,3 @@ func TestAkkaSendAfterCancelledOnRestart(t *testing.T) {
 	sys.RunUntilIdle()
 	probe.ExpectNoMsg(5 * time.Second)
 }
-

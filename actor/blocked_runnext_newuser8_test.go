@@ -4,6 +4,7 @@ package actor_test
 // against (see the report).
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -30,12 +31,18 @@ func TestNewuser8BlockingReceiveStrandsTheActorItSentTo(t *testing.T) {
 	sys := testkit.NewSystem(t, func(c *actor.SystemConfig) { c.Workers = 2 })
 	ran := make(chan struct{})
 	helper := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
-		if c.Message() == "help" {
+		switch c.Message() {
+		case "help":
 			close(ran)
+		case "ping":
+			c.Respond("pong")
 		}
 	}))
 	result := make(chan bool, 1)
 	asker := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if c.Message() == "ping" {
+			c.Respond("pong")
+		}
 		if c.Message() == "go" {
 			c.Send(helper, "help")
 			select { // blocks this worker until the helper has run
@@ -46,6 +53,12 @@ func TestNewuser8BlockingReceiveStrandsTheActorItSentTo(t *testing.T) {
 			}
 		}
 	}))
+	// Both actors started and idle: a round trip to each.
+	for _, pid := range []*actor.PID{helper, asker} {
+		if _, err := actor.Request[string](context.Background(), sys.Root(), pid, "ping"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	sys.Root().Send(asker, "go")
 	if !<-result {
 		t.Fatal("the helper did not run within 2 s while the asker blocked one of two workers (the other was idle)")
