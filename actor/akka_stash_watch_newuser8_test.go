@@ -144,3 +144,43 @@ func TestAkkaSendAfterCancelledOnRestart(t *testing.T) {
 	sys.RunUntilIdle()
 	probe.ExpectNoMsg(5 * time.Second)
 }
+
+// Unwatch drops a Terminated already in the watcher's mailbox (Akka's
+// unwatch guarantees the same). The watcher blocks on purpose to let the
+// Terminated queue up, so it runs WithBlocking (a blocking Receive on the
+// shared pool strands the actors it sends to: see
+// TestNewuser8BlockingReceiveStrandsTheActorItSentTo).
+func TestAkkaUnwatchDropsQueuedTerminated(t *testing.T) {
+	sys := testkit.NewSystem(t)
+	probe := testkit.NewProbe(t, sys)
+	target := sys.Root().Spawn(actor.PropsFromFunc(func(actor.Context) {}))
+	entered, gate := make(chan struct{}), make(chan struct{})
+	watcher := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch m := c.Message().(type) {
+		case string:
+			switch m {
+			case "watch":
+				c.Watch(target)
+			case "wait":
+				close(entered)
+				<-gate
+			case "unwatch":
+				c.Unwatch(target)
+				c.Send(probe.PID(), "unwatched")
+			}
+		case *actor.Terminated:
+			c.Send(probe.PID(), m)
+		}
+	}, actor.WithBlocking()))
+	sys.Root().Send(watcher, "watch")
+	sys.Root().Send(watcher, "wait")
+	<-entered
+	sys.Root().Send(watcher, "unwatch")
+	if err := sys.Root().StopFuture(target).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	// The Terminated is queued behind "unwatch".
+	close(gate)
+	probe.ExpectMsgEqual("unwatched", time.Second)
+	probe.ExpectNoMsg(100 * time.Millisecond)
+}
