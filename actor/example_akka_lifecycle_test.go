@@ -199,3 +199,39 @@ func ExampleRequest_akkaAsk() {
 	// no actor: true
 	// type mismatch: true
 }
+
+// Akka's dead-letter listener actor (eventStream.subscribe(listener,
+// classOf[DeadLetter])): a subscription is a function on a goroutine of its
+// own, so an actor that wants the events subscribes a function that sends
+// them to it, and unsubscribes in Stopped (Akka unsubscribes a stopped
+// actor for you; here the subscription would outlive it).
+func ExampleEventStream_akkaDeadLetterListener() {
+	sys, _ := actor.NewSystem(actor.SystemConfig{})
+	defer sys.Shutdown(context.Background())
+
+	out := make(chan string, 4)
+	listener := sys.Root().Spawn(actor.PropsFromProducer(func() actor.Actor {
+		var sub *actor.Subscription
+		return actor.ReceiveFunc(func(c actor.Context) {
+			switch m := c.Message().(type) {
+			case *actor.Started:
+				self, root := c.Self(), c.System().Root()
+				sub = actor.Subscribe(c.System().EventStream(), func(dl *actor.DeadLetterEvent) {
+					root.Send(self, dl)
+				})
+				out <- "listening"
+			case *actor.DeadLetterEvent:
+				out <- fmt.Sprintf("dead letter to %s: %v", m.PID.ID, m.Message)
+			case *actor.Stopped:
+				c.System().EventStream().Unsubscribe(sub)
+			}
+		})
+	}))
+	fmt.Println(<-out)
+	sys.Root().Send(actor.NewPID(sys.Address(), "device-gone"), "reading 21.5")
+	fmt.Println(<-out)
+	_ = sys.Root().StopFuture(listener).Wait()
+	// Output:
+	// listening
+	// dead letter to device-gone: reading 21.5
+}
