@@ -55,11 +55,16 @@ func TestAkkaPanickingHashKeyIsADeadLetter(t *testing.T) {
 // The same message sent just after SpawnPool returns, before the router's
 // actor has spawned the routees (docs/routers.md: such messages are held and
 // routed "as soon as the routees exist"), is routed by the router's actor:
-// the HashKey panic is then that actor's failure, and the router stops.
-// Every later message is a dead letter ("router: stopped"), a request
-// fails: one bad message took the whole pool down, where after the window
-// it costs only itself (the test above). Expected: the held message is a
-// dead letter wrapping *actor.PanicError, the router keeps routing.
+// the HashKey panic is then that actor's failure. Its supervisor (the user
+// guardian's default strategy) restarts it, the restarted actor spawns two
+// new routees and routes the held messages again, the same one included
+// (a failed message is dropped everywhere else), and panics again: 11
+// failures (22 routees spawned and stopped) in no time, then the strategy
+// stops the router for good. Every later message is a dead letter
+// ("router: stopped"): one bad message took the whole pool down, where after
+// the start it costs only itself (the test above). Expected: the held
+// message is a dead letter wrapping *actor.PanicError, the router keeps
+// routing.
 func TestNewuser8PanickingHashKeyHeldAtStartStopsTheRouter(t *testing.T) {
 	sys := testkit.NewManualSystem(t)
 	probe := testkit.NewManualProbe(t, sys)
