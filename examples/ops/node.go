@@ -128,7 +128,7 @@ func startNode(ctx context.Context, o nodeOptions, log *slog.Logger) (*node, err
 		// is the grain side's message count (the cluster's request
 		// instruments are the caller's).
 		KindMiddleware: middleware.KindTelemetry(),
-		Extensions:    []actor.ExtensionInstaller{remote.Install(rcfg), cluster.Install(ccfg)},
+		Extensions:     []actor.ExtensionInstaller{remote.Install(rcfg), cluster.Install(ccfg)},
 	})
 	if err != nil {
 		_ = n.mp.Shutdown(ctx)
