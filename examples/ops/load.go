@@ -31,6 +31,7 @@ type loadOptions struct {
 	report      time.Duration // progress line period
 	fill        int           // > 0: activate this many counters once, then stop
 	rate        float64       // > 0: requests per second in all (open loop at that pace); 0: as fast as the workers go
+	answered    chan<- string // when set, the hosting member of each answer (dropped when full): tests wait on it
 }
 
 // outcome classes: "ok" or an error's class.
@@ -260,6 +261,12 @@ func runLoad(ctx context.Context, n *node, o loadOptions, out io.Writer) (loadSu
 				v, err := cluster.Request[*Value](rctx, n.c, id, msg)
 				cancel()
 				stats.record(id.String(), began, time.Now(), v, err)
+				if err == nil && o.answered != nil {
+					select {
+					case o.answered <- v.Member:
+					default:
+					}
+				}
 			}
 		})
 	}

@@ -113,11 +113,27 @@ func TestOpsRollingRestartUnderLoad(t *testing.T) {
 		err error
 	}
 	done := make(chan result, 1)
+	answered := make(chan string, 1024)
 	go func() {
 		sum, err := runLoad(loadCtx, driver, loadOptions{grains: 60, workers: 4, reqTimeout: 10 * time.Second,
-			waitMembers: 4, report: time.Hour}, io.Discard)
+			waitMembers: 4, report: time.Hour, answered: answered}, io.Discard)
 		done <- result{sum, err}
 	}()
+	// answersFrom waits until n more requests were answered by member.
+	answersFrom := func(member string, n int) {
+		t.Helper()
+		timeout := time.After(30 * time.Second)
+		for n > 0 {
+			select {
+			case m := <-answered:
+				if m == member {
+					n--
+				}
+			case <-timeout:
+				t.Fatalf("%s: %d answers missing after 30 s", member, n)
+			}
+		}
+	}
 	for i := range members {
 		await(t, hosted[i], fmt.Sprintf("m%d hosts a grain", i+1))
 	}
@@ -130,6 +146,7 @@ func TestOpsRollingRestartUnderLoad(t *testing.T) {
 	require.Contains(t, body, `fraktor_cluster_virtual_actors{kind="counter"}`)
 	require.Contains(t, body, `ops_cluster_lease_status{status="held"} 1`)
 	require.Contains(t, body, "ops_remote_connections 3")
+	require.Contains(t, body, `fraktor_actor_dequeued{fraktor_actor_kind="counter"}`, "the grain side's count (KindTelemetry)")
 	code, body = get(t, "http://"+members[0].httpAddress()+"/dashboard/api/state")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `"m1#`)
@@ -138,6 +155,7 @@ func TestOpsRollingRestartUnderLoad(t *testing.T) {
 	// wait until the new incarnation hosts grains again.
 	for i, m := range members {
 		name := fmt.Sprintf("m%d", i+1)
+		answersFrom(name, 200) // the load reaches the member about to leave
 		members[i] = nil
 		require.NoError(t, m.close(ctx), name)
 		members[i], err = startNode(ctx, testOptions(agent, dir, name), log)
@@ -147,6 +165,7 @@ func TestOpsRollingRestartUnderLoad(t *testing.T) {
 		require.NoError(t, members[i].c.WaitForMembers(wctx, 4), name)
 		cancel()
 		await(t, back, name+" hosts grains again")
+		answersFrom(name, 200) // and its new incarnation
 	}
 	stopLoad()
 	r := <-done
