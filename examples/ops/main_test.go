@@ -138,7 +138,8 @@ func TestOpsRollingRestartUnderLoad(t *testing.T) {
 		await(t, hosted[i], fmt.Sprintf("m%d hosts a grain", i+1))
 	}
 
-	// What an operator reads while it runs.
+	// What an operator reads while it runs (m1 has answered requests).
+	answersFrom("m1", 200)
 	code, body := get(t, "http://"+members[0].httpAddress()+"/readyz")
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, "ready members=4\n", body)
