@@ -104,6 +104,7 @@ func nodeFlags(fs *flag.FlagSet, o *nodeOptions) (logLevel *string) {
 	fs.DurationVar(&o.waitOut, "wait-out", 0, "wait-out W before taking over a vanished member's grains; 0: computed")
 	fs.IntVar(&o.retryAttempts, "retry-attempts", 0, "request attempts; 0: the cluster's default, 10")
 	fs.DurationVar(&o.retryMax, "retry-max", 0, "longest wait between attempts; 0: 2s")
+	fs.DurationVar(&o.attemptTimeout, "attempt-timeout", 0, "one attempt's wait for a grain's reply; 0: the request timeout, 5s")
 	return fs.String("log-level", "info", "debug, info, warn or error")
 }
 

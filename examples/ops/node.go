@@ -42,6 +42,7 @@ type nodeOptions struct {
 	waitOut                                                   time.Duration // 0: computed by the cluster
 	retryAttempts                                             int           // 0: cluster.DefaultRetryPolicy's
 	retryMax                                                  time.Duration
+	attemptTimeout                                            time.Duration // 0: the cluster's RequestTimeout
 }
 
 // node is one running member with its HTTP endpoint.
@@ -107,6 +108,9 @@ func startNode(ctx context.Context, o nodeOptions, log *slog.Logger) (*node, err
 		Provider: prov,
 		MemberID: o.name,
 		WaitOut:  o.waitOut,
+		// One attempt's wait for the grain's reply: a request in flight
+		// to a member that dies waits this long before it retries.
+		AttemptTimeout: o.attemptTimeout,
 	}
 	if o.hostKinds {
 		ccfg.Kinds = kinds(o.name, o.sessionIdle)
