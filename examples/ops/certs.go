@@ -99,8 +99,9 @@ func (ca *certAuthority) certPEM() []byte {
 }
 
 // writeCerts writes ca.pem and <name>.pem / <name>-key.pem for each name
-// into dir (keys 0600). addrs, when given, pins each member's certificate to
-// its listen address (same index) with a fraktor:// URI SAN.
+// into dir (keys 0600). uris[name], when given, pins that member's
+// certificate to those addresses (remote.AddressURI); without, its IP SAN
+// covers every port of 127.0.0.1.
 func writeCerts(dir string, ca *certAuthority, names []string, uris map[string][]string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
