@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -33,6 +34,10 @@ type loadOptions struct {
 	rate        float64       // > 0: requests per second in all (open loop at that pace); 0: as fast as the workers go
 	answered    chan<- string // when set, the hosting member of each answer (dropped when full): tests wait on it
 }
+
+// identityText matches the grain identities and member incarnations in
+// error texts, so that texts that differ only there are counted together.
+var identityText = regexp.MustCompile(`(counter/c|session/s|fill)-\d+|#\d+|127\.0\.0\.1:\d+`)
 
 // outcome classes: "ok" or an error's class.
 func classify(err error) string {
@@ -79,6 +84,7 @@ type loadStats struct {
 	start     time.Time
 	total     map[string]int64
 	samples   map[string]string // one error text per class
+	texts     map[string]int64  // error texts with the identity blanked, counted
 	interval  map[string]int64
 	lat       []time.Duration // this interval's successful latencies
 	allLat    []time.Duration
@@ -92,7 +98,7 @@ type loadStats struct {
 
 func newLoadStats() *loadStats {
 	return &loadStats{start: time.Now(), total: map[string]int64{}, samples: map[string]string{},
-		interval: map[string]int64{}, byMember: map[string]int64{}, lastOK: map[string]time.Time{},
+		texts: map[string]int64{}, interval: map[string]int64{}, byMember: map[string]int64{}, lastOK: map[string]time.Time{},
 		maxGap: map[string]time.Duration{}, gapEnd: map[string]time.Time{}}
 }
 
@@ -105,6 +111,11 @@ func (s *loadStats) record(id string, began, ended time.Time, v *Value, err erro
 	if err != nil {
 		if _, ok := s.samples[class]; !ok {
 			s.samples[class] = err.Error()
+		}
+		if len(s.texts) < 64 {
+			s.texts[identityText.ReplaceAllString(err.Error(), "ID")]++
+		} else if _, ok := s.texts[identityText.ReplaceAllString(err.Error(), "ID")]; ok {
+			s.texts[identityText.ReplaceAllString(err.Error(), "ID")]++
 		}
 		if s.failFirst.IsZero() {
 			s.failFirst = began
@@ -170,6 +181,7 @@ type loadSummary struct {
 	Seconds   float64           `json:"seconds"`
 	Total     map[string]int64  `json:"outcomes"`
 	Samples   map[string]string `json:"error_samples,omitempty"`
+	Texts     map[string]int64  `json:"error_texts,omitempty"`
 	P50       string            `json:"p50"`
 	P99       string            `json:"p99"`
 	Max       string            `json:"max"`
@@ -184,7 +196,7 @@ func (s *loadStats) summary(now time.Time) loadSummary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	slices.Sort(s.allLat)
-	sum := loadSummary{Seconds: now.Sub(s.start).Seconds(), Total: maps(s.total), Samples: s.samples,
+	sum := loadSummary{Seconds: now.Sub(s.start).Seconds(), Total: maps(s.total), Samples: s.samples, Texts: maps(s.texts),
 		P50: pct(s.allLat, 0.5).String(), P99: pct(s.allLat, 0.99).String()}
 	if len(s.allLat) > 0 {
 		sum.Max = s.allLat[len(s.allLat)-1].String()
