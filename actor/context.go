@@ -204,11 +204,11 @@ func (c *cell) SpawnPrefix(props *Props, prefix string) *PID {
 }
 
 // pidOrNil is the PID of a spawn that succeeded, nil for one that failed:
-// Spawn's contract. SpawnNamed may return a PID with its error (a refusal
-// found after the actor was registered: ErrSystemStopped,
-// ErrParentStopping), which never ran; Spawn returned it, and a caller
-// that checked for nil, as told, went on with a dead PID
-// (TestSpawnReturnsNilOnFailure).
+// Spawn's contract. Every failed spawn returns a nil PID now; before, a
+// refusal found after the actor was registered (ErrSystemStopped,
+// ErrParentStopping) came with the PID of an actor that never ran, and
+// Spawn returned it (TestSpawnReturnsNilOnFailure,
+// TestNewuser8SpawnNamedAfterShutdownReturnsNoPID).
 func pidOrNil(pid *PID, err error) *PID {
 	if err != nil {
 		return nil

@@ -52,7 +52,9 @@ func (s *System) liveCell(pid *PID) *cell {
 }
 
 // PathOf returns the path of the local actor of pid: the names from its
-// top-level ancestor down to it, joined by "/", as LookupPath takes it.
+// top-level ancestor down to it, joined by "/", as LookupPath takes it. In
+// each name "%" is written "%25" and "/" "%2F" (a grain's name, "kind/id",
+// has one), so a path names one actor.
 // It walks the parents, so it costs time in the actor's depth. It reports
 // false when pid is not a live local actor, or is a guardian.
 func (s *System) PathOf(pid *PID) (string, bool) {
@@ -63,7 +65,7 @@ func (s *System) PathOf(pid *PID) (string, bool) {
 	var names []string
 	n := 0
 	for c != nil && !s.isGuardian(c) {
-		name := s.nameOf(c)
+		name := pathEscaper.Replace(s.nameOf(c))
 		names = append(names, name)
 		n += len(name) + 1
 		c = c.parent.local.Load()
@@ -80,11 +82,11 @@ func (s *System) PathOf(pid *PID) (string, bool) {
 }
 
 // LookupPath returns the PID of the live local actor at path, as PathOf
-// gives it ("orders/worker$3/retry"). A name that contains "/" cannot be
-// looked up by path.
+// gives it ("orders/worker$3/retry"; a name with "/" or "%" escaped as
+// PathOf does: "counter%2F7" is the top-level actor "counter/7").
 func (s *System) LookupPath(path string) (*PID, bool) {
 	top, rest, more := strings.Cut(path, "/")
-	c := s.liveCell(&PID{Address: LocalAddress, ID: top})
+	c := s.liveCell(&PID{Address: LocalAddress, ID: pathUnescaper.Replace(top)})
 	if c == nil || s.isGuardian(c) || !s.isGuardian(c.parent.local.Load()) {
 		return nil, false
 	}
@@ -92,10 +94,19 @@ func (s *System) LookupPath(path string) (*PID, bool) {
 	for more {
 		var name string
 		name, rest, more = strings.Cut(rest, "/")
-		id := append(childPrefix(buf[:0], c), name...)
+		id := append(childPrefix(buf[:0], c), pathUnescaper.Replace(name)...)
 		if c = s.liveCell(&PID{Address: LocalAddress, ID: string(id)}); c == nil {
 			return nil, false
 		}
 	}
 	return c.selfPID(), true
 }
+
+// pathEscaper and pathUnescaper write and read a name in a path: "%" and
+// "/" escaped, so that a name with "/" is not taken for a parent and its
+// child (TestNewuser8LookupPathOfPathOfIsAnotherActor: LookupPath of the
+// path of a top-level "lobby/room" found the child "room" of "lobby").
+var (
+	pathEscaper   = strings.NewReplacer("%", "%25", "/", "%2F")
+	pathUnescaper = strings.NewReplacer("%2F", "/", "%2f", "/", "%25", "%")
+)

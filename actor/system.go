@@ -428,10 +428,7 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 		if seq != 0 {
 			s.registry.finishSeq(seq)
 		}
-		if idb != nil {
-			id = string(idb)
-		}
-		return &PID{Address: s.Address(), ID: id}, ErrSystemStopped
+		return nil, ErrSystemStopped
 	}
 	c := &cell{sys: s, props: props, childSlot: -1}
 	if idb != nil {
@@ -474,9 +471,9 @@ func (s *System) spawn(parent *cell, w *scheduler.Worker, props *Props, name, pr
 		// (TestSpawnProducerPastShutdownLeavesNothing).
 		c.abandon()
 		if s.stopped.Load() {
-			return c.selfPID(), ErrSystemStopped
+			return nil, ErrSystemStopped
 		}
-		return c.selfPID(), fmt.Errorf("%w: %s", ErrParentStopping, parent.selfPID())
+		return nil, fmt.Errorf("%w: %s", ErrParentStopping, parent.selfPID())
 	}
 	if w == nil && parent == s.userGuardian {
 		s.spawnStart(c) // from the root context: the start may be deferred (future_deferred.go)
