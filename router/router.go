@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -339,10 +340,27 @@ func (r *router) publish(set *routeeSet) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, e := range r.early {
-		r.route(set, e.msg, e.sender)
+		r.routeHeld(set, e)
 	}
 	r.early = nil
 	r.routees.Store(set)
+}
+
+// routeHeld routes a held message on the router's actor. User code runs in
+// it (a message's HashKey): a panic there refuses that message, a dead
+// letter wrapping *actor.PanicError, as the system does for a message
+// routed from the sender's goroutine once the routees exist. Before, it
+// failed the router's actor, whose restart routed the same held message
+// again, until its strategy stopped the router for good
+// (TestNewuser8PanickingHashKeyHeldAtStartStopsTheRouter).
+func (r *router) routeHeld(set *routeeSet, e early) {
+	defer func() {
+		if v := recover(); v != nil {
+			r.refuse(e.msg, e.sender, fmt.Errorf("router: routing a held message panicked: %w",
+				&actor.PanicError{Value: v, Stack: debug.Stack()}))
+		}
+	}()
+	r.route(set, e.msg, e.sender)
 }
 
 // SendSystem implements actor.Process: Watch and Unwatch are the router's
