@@ -458,7 +458,19 @@ func (c *cell) finalize() {
 		for _, e := range x.stash {
 			c.sys.deadLetter(c.selfPID(), e.msg, e.sender, nil)
 		}
-		x.watchers.each(func(w *PID) { c.sys.sendSystem(c.worker, w, term) })
+		x.watchers.each(func(w *PID) {
+			if tellParent && w.Equal(c.parent) {
+				// The parent waits for its children and watches this one:
+				// one Terminated tells it both. A second one came after the
+				// first had ended the parent's restart, to the new
+				// instance, naming the child it had just spawned under
+				// the same name: it took that child out of the parent's
+				// list and reached its Receive as that live child's
+				// Terminated (TestNewuser8RestartedParentGetsStaleTerminatedNamingItsLiveChild).
+				tellParent = false
+			}
+			c.sys.sendSystem(c.worker, w, term)
+		})
 		x.watching.each(func(w *PID) { c.sys.sendSystem(c.worker, w, &Unwatch{Watcher: c.selfPID()}) })
 		c.x = nil
 	}
