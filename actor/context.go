@@ -307,7 +307,21 @@ func (c *cell) StopChildren(pids ...*PID) {
 	}
 }
 
-func (c *cell) Escalate(f Failure) { c.ext().escalate = &f }
+// Escalate fails c with the child's failure, except on a guardian: a
+// top-level actor's failure that the GuardianStrategy escalates stops that
+// actor, logged at Error. Before, the root guardian stopped the user
+// guardian, and with it every top-level actor, while the system went on
+// running with no user actors and refused every spawn
+// (TestNewuser8EscalateFromTopLevelLeavesAZombieSystem).
+func (c *cell) Escalate(f Failure) {
+	if c.sys.isGuardian(c) {
+		c.sys.logger.Error("actor: a top-level actor's failure escalated past its guardian; stopping the actor",
+			"pid", f.Child.String(), "err", f.Err)
+		c.StopChildren(f.Child)
+		return
+	}
+	c.ext().escalate = &f
+}
 
 func (c *cell) Now() time.Time { return c.sys.clock.Now() }
 
