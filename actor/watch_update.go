@@ -26,8 +26,8 @@ func init() {
 		Post: func(p, pid, watcher any, s watchhook.State) {
 			postWatchUpdate(p.(Process), pid.(*PID), watcher.(*PID), s)
 		},
-		SystemLen: func(p any) int {
-			if c, ok := p.(*cell); ok {
+		SystemLen: func(pid any) int {
+			if c := pid.(*PID).local.Load(); c != nil {
 				return c.mb.SystemLen()
 			}
 			return -1

@@ -16,7 +16,7 @@ type State interface {
 // Funcs are package actor's implementations.
 type Funcs struct {
 	Post      func(p, pid, watcher any, s State)
-	SystemLen func(p any) int
+	SystemLen func(pid any) int
 }
 
 // funcs is set once, by Install in package actor's initialisation, before
@@ -36,9 +36,10 @@ func Install(f Funcs) { funcs = f }
 // per State: the next only after Take was called for the last.
 func Post(p, pid, watcher any, s State) { funcs.Post(p, pid, watcher, s) }
 
-// SystemLen returns the number of system messages queued in p, an
-// actor.Process, when it is a local actor, else -1. For tests and
-// diagnostics: it reads the mailbox's consumer side, so the caller must
-// know that the actor does not run its turn meanwhile (it is blocked in
-// its Receive, and the caller learned so through a channel or a lock).
-func SystemLen(p any) int { return funcs.SystemLen(p) }
+// SystemLen returns the number of system messages queued for pid (an
+// *actor.PID) when it names a local actor it was spawned as, else -1. For
+// tests and diagnostics: it reads the mailbox's consumer side, so the
+// caller must know that the actor does not run its turn meanwhile (it is
+// blocked in its Receive, and the caller learned so through a channel or
+// a lock).
+func SystemLen(pid any) int { return funcs.SystemLen(pid) }
