@@ -44,6 +44,9 @@ func spawnStuck(t *testing.T, sys *actor.System, name string, onStart func(actor
 			<-rel
 		case int:
 			c.Respond(m)
+		case *blockAgain:
+			close(m.entered)
+			<-m.release
 		case *actor.Terminated:
 			s.terms <- m
 		case *actor.Stopped:
@@ -202,4 +205,43 @@ func TestFreshWatchersWatchUnwatchBounded(t *testing.T) {
 	require.Equal(t, 1, in, "a watch after the actor took its updates")
 	require.NoError(t, sys.Root().StopFuture(s.pid).Wait())
 	p.expectNotices(remote.TerminatedStopped, "z")
+}
+
+// A watch held, then unwatched and watched again while the actor is stuck
+// with a Stop queued ahead: the stop drains the update (which reads
+// "watched") and then tells its watchers, and the peer gets one
+// Terminated, not one from each. Before, the drained Watch and the
+// watcher list each sent one.
+func TestWatchUpdateDrainedAtStopTellsOnce(t *testing.T) {
+	sys, r := startSystem(t, "a", testConfig(t))
+	echoOn(t, sys, "echo", "a")
+	p := newWatchPeer(t, r.Address())
+	s := spawnStuck(t, sys, "stuck", nil)
+	s.release()
+	p.watch("w", "stuck")
+	p.sync("echo")
+	_, err := actor.Request[int](ctxWait(t), sys.Root(), s.pid, 1) // the watch is applied
+	require.NoError(t, err)
+
+	// Blocked again, behind the Stop.
+	entered := make(chan struct{})
+	rel := make(chan struct{})
+	sys.Root().Send(s.pid, &blockAgain{entered: entered, release: rel})
+	<-entered
+	p.send("stuck", &remote.StopRequest{})
+	p.unwatch("w", "stuck")
+	p.watch("w", "stuck")
+	p.sync("echo")
+	require.Equal(t, 2, s.queued(), "the Stop and one update")
+	close(rel)
+	require.NoError(t, sys.Root().StopFuture(s.pid).Wait())
+	p.sync("echo")
+	require.Len(t, p.notices, 1)
+	require.Equal(t, "w", (<-p.notices).Who.ID)
+}
+
+// blockAgain blocks a stuck actor once more.
+type blockAgain struct {
+	entered chan struct{}
+	release chan struct{}
 }
