@@ -172,8 +172,10 @@ func TestAlternatingWatchUnwatchEndsAsTheLastRequest(t *testing.T) {
 
 // Watches and unwatches for ever new watchers leave, while the actor is
 // stuck, an update per watcher whose watch ended (each holds the actor's
-// queued message until it runs): those are bounded per peer address by
-// Config.MaxWatchesPerPeer too. A new watch beyond is refused, and
+// queued message until it runs): a peer address's entries, held and
+// ended, are bounded by twice Config.MaxWatchesPerPeer (so that ending
+// every watch and making as many new ones never meets the bound falsely,
+// TestWatchesPerPeerCountedExactly). A new watch beyond is refused, and
 // answered as at the bound of watches held; once the actor has taken its
 // updates, watches are taken again. Before, each request queued a system
 // message: 2,000 here.
@@ -192,9 +194,9 @@ func TestFreshWatchersWatchUnwatchBounded(t *testing.T) {
 		p.unwatch(w, "stuck")
 	}
 	p.sync("echo")
-	require.Equal(t, bound, s.queued(), "system messages queued by %d watchers' Watch and Unwatch", n)
-	require.Equal(t, uint64(n-bound), r.Node().Stats().WatchesRefused)
-	p.expectNotices(remote.TerminatedWatchRefused, ids("w", bound, n)...)
+	require.Equal(t, 2*bound, s.queued(), "system messages queued by %d watchers' Watch and Unwatch", n)
+	require.Equal(t, uint64(n-2*bound), r.Node().Stats().WatchesRefused)
+	p.expectNotices(remote.TerminatedWatchRefused, ids("w", 2*bound, n)...)
 
 	s.release()
 	_, err := actor.Request[int](ctxWait(t), sys.Root(), s.pid, 1) // after its system messages

@@ -31,7 +31,9 @@ type watchEntry struct{ watcher, watchee *actor.PID }
 // node hold. The count is that of the address's watches held, so every
 // end of one frees a place exactly. An inbound entry whose watch has ended
 // but whose update still waits in the process's queue stays until the
-// process takes it; those are bounded by maxIn too (lingering).
+// process takes it (lingering); a new pair is refused while held and
+// lingering entries number 2*maxIn, so an address's entries, and the
+// updates they have queued, are at most 2*maxIn.
 type watchTable struct {
 	mu  sync.Mutex
 	out map[string]map[watchKey]watchEntry // by the watchee's address
@@ -154,8 +156,9 @@ func (w *watchTable) takeOutbound(k watchKey) (watchEntry, bool) {
 
 // watchInbound records that remote watcher wants to watch local watchee
 // (a WatchRequest), unless the watcher's address already holds maxIn
-// watches and this one is new, or (a new pair) maxIn entries whose watch
-// ended wait for their process to take the update: then it reports false,
+// watches and this one is new, or, for a new pair, the address's entries
+// (held, and lingering: ended, their update not yet taken by the process)
+// number 2*maxIn: then it reports false,
 // and first tells whether this refusal starts an episode at the bound (to
 // be logged). post is the entry whose update the caller must hand the
 // process (watchhook.Post), nil when none is due: the watch was held
@@ -174,7 +177,9 @@ func (w *watchTable) watchInbound(k watchKey, e watchEntry) (post *inWatch, ok, 
 	if s != nil && s.want {
 		return nil, true, false
 	}
-	if held >= w.maxIn || s == nil && lingering >= w.maxIn {
+	// A new pair also needs room among all the entries, lingering ones
+	// included: held+lingering < 2*maxIn, written without overflow.
+	if held >= w.maxIn || s == nil && lingering-w.maxIn >= w.maxIn-held {
 		_, logged := w.refusing[addr]
 		w.refusing[addr] = struct{}{}
 		return nil, false, !logged
