@@ -349,7 +349,9 @@ func (c *cell) beginStop() {
 	if c.state == stateStopping || c.state == stateStopped {
 		return
 	}
-	c.mb.MarkStop() // later Stops queue nothing (postSystem)
+	if !c.mb.StopMarked() { // a Stop marked it already, as a rule
+		c.mb.MarkStop() // later Stops queue nothing (postSystem)
+	}
 	c.windDown(stateStopping, stoppingMsg)
 }
 

@@ -40,9 +40,10 @@ type watchTable struct {
 	in  map[string]*inPeer                 // by the watcher's address
 
 	maxIn int
-	// refusing holds the addresses at maxIn whose refusal has been
-	// logged; one leaves when its watches fall to half the bound or are
-	// taken, so that a peer at the bound is logged once per episode.
+	// refusing holds the addresses at the bound whose refusal has been
+	// logged; one leaves when its held and its lingering entries fall to
+	// half the bound (calm) or its watches are taken, so that a peer at
+	// the bound is logged once per episode.
 	refusing map[string]struct{}
 }
 
@@ -100,7 +101,13 @@ func (w *watchTable) dropIn(s *inWatch) {
 	if len(p.watches) == 0 {
 		delete(w.in, addr)
 	}
-	if p.held <= w.maxIn/2 {
+	w.calm(addr, p)
+}
+
+// calm ends addr's episode at the bound (refusing) once its held and its
+// lingering entries have both fallen to half the bound. Lock held.
+func (w *watchTable) calm(addr string, p *inPeer) {
+	if p.held <= w.maxIn/2 && len(p.watches)-p.held <= w.maxIn/2 {
 		delete(w.refusing, addr)
 	}
 }
@@ -219,9 +226,7 @@ func (w *watchTable) unwatchInbound(k watchKey) *inWatch {
 	}
 	s.want = false
 	p.held--
-	if p.held <= w.maxIn/2 {
-		delete(w.refusing, addr)
-	}
+	w.calm(addr, p)
 	if s.queued {
 		return nil
 	}
