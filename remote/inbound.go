@@ -55,6 +55,15 @@ func (r *Remote) deliver(from Peer, env Envelope) {
 		r.log.Debug("remote: Watch for a watcher not on the sender's node refused", "peer", from.String(), "watcher", w.Watcher.String())
 		return
 	}
+	if u, ok := env.Message.(*UnwatchRequest); ok && u.Watcher.Address != from.Address {
+		// Only the watcher's own node ends its watch (the runtime's
+		// Unwatch, like its Watch, names a local watcher): a peer's
+		// Unwatch for another node's watcher would end that watch here,
+		// and its watcher would never hear of the watchee's stop
+		// (TestUnwatchRequestForAnotherNodesWatcherRefused).
+		r.log.Debug("remote: Unwatch for a watcher not on the sender's node refused", "peer", from.String(), "watcher", u.Watcher.String())
+		return
+	}
 	switch env.Message.(type) {
 	case *WatchRequest, *UnwatchRequest, *TerminatedNotice, *StopRequest, *PoisonPillRequest, *DeadLetterResponse:
 		// A fresh PID: these may keep it (watch tables, Terminated).

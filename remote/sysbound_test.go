@@ -247,3 +247,23 @@ type blockAgain struct {
 	entered chan struct{}
 	release chan struct{}
 }
+
+// An UnwatchRequest is taken only from the watcher's own node, as a
+// WatchRequest is: a peer that names another node's watcher cannot end
+// that node's watch. Before, it did, and the watcher never heard of the
+// watchee's stop.
+func TestUnwatchRequestForAnotherNodesWatcherRefused(t *testing.T) {
+	sys, r := startSystem(t, "a", testConfig(t))
+	echoOn(t, sys, "echo", "a")
+	x := echoOn(t, sys, "x", "a")
+	b := newWatchPeer(t, r.Address())
+	c := newWatchPeer(t, r.Address())
+	b.watch("w", "x")
+	b.sync("echo")
+	c.send("x", &remote.UnwatchRequest{Watcher: b.ref("w"), Watchee: remote.PIDRef{Address: r.Address(), ID: "x"}})
+	c.sync("echo")
+	_, in := r.WatchCounts()
+	require.Equal(t, 1, in, "another node's watch ended by a peer")
+	require.NoError(t, sys.Root().StopFuture(x).Wait())
+	b.expectNotices(remote.TerminatedStopped, "w")
+}
