@@ -195,10 +195,26 @@ var watchTerm = &PID{ID: "$watchterm"}
 func runtimeOwned(e envelope) bool { return e.sender == watchTerm || isTick(e.msg) }
 
 // SendSystem implements Process.
-func (c *cell) SendSystem(_ *PID, m SystemMessage) { c.mb.PostSystem(nil, envelope{msg: m}) }
+func (c *cell) SendSystem(_ *PID, m SystemMessage) { c.postSystem(nil, m) }
 
 // StopProcess implements Process.
-func (c *cell) StopProcess(_ *PID) { c.mb.PostSystem(nil, envelope{msg: stopSys}) }
+func (c *cell) StopProcess(_ *PID) { c.postSystem(nil, stopSys) }
+
+// postSystem queues the system message m; w is the poster's worker, or
+// nil. A Stop is queued only by the first to mark the mailbox
+// (mailbox.MarkStop, which beginStop marks too): once one is queued, or
+// the actor is stopping, another would only wait in the queue to be
+// ignored (beginStop), so any number of stops, a peer's StopRequests
+// among them, hold one message while the actor is stuck in its Receive
+// (TestRepeatedStopQueuesOne). The mark is never cleared: a queued Stop
+// always ends the actor (a restart before it does not undo it, and one
+// drained at the mailbox's close finds it stopped).
+func (c *cell) postSystem(w *scheduler.Worker, m SystemMessage) {
+	if _, ok := m.(*Stop); ok && !c.mb.MarkStop() {
+		return
+	}
+	c.mb.PostSystem(w, envelope{msg: m})
+}
 
 // MailboxIndex implements scheduler.MessageInvoker.
 func (c *cell) MailboxIndex() scheduler.MailboxIndex { return c.idx }
@@ -234,6 +250,12 @@ func (c *cell) Sink(e envelope) {
 		c.sys.sendSystem(nil, m.Watcher, &TerminatedSystem{Terminated{Who: c.selfPID(), Why: TerminatedStopped}})
 	case *stopWatchMsg:
 		c.tellStopped(nil, m)
+	case *watchUpdate:
+		// As a Watch when it stands for one: the watcher hears of the
+		// stop; the keeper's state is taken either way.
+		if m.state.Take() {
+			c.sys.sendSystem(nil, m.watcher, &TerminatedSystem{Terminated{Who: c.selfPID(), Why: TerminatedStopped}})
+		}
 	case SystemMessage, *Timer, *continuation, *timeoutMsg: // the actor's own ticks: nothing to report
 	case *Terminated:
 		sender := e.sender

@@ -285,6 +285,8 @@ func (c *cell) handleSystem(msg any) {
 		c.stopAndTell(m)
 	case *Watch:
 		c.addWatcher(m.Watcher)
+	case *watchUpdate:
+		c.applyWatchUpdate(m)
 	case *Unwatch:
 		c.ext().watchers.remove(m.Watcher)
 	case *TerminatedSystem:
@@ -346,6 +348,9 @@ func (c *cell) onTerminated(t Terminated) {
 func (c *cell) beginStop() {
 	if c.state == stateStopping || c.state == stateStopped {
 		return
+	}
+	if !c.mb.StopMarked() { // a Stop marked it already, as a rule
+		c.mb.MarkStop() // later Stops queue nothing (postSystem)
 	}
 	c.windDown(stateStopping, stoppingMsg)
 }

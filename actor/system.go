@@ -553,7 +553,7 @@ func (s *System) sendSystem(w *scheduler.Worker, pid *PID, m SystemMessage) {
 		p = s.resolve(pid)
 	}
 	if c, ok := p.(*cell); ok {
-		c.mb.PostSystem(w, envelope{msg: m})
+		c.postSystem(w, m)
 		return
 	}
 	s.sendSystemToProcess(p, pid, m)

@@ -16,6 +16,12 @@ const (
 	statusDeferred                // waits for a resume timer; system posts wake it
 )
 
+// Bits of Mailbox.flags.
+const (
+	flagSuspended uint32 = 1 << iota // Suspend: user messages are not scheduled
+	flagStop                         // MarkStop: a stop of the owner is queued or under way
+)
+
 // Mailbox pairs a system queue with a user queue and keeps the scheduling
 // status: the post that moves it from idle to scheduled hands it to the
 // dispatcher, so a mailbox is in a ready queue at most once and has at most
@@ -27,7 +33,7 @@ const (
 // PostUser and PostSystem.
 type Mailbox[T any] struct {
 	status     atomic.Uint32
-	suspended  atomic.Bool
+	flags      atomic.Uint32 // flagSuspended, flagStop
 	sys        queue.InlineMPSC[T]
 	user       queue.RingMPSC[T]
 	custom     *customQueue[T] // nil for the default queue
@@ -134,7 +140,7 @@ func (m *Mailbox[T]) PostUserClaim(v T) (claimed bool, err error) {
 	if err := m.push(v); err != nil {
 		return false, err
 	}
-	if m.status.Load() == statusIdle && !m.suspended.Load() && m.status.CompareAndSwap(statusIdle, statusScheduled) {
+	if m.status.Load() == statusIdle && !m.Suspended() && m.status.CompareAndSwap(statusIdle, statusScheduled) {
 		return true, nil
 	}
 	m.afterPost(nil, false)
@@ -177,7 +183,7 @@ func (m *Mailbox[T]) PostSystem(w *scheduler.Worker, v T) {
 func (m *Mailbox[T]) afterPost(w *scheduler.Worker, system bool) {
 	switch m.status.Load() {
 	case statusIdle:
-		if (system || !m.suspended.Load()) && m.status.CompareAndSwap(statusIdle, statusScheduled) {
+		if (system || !m.Suspended()) && m.status.CompareAndSwap(statusIdle, statusScheduled) {
 			m.dispatcher.ScheduleFrom(w, m.runnable)
 		}
 	case statusClosed:
@@ -240,6 +246,12 @@ func (m *Mailbox[T]) UserLen() int {
 	return m.user.Len()
 }
 
+// SystemLen returns the number of queued system messages (for tests and
+// diagnostics). Consumer only: the caller must be the consumer, or know
+// that none runs (an owner blocked in its turn, with a happens-before
+// edge from that turn to the call).
+func (m *Mailbox[T]) SystemLen() int { return m.sys.Len() }
+
 // UserBacklog returns the number of queued user messages as a poster sees
 // it: any goroutine may call it (UserLen is the consumer's). For the
 // default queue it may count up to a quarter of the queue's current ring
@@ -256,13 +268,24 @@ func (m *Mailbox[T]) UserBacklog() int {
 
 // Suspend stops user messages from being scheduled; system messages still
 // are. Consumer only.
-func (m *Mailbox[T]) Suspend() { m.suspended.Store(true) }
+func (m *Mailbox[T]) Suspend() { m.flags.Or(flagSuspended) }
 
 // Resume lets user messages run again.
-func (m *Mailbox[T]) Resume() { m.suspended.Store(false) }
+func (m *Mailbox[T]) Resume() { m.flags.And(^flagSuspended) }
 
 // Suspended reports whether the mailbox is suspended.
-func (m *Mailbox[T]) Suspended() bool { return m.suspended.Load() }
+func (m *Mailbox[T]) Suspended() bool { return m.flags.Load()&flagSuspended != 0 }
+
+// MarkStop records that a stop of the mailbox's owner is queued or under
+// way, and reports whether this call recorded it (false: an earlier one
+// did). The mark is never cleared. The owner queues a stop only when it is
+// the first to mark it, so that any number of stops hold one system
+// message: an actor stuck in its Receive while a peer sends it stop after
+// stop holds one (actor.cell). Safe from any goroutine.
+func (m *Mailbox[T]) MarkStop() bool { return m.flags.Or(flagStop)&flagStop == 0 }
+
+// StopMarked reports whether MarkStop has been called.
+func (m *Mailbox[T]) StopMarked() bool { return m.flags.Load()&flagStop != 0 }
 
 // SetIdle implements the executor side of scheduler.Runnable: it marks the
 // mailbox idle and, when work arrived meanwhile, re-claims it and reports
@@ -281,7 +304,7 @@ func (m *Mailbox[T]) pending(sm queue.Mark[T], um queue.RingMark[T]) bool {
 	if m.sys.PublishedAfter(sm) {
 		return true
 	}
-	if m.suspended.Load() {
+	if m.Suspended() {
 		return false
 	}
 	if m.custom != nil {
@@ -308,7 +331,7 @@ type Sink[T any] interface{ Sink(v T) }
 // The sink is the attached runnable, which must implement Sink[T]: the
 // mailbox keeps no field for it.
 func (m *Mailbox[T]) Close() {
-	m.suspended.Store(false)
+	m.Resume()
 	m.status.Store(statusDraining)
 	m.drain()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/internal/watchhook"
 )
 
 // EndpointTerminated is published on the actor system's EventStream when a
@@ -89,18 +90,22 @@ func (r *Remote) tellTerminated(watcher, who *actor.PID, why actor.TerminatedRea
 // that is gone: each local watcher of a process there gets
 // Terminated{AddressTerminated} (and, with unwatchPeer, the peer, which
 // lives on, is sent an UnwatchRequest for it), and local processes forget
-// the watchers there. It returns the watches it ended.
-func (r *Remote) endWatchesAt(addr string, unwatchPeer bool) (out, in []watchEntry) {
-	out, in = r.watches.takeAddress(addr)
+// the watchers there (each is handed an update of the watch, which reads
+// "not watched", unless one is queued already). It returns the outbound
+// watches it ended and the number of inbound ones.
+func (r *Remote) endWatchesAt(addr string, unwatchPeer bool) (out []watchEntry, in int) {
+	out, in, post := r.watches.takeAddress(addr)
 	for _, e := range out {
 		r.tellTerminated(e.watcher, e.watchee, actor.TerminatedAddressTerminated)
 		if unwatchPeer {
 			r.send(e.watchee, &UnwatchRequest{Watcher: r.ref(e.watcher), Watchee: r.ref(e.watchee)}, nil, sendAnswer)
 		}
 	}
-	for _, e := range in {
-		if proc, ok := r.sys.Lookup(e.watchee.ID); ok {
-			proc.SendSystem(e.watchee, &actor.Unwatch{Watcher: e.watcher})
+	for _, s := range post {
+		if proc, ok := r.sys.Lookup(s.entry.watchee.ID); ok {
+			watchhook.Post(proc, s.entry.watchee, s.entry.watcher, s)
+		} else {
+			s.Take() // gone: nothing holds the watcher; the entry leaves
 		}
 	}
 	return out, in
@@ -119,7 +124,7 @@ func (r *Remote) peerTerminated(p Peer, reason error) {
 		requests = r.sys.FailRequestsTo(p.Address, reason)
 	}
 	r.log.Info("remote: endpoint terminated", "peer", p.String(), "reason", reason,
-		"watchers_notified", len(out), "remote_watchers_dropped", len(in), "spawns_failed", failed, "requests_failed", requests)
+		"watchers_notified", len(out), "remote_watchers_dropped", in, "spawns_failed", failed, "requests_failed", requests)
 	r.sys.EventStream().Publish(&EndpointTerminated{Address: p.Address, NodeID: p.NodeID, Reason: reason})
 }
 

@@ -156,8 +156,8 @@ func (r *Remote) watchesDropped(from Peer, m *WatchesDropped) {
 	}
 	out, in := r.endWatchesAt(from.Address, true)
 	r.log.Info("remote: peer had reported this node gone and dropped the watches across the link",
-		"peer", from.String(), "watchers_notified", len(out), "remote_watchers_dropped", len(in))
-	r.sys.EventStream().Publish(&WatchesDroppedEvent{Address: from.Address, NodeID: from.NodeID, Watchers: len(out), RemoteWatchers: len(in)})
+		"peer", from.String(), "watchers_notified", len(out), "remote_watchers_dropped", in)
+	r.sys.EventStream().Publish(&WatchesDroppedEvent{Address: from.Address, NodeID: from.NodeID, Watchers: len(out), RemoteWatchers: in})
 }
 
 // WatchesDroppedEvent is published on the actor system's EventStream when a

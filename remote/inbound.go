@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/internal/watchhook"
 )
 
 // deliver is the Node's Deliver hook: one inbound envelope, on the reader
@@ -52,6 +53,15 @@ func (r *Remote) deliver(from Peer, env Envelope) {
 		// the watch table), and could complete a pending future here with
 		// a Terminated (TestWatchRequestNamingALocalWatcherRefused).
 		r.log.Debug("remote: Watch for a watcher not on the sender's node refused", "peer", from.String(), "watcher", w.Watcher.String())
+		return
+	}
+	if u, ok := env.Message.(*UnwatchRequest); ok && u.Watcher.Address != from.Address {
+		// Only the watcher's own node ends its watch (the runtime's
+		// Unwatch, like its Watch, names a local watcher): a peer's
+		// Unwatch for another node's watcher would end that watch here,
+		// and its watcher would never hear of the watchee's stop
+		// (TestUnwatchRequestForAnotherNodesWatcherRefused).
+		r.log.Debug("remote: Unwatch for a watcher not on the sender's node refused", "peer", from.String(), "watcher", u.Watcher.String())
 		return
 	}
 	switch env.Message.(type) {
@@ -137,44 +147,43 @@ func (r *Remote) deliverControl(from Peer, p actor.Process, env Envelope, target
 			return
 		}
 		// The entry leaves when the Terminated goes out through the remote
-		// process, on Unwatch, or when the node is gone.
-		ok, first, held := r.watches.addInbound(watchKey{watcher: r.normalize(m.Watcher), watchee: r.ref(target)}, watchEntry{watcher: watcher, watchee: target})
+		// process, on Unwatch, or when the node is gone. The process is
+		// handed an update of the pair's watch only when none is queued
+		// and it does not have the watch already: a repeated Watch, or
+		// Watches and Unwatches alternating while the actor is busy,
+		// queue one system message at most, which reads the latest
+		// request when the actor handles it
+		// (TestRepeatedWatchAndUnwatchQueueNothing,
+		// TestAlternatingWatchUnwatchQueuesOne).
+		s, ok, first := r.watches.watchInbound(watchKey{watcher: r.normalize(m.Watcher), watchee: r.ref(target)}, watchEntry{watcher: watcher, watchee: target})
 		if !ok {
 			r.watchRefused(m.Watcher, target, first)
 			return
 		}
-		if held {
-			// Watched already: the process has this watcher. Another
-			// Watch would only queue a system message for nothing, as
-			// many as the peer sends while the actor is busy
-			// (TestRepeatedWatchAndUnwatchQueueNothing).
-			return
+		if s != nil {
+			watchhook.Post(p, target, s.entry.watcher, s)
 		}
-		p.SendSystem(target, &actor.Watch{Watcher: watcher})
 	case *UnwatchRequest:
-		watcher := r.pid(m.Watcher)
-		if watcher == nil {
+		if m.Watcher.IsZero() {
 			return
 		}
-		if !r.watches.removeInboundKey(watchKey{watcher: r.normalize(m.Watcher), watchee: r.ref(target)}) {
-			// Not watched (never, refused, or unwatched already): the
-			// process has no such watcher, and an Unwatch would only
-			// queue a system message for nothing.
-			return
+		if s := r.watches.unwatchInbound(watchKey{watcher: r.normalize(m.Watcher), watchee: r.ref(target)}); s != nil {
+			watchhook.Post(p, target, s.entry.watcher, s)
 		}
-		p.SendSystem(target, &actor.Unwatch{Watcher: watcher})
 	case *TerminatedNotice:
-		who := r.pid(m.Who)
-		if e, ok := r.watches.takeOutbound(watchKey{watcher: r.ref(target), watchee: r.normalize(m.Who)}); ok {
-			who = e.watchee
-			if m.Why == TerminatedWatchRefused {
-				r.refusedByPeer(e.watcher, e.watchee)
-			}
-		}
-		if who == nil {
+		e, ok := r.watches.takeOutbound(watchKey{watcher: r.ref(target), watchee: r.normalize(m.Who)})
+		if !ok {
+			// No watch of Who by target here: never made, unwatched, or
+			// told already (the entry leaves with the first notice). The
+			// watcher would ignore it; queued, it would wait in a busy
+			// watcher's system queue, one per notice a peer sends
+			// (TestTerminatedNoticeQueuesOnlyForAWatchHeld).
 			return
 		}
-		p.SendSystem(target, &actor.TerminatedSystem{Terminated: actor.Terminated{Who: who, Why: actorReason(m.Why)}})
+		if m.Why == TerminatedWatchRefused {
+			r.refusedByPeer(e.watcher, e.watchee)
+		}
+		p.SendSystem(target, &actor.TerminatedSystem{Terminated: actor.Terminated{Who: e.watchee, Why: actorReason(m.Why)}})
 	case *StopRequest:
 		p.SendSystem(target, &actor.Stop{})
 	case *PoisonPillRequest:

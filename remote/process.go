@@ -78,7 +78,13 @@ func (p *remoteProcess) SendSystem(pid *actor.PID, m actor.SystemMessage) {
 		}
 		r.send(pid, &UnwatchRequest{Watcher: r.ref(m.Watcher), Watchee: r.ref(pid)}, nil, p.cls)
 	case *actor.TerminatedSystem:
-		r.watches.removeInbound(r, pid, m.Who)
+		if !r.watches.endInbound(watchKey{watcher: r.ref(pid), watchee: r.ref(m.Who)}) {
+			// No watch of the peer's watcher is wanted here (never, or
+			// unwatched, or told already: a watch update drained at the
+			// process's stop tells, and then its watcher list would
+			// again). Remote watchers come only from the watch table.
+			return
+		}
 		if !r.node.running.Load() {
 			// The Node has stopped (Shutdown stops actors after the
 			// extensions): its goodbye told each connected peer, whose

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/internal/watchhook"
 	"github.com/fraktor-go/fraktor/scheduler"
 )
 
@@ -40,7 +41,11 @@ func TestRetiredWatcherDeadlineSurvivesFailedHandshake(t *testing.T) {
 	kind, _ := first.claim("w", addr)
 	require.Equal(t, kindWelcome, kind)
 	watcher := actor.NewPID(addr, "w")
-	r.watches.addInbound(watchKey{watcher: r.ref(watcher), watchee: r.ref(x)}, watchEntry{watcher: watcher, watchee: x})
+	s, ok, _ := r.watches.watchInbound(watchKey{watcher: r.ref(watcher), watchee: r.ref(x)}, watchEntry{watcher: watcher, watchee: x})
+	require.True(t, ok)
+	proc, ok := r.sys.Lookup(x.ID)
+	require.True(t, ok)
+	watchhook.Post(proc, x, watcher, s)
 	require.Eventually(t, func() bool { return r.node.Stats().Connections == 1 }, waitTimeout, time.Millisecond)
 	require.NoError(t, first.c.Close())
 	require.Eventually(t, func() bool { return r.node.Stats().Endpoints == 0 }, waitTimeout, time.Millisecond)
