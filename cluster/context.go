@@ -367,7 +367,9 @@ func (c *Cluster) backoff(ctx context.Context, n int, cause error) bool {
 // activation that failed for a transient reason (a custom lookup wraps
 // every activator error in *ActivationFailedError) is retried.
 func isFatal(err error) bool {
-	if errors.Is(err, actor.ErrTimeout) {
+	if errors.Is(err, actor.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		// A wait that ended is never fatal, whatever cause it carries
+		// (resolveOnce adds the last error of the flight it waited for).
 		// A timeout is retried whatever it carries: linkFailures.explain
 		// adds why the link is down, and a refused handshake's
 		// ErrMalformed or ErrFrameTooLarge (something that is not a

@@ -43,6 +43,9 @@ type flight struct {
 	landing *actor.PID
 	// tries: the resolutions made for it (queuedRequest.tries).
 	tries int32
+	// lastErr: the error of its last resolution that failed (guarded by
+	// the group's mu), for the callers whose wait for it ends first.
+	lastErr error
 	// carried: it took over queued requests from an earlier flight, whose
 	// tries started there (spent).
 	carried bool
@@ -143,6 +146,22 @@ func (c *Cluster) resolveOnce(ctx context.Context, id Identity) (*actor.PID, int
 		case <-f.done:
 			return f.pid, f.tries - from, f.err // no tries after done
 		case <-ctx.Done():
+			// Say why the flight has not landed yet, as far as this member
+			// knows: the error of its last attempt that failed, or why the
+			// last connection to the owner failed (a refused handshake,
+			// while the first attempt still waits for its timeout); the
+			// caller's ErrTimeout wraps it. Before, such a request read
+			// only "context deadline exceeded"
+			// (TestRequestWaitingOnAnotherResolutionNamesTheRefusedHandshake).
+			g.mu.Lock()
+			last := f.lastErr
+			g.mu.Unlock()
+			if last != nil {
+				return nil, 0, fmt.Errorf("%w; the resolution it waited for: %w", ctx.Err(), last)
+			}
+			if addr, why := c.ownerLinkFailure(id); why != nil {
+				return nil, 0, fmt.Errorf("%w (no connection to %s: %w)", ctx.Err(), addr, why)
+			}
 			return nil, 0, ctx.Err()
 		}
 	}
@@ -151,7 +170,7 @@ func (c *Cluster) resolveOnce(ctx context.Context, id Identity) (*actor.PID, int
 	if err == nil {
 		c.metrics.resolved(id.Kind, c.now().Sub(start))
 	}
-	g.tried(f)
+	g.tried(f, err)
 	c.land(id, f, pid, owner, err, false)
 	return pid, 1, err
 }
@@ -206,7 +225,7 @@ func (c *Cluster) leadSends(id Identity, f *flight) {
 		)
 		for attempt := 1; ; attempt++ {
 			pid, owner, err = c.activateOnce(ctx, id)
-			c.flights.tried(f)
+			c.flights.tried(f, err)
 			if err == nil || isFatal(err) {
 				break
 			}
@@ -228,10 +247,14 @@ func (c *Cluster) leadSends(id Identity, f *flight) {
 	}
 }
 
-// tried counts a resolution that f made (flight.tries).
-func (g *flightGroup) tried(f *flight) {
+// tried counts a resolution that f made (flight.tries) and keeps its
+// error, if it failed (flight.lastErr).
+func (g *flightGroup) tried(f *flight, err error) {
 	g.mu.Lock()
 	f.tries++
+	if err != nil {
+		f.lastErr = err
+	}
 	g.mu.Unlock()
 }
 
@@ -428,4 +451,18 @@ func (c *Cluster) sendFirst(id Identity, q *queuedRequest) {
 	case lead:
 		c.leadSends(id, f)
 	}
+}
+
+// ownerLinkFailure returns the address of id's owner in the current view
+// and why the last connection to it failed, nil when none is on record.
+func (c *Cluster) ownerLinkFailure(id Identity) (string, error) {
+	v := c.view.Load()
+	if v == nil {
+		return "", nil
+	}
+	owner, err := v.ring.Owner(id)
+	if err != nil {
+		return "", nil
+	}
+	return owner.Address, c.links.why(owner.Address)
 }

@@ -74,6 +74,14 @@ func (l *linkFailures) record(ev any) {
 	l.m[e.Peer.Address] = e.Err
 }
 
+// why returns the last connection failure to address on record, nil when
+// none is.
+func (l *linkFailures) why(address string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.m[address]
+}
+
 // explain returns err with the last connection failure to address added,
 // when err is a timeout and a failure is on record (the link is down, and
 // that is why nothing came back); err itself otherwise.
@@ -81,9 +89,7 @@ func (l *linkFailures) explain(address string, err error) error {
 	if err == nil || !errors.Is(err, actor.ErrTimeout) {
 		return err
 	}
-	l.mu.Lock()
-	why := l.m[address]
-	l.mu.Unlock()
+	why := l.why(address)
 	if why == nil {
 		return err
 	}
