@@ -149,7 +149,7 @@ func TestAkkaSendAfterCancelledOnRestart(t *testing.T) {
 // unwatch guarantees the same). The watcher blocks on purpose to let the
 // Terminated queue up, so it runs WithBlocking (a blocking Receive on the
 // shared pool strands the actors it sends to: see
-// TestNewuser8BlockingReceiveStrandsTheActorItSentTo).
+// TestBlockingReceiveWithBlockingDoesNotStrand).
 func TestAkkaUnwatchDropsQueuedTerminated(t *testing.T) {
 	sys := testkit.NewSystem(t)
 	probe := testkit.NewProbe(t, sys)
