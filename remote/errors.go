@@ -74,7 +74,9 @@ var (
 	ErrAlreadyRegistered = errors.New("remote: type already registered")
 	// ErrNoListener: the in-memory network has no listener at the address.
 	ErrNoListener = errors.New("remote: no listener at address")
-	// ErrAddressInUse: the in-memory network already has a listener there.
+	// ErrAddressInUse: the address to listen on is taken (the in-memory
+	// network has a listener there, or TCP's bind found it in use; then
+	// errors.Is(err, syscall.EADDRINUSE) holds too).
 	ErrAddressInUse = errors.New("remote: address in use")
 	// ErrUnknownKind: a remote spawn named a kind the target node does not
 	// offer (Config.Kinds).

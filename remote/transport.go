@@ -3,8 +3,10 @@ package remote
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
+	"syscall"
 )
 
 // Transport opens the byte streams a Node runs its protocol on. Everything
@@ -34,6 +36,11 @@ func (t *TCPTransport) Listen(ctx context.Context, address string) (net.Listener
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", address)
 	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			// One sentinel for a taken address, whatever the transport
+			// (TestTCPListenTakenAddressIsErrAddressInUse).
+			return nil, fmt.Errorf("remote: listen %q: %w: %w", address, ErrAddressInUse, err)
+		}
 		return nil, fmt.Errorf("remote: listen %q: %w", address, err)
 	}
 	if t.ServerTLS != nil {
