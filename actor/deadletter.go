@@ -99,7 +99,13 @@ func (s *System) deadLetter(pid *PID, msg any, sender *PID, reason error) {
 			s.send(nil, sender, &DeadLetterResponse{Target: pid, Reason: reason}, nil)
 		}
 	}
-	if s.events.Len() > 0 {
+	if _, loop := msg.(*DeadLetterEvent); !loop && s.events.Len() > 0 {
+		// Not for a dead letter that is itself a DeadLetterEvent: a
+		// subscriber that forwards dead letters to an actor that is gone
+		// would get its own forward back, and forward it again, for ever
+		// (newuser8: 1.1 M dead letters in 200 ms;
+		// TestForwardedDeadLetterEventDoesNotLoop). It is still counted
+		// and logged.
 		s.events.Publish(&DeadLetterEvent{PID: pid, Message: msg, Sender: sender, Reason: reason})
 	}
 	if d.allowLog() {
