@@ -34,6 +34,7 @@ type retireState struct {
 // the call with its error (ErrUnreachable while the agent does not
 // answer). Once every step succeeded it returns nil at once.
 func (m *membership) Retire(ctx context.Context) error {
+	m.Release() // the lease is given up (a no-op once the membership ended)
 	if err := m.Stop(ctx); err != nil {
 		m.log.Debug("consul: stop before retire", "err", err)
 	}
