@@ -260,3 +260,53 @@ func TestClusterFenceReleasesOnlyOnceGrainsTerminated(t *testing.T) {
 	awaitReleased(t, obs, []string{old.Key()}, wait)
 	receiveWithin(t, fa.readied, "a did not rejoin")
 }
+
+// A member told to shut down while fenced (its rejoin failing, its old
+// incarnation's release waiting out a long backoff) makes one last attempt
+// to release that incarnation within Shutdown's ctx: with the registry
+// reachable again, the others need not wait it out. Before, Shutdown left
+// nothing behind in the registry's eyes: the incarnation had been stopped
+// as a crash's is, and stayed registered until its lease TTL (5 s here).
+func TestClusterShutdownWhileFencedReleasesTheFencedIncarnation(t *testing.T) {
+	reg := releaseRegistry(t)
+	gate := &joinGate{Provider: reg}
+	failing := make(chan struct{}, 1)
+	a := startMemberFull(t, gate, func(c *cluster.Config) {
+		releaseTiming(c)
+		c.Retry.Base, c.Retry.Max = time.Minute, time.Minute // no retry before the Shutdown below
+	}, func(c *actor.SystemConfig) {
+		c.Logger = slog.New(notifyHandler{msg: "cluster: releasing the fenced incarnation failed; retrying", ch: failing})
+	}, counterKind())
+	awaitMembers(t, 1, a)
+	obsCtx, obsCancel := context.WithTimeout(context.Background(), wait)
+	defer obsCancel()
+	obs, err := reg.Join(obsCtx, cluster.Member{ID: "observer", Incarnation: 1, Address: "127.0.0.1:1"})
+	require.NoError(t, err)
+	defer func() { _ = obs.Leave(context.Background()) }()
+	awaitMembers(t, 2, a)
+	ctx := ctxWait(t)
+	_, err = cluster.Request[*Total](ctx, a.c, cluster.NewIdentity("counter", "1"), &Add{N: 1})
+	require.NoError(t, err)
+
+	fa := watchFences(a)
+	old := a.c.Self().Key()
+	gate.closed.Store(true)
+	reg.Partition(old)
+	receiveWithin(t, fa.fenced, "a did not fence")
+	receiveWithin(t, failing, "a did not try to release its fenced incarnation")
+	reg.Heal(old)
+
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, a.c.Shutdown(sctx))
+	require.Contains(t, keysOf(obs.Released()), old, "the fenced incarnation was not released at shutdown")
+	require.NotContains(t, keysOf(reg.Topology().Members), old)
+}
+
+func keysOf(ms []cluster.Member) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Key()
+	}
+	return out
+}

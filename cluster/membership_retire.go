@@ -63,10 +63,12 @@ func (c *Cluster) retireFenced(m Membership) {
 		if panicked {
 			// A provider's bug: retrying would repeat it. The backend
 			// drops m when its lease expires.
+			c.retired(m)
 			c.log.Error("cluster: releasing the fenced incarnation panicked; left to expire", "member", key, "err", err)
 			return
 		}
 		if err == nil {
+			c.retired(m)
 			c.log.Info("cluster: fenced incarnation released", "member", key, "attempts", attempt)
 			return
 		}
@@ -93,4 +95,56 @@ func callRetire(ctx context.Context, r Retirer) (panicked bool, err error) {
 		}
 	}()
 	return false, r.Retire(ctx)
+}
+
+// beginRetire records that m, a fenced incarnation whose grains have all
+// terminated, is to be released, and reports whether its provider can
+// (Retirer). The placement actor calls it before it starts retireFenced,
+// so a Shutdown that follows finds m in retiring (retirePending).
+func (c *Cluster) beginRetire(m Membership) bool {
+	if _, ok := m.(Retirer); !ok {
+		return false
+	}
+	c.goMu.Lock()
+	defer c.goMu.Unlock()
+	if c.retiring == nil {
+		c.retiring = map[Membership]struct{}{}
+	}
+	c.retiring[m] = struct{}{}
+	return true
+}
+
+// retired forgets m's pending release.
+func (c *Cluster) retired(m Membership) {
+	c.goMu.Lock()
+	delete(c.retiring, m)
+	c.goMu.Unlock()
+}
+
+// retirePending makes one last attempt, within Shutdown's ctx, to release
+// the fenced incarnations whose release had not succeeded when Shutdown
+// began (their goroutines end with Shutdown): a member told to shut down
+// while fenced, its registry just back, leaves no incarnation for the
+// others to wait out. Shutdown calls it once every grain has stopped, so
+// no placement actor turn adds to retiring any more (a leaving placement
+// actor ends no fenced membership). What still fails is logged and left to
+// expire, as a crash's incarnation is.
+func (c *Cluster) retirePending(ctx context.Context) {
+	c.goMu.Lock()
+	pending := make([]Membership, 0, len(c.retiring))
+	for m := range c.retiring {
+		pending = append(pending, m)
+	}
+	c.goMu.Unlock()
+	for _, m := range pending {
+		rctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		panicked, err := callRetire(rctx, m.(Retirer))
+		cancel()
+		if err != nil || panicked {
+			c.log.Warn("cluster: fenced incarnation not released at shutdown; the others wait it out", "member", m.Self().Key(), "err", err)
+			continue
+		}
+		c.retired(m)
+		c.log.Info("cluster: fenced incarnation released at shutdown", "member", m.Self().Key())
+	}
 }

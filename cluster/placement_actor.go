@@ -446,7 +446,7 @@ func (p *placementActor) endFencedMembership() {
 	}
 	p.fenceEnding = true
 	m := p.m
-	release := !p.c.remoteGone.Load()
+	release := !p.c.remoteGone.Load() && p.c.beginRetire(m)
 	p.c.goTracked(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), p.c.cfg.RequestTimeout)
 		_ = m.Stop(ctx)
