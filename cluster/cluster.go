@@ -142,7 +142,8 @@ type Cluster struct {
 	// goroutines may still run (lingerMembership); goMu.
 	lingering []<-chan struct{}
 	// retiring holds the fenced incarnations whose release is under way
-	// (retireFenced); goMu. Shutdown tries each once more.
+	// (beginRetire, retired); goMu. Shutdown tries each once more
+	// (retirePending).
 	retiring map[Membership]struct{}
 	// term is closed once the tracked goroutines have returned after
 	// Shutdown (Terminated).
