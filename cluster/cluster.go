@@ -141,6 +141,10 @@ type Cluster struct {
 	// lingering holds the Terminated channels of ended memberships whose
 	// goroutines may still run (lingerMembership); goMu.
 	lingering []<-chan struct{}
+	// retiring holds the fenced incarnations whose release is under way
+	// (beginRetire, retired); goMu. Shutdown tries each once more
+	// (retirePending).
+	retiring map[Membership]struct{}
 	// term is closed once the tracked goroutines have returned after
 	// Shutdown (Terminated).
 	term chan struct{}
@@ -996,7 +1000,11 @@ func (c *Cluster) evict(m Member) {
 // system calls it before remote shuts down. A rejoin in flight when
 // Shutdown begins (after a self-fence) leaves its new incarnation as soon as
 // its Join returns, and Shutdown waits for it (within ctx; Terminated
-// after), so no incarnation stays registered. The wait for the cluster's own goroutines is bounded by ctx
+// after), so no incarnation stays registered. An earlier incarnation that
+// fenced and is still being released (Retirer) gets one last attempt
+// within ctx once every grain has stopped; when that fails too it is left
+// for the provider to expire, as a crashed one is (logged at Warn; not an
+// error of Shutdown). The wait for the cluster's own goroutines is bounded by ctx
 // too (some run user code: a provider's Evict, a custom lookup's
 // callbacks); Terminated closes when they have returned. Idempotent:
 // later calls return the first call's result.
@@ -1040,6 +1048,9 @@ func (c *Cluster) Shutdown(ctx context.Context) error {
 				cancel()
 				c.lingerMembership(m)
 			}
+		}
+		if allStopped {
+			c.retirePending(ctx)
 		}
 		c.goMu.Lock()
 		c.goClosed = true

@@ -68,8 +68,9 @@ func (c MemoryConfig) Validate() error {
 // the same semantics as the Consul provider: a view epoch that grows on
 // every change, leases with a TTL on an injectable clock, graceful Leave
 // with a released marker, and an abrupt stop (Membership.Stop) after which
-// the member is removed only when its lease expires. Partition and Heal cut
-// a member off the registry and back, for failure tests.
+// the member is removed only when its lease expires; its memberships
+// implement Retirer. Partition and Heal cut a member off the registry and
+// back, for failure tests.
 //
 // It starts no goroutine: renewals and expiries are timers of the clock, and
 // snapshots are delivered from whichever goroutine changed the registry
@@ -269,6 +270,8 @@ func (r *MemoryRegistry) expire(key string, e *memoryEntry) {
 	r.broadcastLocked()
 }
 
+var _ Retirer = (*memoryMembership)(nil)
+
 // memoryMembership is a Membership of a MemoryRegistry. Its mutable fields
 // are guarded by reg.mu.
 type memoryMembership struct {
@@ -277,6 +280,8 @@ type memoryMembership struct {
 	key       string
 	done      bool
 	stopRenew func() bool
+	// retired: Retire recorded the released marker.
+	retired bool
 	// missed: a view was not delivered to it while it was partitioned. A
 	// partition cut and healed between two renewals fails none, so the
 	// view is not stale, yet the member must still get what it missed.
@@ -354,6 +359,45 @@ func (m *memoryMembership) Leave(context.Context) error {
 	r.epoch++
 	r.logger.Info("cluster: member left", "member", m.key, "epoch", r.epoch)
 	delete(r.handles, m) // the leaver gets no view without itself
+	r.broadcastLocked()
+	return nil
+}
+
+// Retire implements Retirer: the membership ends (as Stop ends it) if it
+// has not, the incarnation's released marker is recorded and its entry,
+// when the registry still holds it, removed, at a new epoch delivered to
+// every member. The marker is recorded also when the entry is gone already
+// (its lease expired, or it was evicted): the others then stop waiting W
+// for it. A partitioned member cannot reach the registry: Retire returns
+// an error wrapping ErrPartitioned and may be called again after Heal. A
+// closed registry returns ErrRegistryClosed. Once it succeeded, Retire
+// returns nil at once.
+func (m *memoryMembership) Retire(context.Context) error {
+	r := m.reg
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m.Release() // a no-op once the membership ended
+	m.endLocked()
+	switch {
+	case m.retired:
+		return nil
+	case r.closed:
+		return ErrRegistryClosed
+	case r.partitioned[m.key]:
+		return fmt.Errorf("cluster: retire of %s: %w", m.key, ErrPartitioned)
+	}
+	if _, ok := r.released[m.key]; ok { // left already
+		m.retired = true
+		return nil
+	}
+	if e := r.entries[m.key]; e != nil && e.handle == m {
+		e.stopExpiry()
+		delete(r.entries, m.key)
+	}
+	m.retired = true
+	r.released[m.key] = m.Self()
+	r.epoch++
+	r.logger.Info("cluster: member retired", "member", m.key, "epoch", r.epoch)
 	r.broadcastLocked()
 	return nil
 }

@@ -421,18 +421,40 @@ func (p *placementActor) remoteEnded(ctx actor.Context, now time.Time) {
 }
 
 // endFencedMembership ends a fenced incarnation once its grains stopped, so
-// the runtime rejoins as a new one (unless its remote node ended).
+// the runtime rejoins as a new one (unless its remote node ended). The
+// membership is stopped at once (the rejoin waits for it to end, and the
+// provider may be out of reach), then released (Cluster.retireFenced:
+// released marker and deregistration, retried until the provider answers),
+// so the other members drop the old incarnation from their views and take
+// over without waiting W for it; before, it stayed in every view, owning
+// its share of the identities, until the provider expired it
+// (TestClusterServesSoonAfterRegistryOutage,
+// TestClusterFencedIncarnationsReleasedAfterRegistryCut).
+//
+// A member whose remote node ended is not released: that is how a crashed
+// process is modelled (remote's Node.Close, offered to tests that simulate
+// one), and a crash writes no marker: the others wait its lease out, then
+// W, and meanwhile it is an owner nobody can reach (requests to its
+// identities time out: TestClusterRemoteEndedEndsMembership,
+// TestClusterRetriesExhausted). Releasing it would be safe (its grains
+// have stopped too), but the runtime would then model a graceful leave
+// where a crash was meant. remoteGone is set before remoteEndedMsg is
+// sent, so the check below sees it on that path.
 func (p *placementActor) endFencedMembership() {
 	if p.leaving || p.fenceEnding || p.core.activeCount() > 0 {
 		return
 	}
 	p.fenceEnding = true
 	m := p.m
+	release := !p.c.remoteGone.Load() && p.c.beginRetire(m)
 	p.c.goTracked(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), p.c.cfg.RequestTimeout)
-		defer cancel()
 		_ = m.Stop(ctx)
+		cancel()
 		p.c.lingerMembership(m)
+		if release {
+			p.c.retireFenced(m)
+		}
 	})
 }
 

@@ -41,6 +41,7 @@ type memberRegistry struct {
 }
 
 var (
+	_ cluster.Retirer    = (*memberMembership)(nil)
 	_ cluster.Provider   = (*memberRegistry)(nil)
 	_ cluster.LeaseTimer = (*memberRegistry)(nil)
 	_ cluster.Evictor    = (*memberRegistry)(nil)
@@ -298,6 +299,26 @@ func (m *memberMembership) Lease() cluster.MembershipLease {
 		}
 	}
 	return l
+}
+
+// Retire forwards cluster.Retirer to the registry's membership (embedding
+// would hide it: the runtime detects it with a type assertion), d late
+// with a registry latency d. A member cut off the registry fails as the
+// registry's partition makes it fail; a dead member's never reaches it.
+func (m *memberMembership) Retire(ctx context.Context) error {
+	r, ok := m.Membership.(cluster.Retirer)
+	if !ok {
+		return fmt.Errorf("testkit: the registry's membership does not implement cluster.Retirer")
+	}
+	if err := m.r.wait(ctx); err != nil {
+		return err
+	}
+	m.r.mu.Lock() // as kill, so no Retire lands after the member died
+	defer m.r.mu.Unlock()
+	if m.r.dead {
+		return fmt.Errorf("%w: the member is dead", ErrRegistryCut)
+	}
+	return r.Retire(ctx)
 }
 
 // Founded is the optional method of the registry's membership (when this

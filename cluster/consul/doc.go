@@ -27,6 +27,9 @@
 // failures drive the lease state. Leave writes a released marker under
 // <KeyPrefix>/<Cluster>/released/ and deletes the member key in one
 // transaction, then destroys the session and deregisters the service.
+// Retire (cluster.Retirer) does the same for an incarnation that fenced and
+// was stopped, step by step, so that a call the agent did not answer can
+// be made again; the runtime retries it until the agent answers.
 //
 // A Provider shares one client (at most a few agent connections) among its
 // memberships; create one per process. Its view goroutine runs while any

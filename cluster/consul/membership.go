@@ -46,6 +46,10 @@ type membership struct {
 
 	mu    sync.Mutex
 	ended bool
+
+	// retireMu serialises Retire calls; it guards retire.
+	retireMu sync.Mutex
+	retire   retireState
 }
 
 // renewLoop renews the session every RenewInterval (measured from the last
