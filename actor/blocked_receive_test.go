@@ -19,7 +19,9 @@ import (
 // slot private and docs/actors.md tells actors that block to run
 // WithBlocking, whose pool has no run-next slot and takes one runnable at a
 // time. This test pins that remedy: the same asker WithBlocking does not
-// strand the helper.
+// strand the helper. (Requests made with the actor's Context hand the
+// worker's slot over themselves: TestRequestFromReceiveDoesNotStrandTheTarget.
+// A channel wait, as here, cannot.)
 func TestBlockingReceiveWithBlockingDoesNotStrand(t *testing.T) {
 	sys := testkit.NewSystem(t, func(c *actor.SystemConfig) { c.Workers = 2 })
 	ran := make(chan struct{})

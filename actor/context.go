@@ -176,6 +176,7 @@ func (c *cell) rawSend(_ Context, target *PID, msg any, sender *PID) {
 func (c *cell) RequestFuture(pid *PID, msg any, timeout time.Duration) *Future {
 	f := c.sys.newFuture(pid, timeout)
 	c.send(pid, msg, &f.pidv)
+	c.worker.Release() // a Result or Wait may follow: see requestSignal
 	return f
 }
 

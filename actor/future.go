@@ -176,6 +176,7 @@ func (f *Future) waitDone() {
 	if closed {
 		f.complete(nil, ErrSystemStopped)
 	}
+	f.sys.coord.WakeIdle() // about to block: see cell.requestSignal
 	<-d
 }
 
@@ -212,6 +213,7 @@ func (f *Future) ResultContext(ctx context.Context) (any, error) {
 		f.waitDone()
 	} else {
 		f.awaitClose()
+		f.sys.coord.WakeIdle() // about to block: see cell.requestSignal
 		select {
 		case <-f.Done():
 		case <-done:

@@ -52,6 +52,7 @@ func (f *Future) signalDone(done chan struct{}) {
 func (f *Future) awaitSignal(ctx context.Context) (any, error) {
 	if f.state.Load() == 0 { // about to block: fail at Shutdown (watchClose)
 		f.awaitClose()
+		f.sys.coord.WakeIdle() // see cell.requestSignal
 	}
 	select {
 	case <-f.done:
@@ -81,8 +82,21 @@ func (r *RootContext) requestSignal(ctx context.Context, pid *PID, msg any) *Fut
 	return f
 }
 
+// requestSignal from inside a Receive: the Receive blocks on the answer
+// next, so the worker first hands what it holds to the ready queue
+// (scheduler.Worker.Release): the send scheduled the target into the
+// worker's run-next slot (or it waits in the worker's local batch), where
+// no other worker takes it, and the answer could not come before the
+// request's timeout (TestRequestFromReceiveDoesNotStrandTheTarget). The
+// waiter then wakes a parked worker for it (WakeIdle in awaitSignal,
+// waitDone, ResultContext). RequestFuture releases too, since Result or
+// Wait may follow; an actor that goes on without waiting (ReenterAfter,
+// PipeTo) wakes nobody, and its worker takes the target back from the
+// queue once its turn ends: one lock more than the slot
+// (BenchmarkReenterAfter, docs/benchmarks.md).
 func (c *cell) requestSignal(_ context.Context, pid *PID, msg any) *Future {
 	f := c.sys.newSignalFuture(pid)
 	c.send(pid, msg, &f.pidv)
+	c.worker.Release()
 	return f
 }

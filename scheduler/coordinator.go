@@ -89,6 +89,7 @@ type Coordinator struct {
 	queue   ring
 	queued  atomic.Int64 // len(queue), readable without the lock
 	idle    []*Worker
+	idleN   atomic.Int32 // len(idle), readable without the lock (WakeIdle)
 	workers []*Worker
 	closed  bool
 	started bool
@@ -163,6 +164,7 @@ func (c *Coordinator) Schedule(r Runnable) {
 	if n := len(c.idle); n > 0 {
 		w = c.idle[n-1]
 		c.idle = c.idle[:n-1]
+		c.idleN.Add(-1)
 	}
 	c.mu.Unlock()
 	if w != nil {
@@ -183,6 +185,79 @@ func (c *Coordinator) ScheduleFrom(w *Worker, r Runnable) {
 		c.Schedule(prev)
 	}
 	w.next = r
+}
+
+// Release hands what w holds for later, its run-next slot and its local
+// batch, to the ready queue: the invocation running on w may block next
+// until another actor has run (a request made from inside a Receive,
+// waiting for its answer). Nothing else takes those runnables (the slot
+// and the batch are private to w, so that an ordinary hop costs no
+// synchronization), and the actor the invocation would wait for is
+// typically among them: the request itself scheduled it into the slot.
+// Before, such a wait lasted until the request's timeout even with every
+// other worker idle (TestCoordinatorReleaseHandsHeldWorkToIdleWorkers; in
+// actor, TestRequestFromReceiveDoesNotStrandTheTarget).
+//
+// It wakes no parked worker: an invocation that does not block after all
+// (the request's answer awaited with a continuation) lets w take them back
+// from the queue as soon as it ends, where a wake would move them to
+// another core. The code that blocks calls WakeIdle first. It costs
+// nothing when w holds nothing, one lock otherwise; the per-hop path is
+// unchanged.
+//
+// Call it only from the invocation running on w, on w's goroutine, as
+// ScheduleFrom. A nil w (a caller turn, another dispatcher) is a no-op.
+func (w *Worker) Release() {
+	if w == nil || (w.next == nil && len(w.local) == 0) {
+		return
+	}
+	c := w.c
+	c.mu.Lock()
+	n := 0
+	if w.next != nil {
+		c.queue.push(w.next)
+		w.next = nil
+		n++
+	}
+	for i, r := range w.local {
+		c.queue.push(r)
+		w.local[i] = nil
+		n++
+	}
+	w.local = w.local[:0]
+	w.streak = 0
+	c.queued.Add(int64(n))
+	c.mu.Unlock()
+}
+
+// WakeIdle wakes a parked worker when the ready queue holds more runnables
+// than the workers already woken for it: the caller is about to block
+// (a request's waiter), possibly on a worker whose invocation handed its
+// runnables over without waking anyone (Release). Any goroutine may call
+// it. Its common case, nothing to wake, is three atomic loads and no lock.
+func (c *Coordinator) WakeIdle() {
+	if c == nil {
+		return
+	}
+	idle := c.idleN.Load()
+	if idle == 0 || c.queued.Load() <= int64(c.parked.Load()-idle) {
+		return
+	}
+	c.mu.Lock()
+	var w *Worker
+	// Parked workers that were sent a wake but have not taken from the
+	// queue yet: parked counts them until they run, idle no longer holds
+	// them.
+	woken := int(c.parked.Load()) - len(c.idle)
+	if n := len(c.idle); n > 0 && c.queue.len() > woken {
+		w = c.idle[n-1]
+		c.idle = c.idle[:n-1]
+		c.idleN.Add(-1)
+	}
+	c.mu.Unlock()
+	if w != nil {
+		w.wake <- struct{}{}
+	}
 }
 
 // Parked returns the number of parked workers.
@@ -241,6 +316,7 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 			w.wake <- struct{}{}
 		}
 		c.idle = nil
+		c.idleN.Store(0)
 	}
 	c.mu.Unlock()
 	c.timers.Close()
@@ -334,6 +410,7 @@ func (w *Worker) park() bool {
 		return false
 	}
 	c.idle = append(c.idle, w)
+	c.idleN.Add(1)
 	c.parked.Add(1)
 	active.Add(-1)
 	c.mu.Unlock()
