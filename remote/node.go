@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
 	"golang.org/x/time/rate"
 
 	"github.com/fraktor-go/fraktor/actor"
@@ -121,6 +122,13 @@ type Node struct {
 	// of the reader's runs (deliverBatch).
 	maxBacklog int
 
+	// mp is WithMeterProvider's provider; metrics its instruments (nil:
+	// none), whose callback Start registers (metricsReg, n.mu) and Close
+	// unregisters.
+	mp         metric.MeterProvider
+	metrics    *nodeMetrics
+	metricsReg metric.Registration
+
 	wg    sync.WaitGroup
 	stats nodeStats
 }
@@ -216,6 +224,10 @@ func NewNode(cfg Config, hooks Hooks, opts ...Option) (*Node, error) {
 	if n.clock == nil {
 		n.clock = scheduler.SystemClock{}
 	}
+	var err error
+	if n.metrics, err = newNodeMetrics(n.mp); err != nil {
+		return nil, err
+	}
 	if n.id == "" {
 		var b [16]byte
 		_, _ = crand.Read(b[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
@@ -256,6 +268,15 @@ func (n *Node) Start(ctx context.Context) error {
 			_ = ln.Close()
 			return fmt.Errorf("%w: the listener's address %q is the unspecified address (all interfaces), which other nodes cannot dial; set AdvertisedAddress to an address they can", ErrInvalidConfig, n.addr)
 		}
+	}
+	if n.metrics != nil {
+		reg, err := n.metrics.register(n)
+		if err != nil {
+			_ = ln.Close()
+			n.addr = ""
+			return err
+		}
+		n.metricsReg = reg
 	}
 	n.ln = ln
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -883,6 +904,10 @@ func (n *Node) Close(ctx context.Context) error {
 	}
 	n.state = stateClosing
 	n.running.Store(false)
+	// Every return below unregisters the metrics' callback, outside n.mu.
+	reg := n.metricsReg
+	n.metricsReg = nil
+	defer n.unregisterMetrics(reg)
 	n.stopRetired()
 	if ctx.Err() != nil {
 		// No grace period: close every socket before anyone can say
