@@ -51,7 +51,10 @@ const (
 // Close. They are asynchronous instruments: the Node registers one
 // callback, which reads Stats when mp's readers collect, so sending and
 // receiving do no more work with them than without. A nil mp, or the
-// OpenTelemetry no-op provider, registers nothing (the default).
+// OpenTelemetry no-op provider, registers nothing (the default). A
+// provider that fails or panics (user code) fails NewNode, while making
+// the instruments, or Start, while registering the callback, with an
+// error; Close logs an error of unregistering it (Warn).
 //
 // The remote extension passes the actor system's MeterProvider
 // (actor.SystemConfig.MeterProvider); an option given to Install replaces

@@ -122,15 +122,16 @@ type Node struct {
 	// of the reader's runs (deliverBatch).
 	maxBacklog int
 
+	wg    sync.WaitGroup
+	stats nodeStats
+
 	// mp is WithMeterProvider's provider; metrics its instruments (nil:
 	// none), whose callback Start registers (metricsReg, n.mu) and Close
-	// unregisters.
+	// unregisters. Last, so that the fields the message path uses keep
+	// their offsets.
 	mp         metric.MeterProvider
 	metrics    *nodeMetrics
 	metricsReg metric.Registration
-
-	wg    sync.WaitGroup
-	stats nodeStats
 }
 
 type nodeState uint8
@@ -162,7 +163,8 @@ type nodeStats struct {
 	connections                      atomic.Int64
 }
 
-// Stats is a snapshot of a Node's counters.
+// Stats is a snapshot of a Node's counters. WithMeterProvider publishes
+// each field as an OpenTelemetry instrument (see MetricEnvelopesSent).
 type Stats struct {
 	EnvelopesSent     uint64 // envelopes written to a connection
 	EnvelopesReceived uint64 // envelopes delivered to the Deliver hook; added per frame once the hook returned for each of them
