@@ -29,6 +29,13 @@
 //     [Hooks] supplied by the caller (the remote extension, [Remote]).
 //   - [BlockList] refuses blocked nodes both ways.
 //
+// A Node counts what it does ([Node.Stats]) and, given a MeterProvider
+// ([WithMeterProvider]; the remote extension passes the actor system's),
+// publishes those counters as asynchronous OpenTelemetry instruments
+// fraktor.remote.* (meter [MeterName]), read when the provider collects,
+// never on the message path, and without attributes, so that peers cannot
+// grow their number (docs/observability.md).
+//
 // # The actor runtime on top
 //
 // [Install] is the extension installer for actor.SystemConfig.Extensions and

@@ -25,7 +25,10 @@ const Name = "remote"
 //
 // The Config's Logger defaults to the system's logger and its Serializers
 // to a registry with the built-in messages only; the Node's clock is the
-// system's (actor.SystemConfig.Clock) unless opts has WithClock.
+// system's (actor.SystemConfig.Clock) unless opts has WithClock, and the
+// Node publishes its instruments (WithMeterProvider) on the system's
+// MeterProvider (actor.SystemConfig.MeterProvider) unless opts has
+// WithMeterProvider.
 func Install(cfg Config, opts ...Option) actor.ExtensionInstaller {
 	return &installer{cfg: cfg, opts: opts}
 }
@@ -117,8 +120,9 @@ func newRemote(ctx context.Context, sys actor.Host, cfg Config, opts []Option) (
 	r.spawned.init(cfg.maxSpawnsPerPeer(), actor.LocalAddress)
 	r.targets.init()
 	r.senders.init(r.replyProc)
-	// The system's clock first: an option given to Install may replace it.
-	opts = append([]Option{WithClock(sys.Clock())}, opts...)
+	// The system's clock and MeterProvider first: an option given to
+	// Install may replace them.
+	opts = append([]Option{WithClock(sys.Clock()), WithMeterProvider(sys.MeterProvider())}, opts...)
 	node, err := NewNode(cfg, Hooks{
 		Deliver:        r.deliver,
 		Undelivered:    r.undelivered,

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
 	"golang.org/x/time/rate"
 
 	"github.com/fraktor-go/fraktor/actor"
@@ -123,6 +124,14 @@ type Node struct {
 
 	wg    sync.WaitGroup
 	stats nodeStats
+
+	// mp is WithMeterProvider's provider; metrics its instruments (nil:
+	// none), whose callback Start registers (metricsReg, n.mu) and Close
+	// unregisters. Last, so that the fields the message path uses keep
+	// their offsets.
+	mp         metric.MeterProvider
+	metrics    *nodeMetrics
+	metricsReg metric.Registration
 }
 
 type nodeState uint8
@@ -154,7 +163,8 @@ type nodeStats struct {
 	connections                      atomic.Int64
 }
 
-// Stats is a snapshot of a Node's counters.
+// Stats is a snapshot of a Node's counters. WithMeterProvider publishes
+// each field as an OpenTelemetry instrument (see MetricEnvelopesSent).
 type Stats struct {
 	EnvelopesSent     uint64 // envelopes written to a connection
 	EnvelopesReceived uint64 // envelopes delivered to the Deliver hook; added per frame once the hook returned for each of them
@@ -216,6 +226,10 @@ func NewNode(cfg Config, hooks Hooks, opts ...Option) (*Node, error) {
 	if n.clock == nil {
 		n.clock = scheduler.SystemClock{}
 	}
+	var err error
+	if n.metrics, err = newNodeMetrics(n.mp); err != nil {
+		return nil, err
+	}
 	if n.id == "" {
 		var b [16]byte
 		_, _ = crand.Read(b[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
@@ -256,6 +270,15 @@ func (n *Node) Start(ctx context.Context) error {
 			_ = ln.Close()
 			return fmt.Errorf("%w: the listener's address %q is the unspecified address (all interfaces), which other nodes cannot dial; set AdvertisedAddress to an address they can", ErrInvalidConfig, n.addr)
 		}
+	}
+	if n.metrics != nil {
+		reg, err := n.metrics.register(n)
+		if err != nil {
+			_ = ln.Close()
+			n.addr = ""
+			return err
+		}
+		n.metricsReg = reg
 	}
 	n.ln = ln
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -883,6 +906,10 @@ func (n *Node) Close(ctx context.Context) error {
 	}
 	n.state = stateClosing
 	n.running.Store(false)
+	// Every return below unregisters the metrics' callback, outside n.mu.
+	reg := n.metricsReg
+	n.metricsReg = nil
+	defer n.unregisterMetrics(reg)
 	n.stopRetired()
 	if ctx.Err() != nil {
 		// No grace period: close every socket before anyone can say
