@@ -97,4 +97,3 @@ func TestClusterForgedTerminatedReleasesFencedIncarnationWhileGrainRunsReview10(
 	release()
 	awaitReleased(t, obs, []string{old.Key()}, wait)
 }
-
