@@ -22,20 +22,24 @@ import (
 // system actor at a well-known name, "$placement"). Once its lease table
 // reads empty the fenced incarnation is released (endFencedMembership):
 // the released marker tells every other member "holds nothing", and they
-// may activate the identity beside the grain that still runs here. (The
-// grain's name is its identity, so the forged end also makes every later
-// activation of it here fail with ErrNameExists while the grain lives.)
+// may activate the identity beside the grain that still runs here.
+// (Without a fence, the same forged end drops a live grain from the lease
+// table: a later view that moves its identity away neither stops it nor
+// holds the view acknowledgement for it, so the new owner may activate it
+// beside it; argued from moveAway/canAck, not tested here.)
 //
 // Fails on the current code: the marker is written while the grain's
 // Receive is still running. A peer cannot forge one over the wire (remote
 // takes a TerminatedNotice only for a watch held and about the sender's
 // own node), so this takes a caller inside the process: low severity, but
 // it is the only path I found from outside the runtime to a release while
-// a grain runs. Suggested fix: onTerminated ignores a Terminated whose Who
-// is not the activation's own PID (same address as this node) or that
-// still names a live local process (the actor registry still resolves
-// it), so only a real end releases a lease; or the actor package delivers
-// user-sent Terminated/lifecycle messages to system actors as dead letters.
+// a grain runs. Suggested fix: onTerminated takes a Terminated only when
+// its Who is the activation's own PID pointer (p.core.byPID[pid.ID].pid ==
+// pid; the actor package delivers a child's end, and a watch's NotFound,
+// with the PID that the spawn returned), so only a real end releases a
+// lease; with that one-line check every test of ./cluster/ passes and
+// this one too. (dropCachedNoWait/acts.withdraw compare PID IDs alone as
+// well: harmless there, a route withdrawn is published again.)
 func TestClusterForgedTerminatedReleasesFencedIncarnationWhileGrainRunsReview10(t *testing.T) {
 	reg := releaseRegistry(t)
 	entered, unblock := make(chan struct{}, 1), make(chan struct{})
