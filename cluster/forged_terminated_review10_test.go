@@ -28,19 +28,17 @@ import (
 // holds the view acknowledgement for it, so the new owner may activate it
 // beside it; argued from moveAway/canAck, not tested here.)
 //
-// Fails on the current code: the marker is written while the grain's
-// Receive is still running. A peer cannot forge one over the wire (remote
-// takes a TerminatedNotice only for a watch held and about the sender's
-// own node), so this takes a caller inside the process: low severity, but
-// it is the only path I found from outside the runtime to a release while
-// a grain runs. Suggested fix: onTerminated takes a Terminated only when
-// its Who is the activation's own PID pointer (p.core.byPID[pid.ID].pid ==
-// pid; the actor package delivers a child's end, and a watch's NotFound,
-// with the PID that the spawn returned), so only a real end releases a
-// lease; with that one-line check every test of ./cluster/ passes and
-// this one too. (dropCachedNoWait/acts.withdraw compare PID IDs alone as
-// well: harmless there, a route withdrawn is published again.)
-func TestClusterForgedTerminatedReleasesFencedIncarnationWhileGrainRunsReview10(t *testing.T) {
+// Failed before the fix (10 of 10): the marker was written while the
+// grain's Receive was still running. A peer cannot forge one over the wire
+// (remote takes a TerminatedNotice only for a watch held and about the
+// sender's own node), so this takes a caller inside the process: low
+// severity, but the only path found from outside the runtime to a release
+// while a grain runs. Fixed in placementCore.terminated: a Terminated
+// counts only when its Who is the activation's own PID pointer (the actor
+// package reports a child's end with the PID its spawn returned).
+// (dropCachedNoWait/acts.withdraw compare PID IDs alone as well: harmless
+// there, a route withdrawn is published again.)
+func TestClusterForgedTerminatedDoesNotReleaseFencedIncarnationReview10(t *testing.T) {
 	reg := releaseRegistry(t)
 	entered, unblock := make(chan struct{}, 1), make(chan struct{})
 	stuck := cluster.NewKind("stuck", actor.PropsFromFunc(func(c actor.Context) {

@@ -807,10 +807,16 @@ func (c *placementCore) failed(a *activation) {
 }
 
 // terminated forgets the activation whose grain stopped and releases its
-// lease (V2.3, B3.3). It returns nil for a PID it does not know.
+// lease (V2.3, B3.3). It returns nil for a PID it does not know, and for
+// one that only names a grain's ID: the actor package reports a child's
+// end with the very PID its spawn returned (started recorded it), so a
+// Terminated built elsewhere (sent to the placement actor by code of the
+// process) releases nothing; before, it emptied the lease table of a grain
+// still running, and a fenced member then released its incarnation beside
+// it (TestClusterForgedTerminatedDoesNotReleaseFencedIncarnationReview10).
 func (c *placementCore) terminated(pid *actor.PID) *activation {
 	a := c.byPID[pid.ID]
-	if a == nil {
+	if a == nil || a.pid != pid {
 		return nil
 	}
 	delete(c.byPID, pid.ID)

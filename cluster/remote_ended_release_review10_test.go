@@ -17,21 +17,18 @@ import (
 // runtime says that a member whose remote node ended is not released:
 // Node.Close models a crash, and a crash writes no released marker
 // (placementActor.endFencedMembership, docs/cluster.md "It is not
-// released"). That is checked only when the release begins. A member that
+// released"). That was checked only when the release began. A member that
 // fenced (cut off the registry), whose release of the fenced incarnation
-// is still being retried when its remote node ends, goes on retrying, and
-// once the registry answers, the "crashed" member's incarnation is
-// released all the same (and a Shutdown would make one more attempt:
+// was still being retried when its remote node ended, went on retrying,
+// and once the registry answered, the "crashed" member's incarnation was
+// released all the same (and a Shutdown made one more attempt:
 // retirePending).
 //
-// Fails on the current code: the old incarnation leaves the registry with
-// a released marker instead of expiring. Suggested fix: retireFenced stops (and leaves m in
-// retiring untouched, or drops it) when c.remoteGone is set, checked
-// before each attempt, and retirePending skips every pending release when
-// c.remoteGone is set. Alternatively, if releasing is preferred (it is
-// safe: the grains have stopped), say so in the docs and drop the
-// remoteGone exception at the start as well.
-func TestClusterRemoteEndedDuringPendingReleaseStillReleasesReview10(t *testing.T) {
+// Failed before the fix (10 of 10): the old incarnation left the registry
+// with a released marker instead of expiring. Fixed: retireFenced checks
+// remoteGone before each attempt and retirePending skips the pending
+// releases once the remote node ended.
+func TestClusterRemoteEndedDuringPendingReleaseDoesNotReleaseReview10(t *testing.T) {
 	reg, err := cluster.NewMemoryRegistry(cluster.MemoryConfig{LeaseTTL: time.Second,
 		RenewInterval: 100 * time.Millisecond, FencePeriod: 400 * time.Millisecond})
 	require.NoError(t, err)
