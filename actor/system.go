@@ -73,6 +73,12 @@ type SystemConfig struct {
 	EventBuffer int
 	// DeadLetterLogInterval throttles dead-letter logging; 0 means 1 s.
 	DeadLetterLogInterval time.Duration
+	// StarvationWarning is how long a worker pool's ready queue may stand
+	// still, actors waiting in it while every worker stays in one
+	// invocation, before the system logs a warning and publishes
+	// PoolStarved; 0 means scheduler.DefaultStarvedAfter (1 s), a negative
+	// value turns the watch off. It costs no timer while the pools keep up.
+	StarvationWarning time.Duration
 	// Extensions are installed by NewSystem, in dependency order.
 	Extensions []ExtensionInstaller
 	// DeterministicIDs numbers generated actor IDs ("$1", "#5/$3") from 1,
@@ -211,7 +217,8 @@ func NewSystem(cfg SystemConfig) (*System, error) {
 	if cfg.Dispatcher != nil {
 		s.dispatcher = cfg.Dispatcher
 	} else {
-		s.coord = scheduler.NewCoordinator(scheduler.Config{Name: cfg.Name, Workers: cfg.Workers, Throughput: cfg.Throughput, Clock: s.clock, DisableRunNext: cfg.DisableRunNext})
+		s.coord = scheduler.NewCoordinator(scheduler.Config{Name: s.name, Workers: cfg.Workers, Throughput: cfg.Throughput, Clock: s.clock, DisableRunNext: cfg.DisableRunNext,
+			OnStarved: s.starvedHook(), StarvedAfter: cfg.StarvationWarning})
 		s.coord.Start()
 		s.dispatcher = s.coord
 	}
@@ -381,6 +388,7 @@ func (s *System) dispatcherFor(p *Props) scheduler.Dispatcher {
 			// per take (the rest of a batch would wait behind a blocked
 			// invocation while other workers park).
 			s.blocking = scheduler.NewCoordinator(scheduler.Config{Name: s.name + "-blocking", Workers: s.cfg.BlockingWorkers, Throughput: s.cfg.Throughput, Clock: s.clock,
+				OnStarved: s.starvedHook(), StarvedAfter: s.cfg.StarvationWarning,
 				DisableRunNext: true, MaxBatch: 1})
 			s.blocking.Start()
 		}

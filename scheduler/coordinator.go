@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/fraktor-go/fraktor/internal/await"
 )
@@ -40,6 +41,14 @@ type Config struct {
 	// invocations never block leaves it off, which saves a wake-up per
 	// actor-to-actor message (see docs/benchmarks.md).
 	DisableRunNext bool
+	// OnStarved is told, once per episode and on a timer's goroutine, when
+	// the ready queue has not moved for StarvedAfter while it held
+	// runnables (every worker stayed in an invocation: see Starved); nil
+	// turns the watch off.
+	OnStarved func(Starved)
+	// StarvedAfter is how long the queue must stand still; 0 means
+	// DefaultStarvedAfter.
+	StarvedAfter time.Duration
 }
 
 // DefaultThroughput is the throughput hint when Config leaves it zero.
@@ -72,6 +81,9 @@ func (c Config) withDefaults() Config {
 	if c.Clock == nil {
 		c.Clock = SystemClock{}
 	}
+	if c.StarvedAfter <= 0 {
+		c.StarvedAfter = DefaultStarvedAfter
+	}
 	return c
 }
 
@@ -100,6 +112,14 @@ type Coordinator struct {
 	timers  TimerSet
 	parked  atomic.Int32
 	resumeF func(Runnable) // c.Schedule, bound once: a method value allocates
+
+	// The starvation watch (starvation.go), under mu.
+	taken         uint64 // runnables taken from the queue, ever
+	watching      bool   // the watch's timer is set
+	watchTaken    uint64 // taken at the watch's last look
+	starvedFor    time.Duration
+	reported      bool // this episode was reported
+	checkStarvedF func()
 }
 
 // Worker is one goroutine of a Coordinator's pool. Runnables learn the worker
@@ -123,6 +143,7 @@ func NewCoordinator(cfg Config) *Coordinator {
 	cfg = cfg.withDefaults()
 	c := &Coordinator{cfg: cfg, done: make(chan struct{})}
 	c.resumeF = c.Schedule
+	c.checkStarvedF = c.checkStarved
 	for i := range cfg.Workers {
 		c.workers = append(c.workers, &Worker{c: c, id: i, wake: make(chan struct{}, 1), local: make([]Runnable, 0, cfg.MaxBatch)})
 	}
@@ -161,14 +182,20 @@ func (c *Coordinator) Schedule(r Runnable) {
 	c.queue.push(r)
 	c.queued.Add(1)
 	var w *Worker
+	watch := false
 	if n := len(c.idle); n > 0 {
 		w = c.idle[n-1]
 		c.idle = c.idle[:n-1]
 		c.idleN.Add(-1)
+	} else {
+		watch = c.armStarvedLocked()
 	}
 	c.mu.Unlock()
 	if w != nil {
 		w.wake <- struct{}{}
+	}
+	if watch {
+		c.startStarvedWatch()
 	}
 }
 
@@ -227,7 +254,11 @@ func (w *Worker) Release() {
 	w.local = w.local[:0]
 	w.streak = 0
 	c.queued.Add(int64(n))
+	watch := c.armStarvedLocked()
 	c.mu.Unlock()
+	if watch {
+		c.startStarvedWatch()
+	}
 }
 
 // WakeIdle wakes a parked worker when the ready queue holds more runnables
@@ -391,6 +422,7 @@ func (w *Worker) take() Runnable {
 		}
 	}
 	c.queued.Add(int64(-n))
+	c.taken += uint64(n)
 	c.mu.Unlock()
 	return first
 }

@@ -1,0 +1,38 @@
+package actor
+
+import (
+	"time"
+
+	"github.com/fraktor-go/fraktor/scheduler"
+)
+
+// PoolStarved is published on the EventStream, and logged at Warn, when a
+// worker pool's ready queue stood still for SystemConfig.StarvationWarning
+// while actors waited in it: every worker of the pool stayed in one
+// invocation all that time (a Receive blocked on a channel, I/O, a lock
+// or a blocking request, or busy computing). On a fixed pool, as many
+// blocked invocations as workers stop every other actor of the pool, and
+// what the other actors' callers see is timeouts with no cause named;
+// this names it. It comes once per episode: the next time a worker takes
+// from the queue the episode ends. Actors whose Receive blocks belong on
+// the blocking pool (WithBlocking), or should not block (ReenterAfter,
+// PipeTo).
+type PoolStarved struct {
+	Pool    string        // the pool's name: the system's, or "<name>-blocking"
+	Workers int           // the pool's size
+	Waiting int           // actors waiting in the ready queue when it was seen
+	For     time.Duration // how long the queue had not moved, at least
+}
+
+// starvedHook returns the scheduler's starvation callback for the pools of
+// s, or nil when the warning is off (a negative StarvationWarning).
+func (s *System) starvedHook() func(scheduler.Starved) {
+	if s.cfg.StarvationWarning < 0 {
+		return nil
+	}
+	return func(st scheduler.Starved) {
+		s.logger.Warn("actor: worker pool starved: every worker stayed in one invocation while actors waited; a Receive that blocks holds its worker (run it WithBlocking, or use ReenterAfter/PipeTo: docs/actors.md)",
+			"pool", st.Pool, "workers", st.Workers, "waiting", st.Waiting, "for", st.For)
+		s.events.Publish(&PoolStarved{Pool: st.Pool, Workers: st.Workers, Waiting: st.Waiting, For: st.For})
+	}
+}

@@ -1,0 +1,72 @@
+package scheduler
+
+import "time"
+
+// DefaultStarvedAfter is what a zero Config.StarvedAfter means.
+const DefaultStarvedAfter = time.Second
+
+// Starved describes a pool whose ready queue stood still: runnables waited
+// in it for at least For while no worker took any, every worker staying
+// in an invocation (blocked on a channel, I/O, a request, or busy for that
+// long). Config.OnStarved receives it once per episode.
+type Starved struct {
+	Pool    string        // Config.Name
+	Workers int           // the pool's size
+	Waiting int           // runnables in the ready queue when it was seen
+	For     time.Duration // how long the queue has not moved, at least
+}
+
+// The starvation watch. A fixed pool has a failure mode that a goroutine
+// per actor has not: as many invocations that block as workers stop every
+// other actor of the pool, and what the actors then see is timeouts with
+// no cause named (on 2026-11-25, 200 grains calling other grains with
+// blocking requests on 2 workers: every request failed after its
+// timeout). The watch names it. It costs no timer while the pool keeps up:
+// it is armed by a Schedule that finds no parked worker to wake (the
+// queue is growing with every worker busy) and by Release, and disarms
+// once the queue is empty. Armed, it looks every StarvedAfter: when no
+// worker has taken from the queue since the last look and the queue is
+// not empty, the pool is starved; the next take ends the episode. The
+// count of takes is a field under the lock that take already holds.
+
+// armStarvedLocked arms the watch unless it is armed, off, or the pool is
+// shutting down; the caller holds mu and, when it reports true, calls
+// startStarvedWatch after unlocking.
+func (c *Coordinator) armStarvedLocked() bool {
+	if c.cfg.OnStarved == nil || c.watching || c.closed {
+		return false
+	}
+	c.watching = true
+	c.watchTaken = c.taken
+	return true
+}
+
+func (c *Coordinator) startStarvedWatch() {
+	c.timers.After(c.cfg.Clock, c.cfg.StarvedAfter, c.checkStarvedF)
+}
+
+// checkStarved is the watch's timer.
+func (c *Coordinator) checkStarved() {
+	c.mu.Lock()
+	if c.closed || c.queue.len() == 0 {
+		c.watching, c.starvedFor, c.reported = false, 0, false
+		c.mu.Unlock()
+		return
+	}
+	var report Starved
+	fire := false
+	if c.taken == c.watchTaken {
+		c.starvedFor += c.cfg.StarvedAfter
+		if !c.reported {
+			c.reported, fire = true, true
+			report = Starved{Pool: c.cfg.Name, Workers: len(c.workers), Waiting: c.queue.len(), For: c.starvedFor}
+		}
+	} else {
+		c.watchTaken, c.starvedFor, c.reported = c.taken, 0, false
+	}
+	c.mu.Unlock()
+	if fire {
+		c.cfg.OnStarved(report)
+	}
+	c.startStarvedWatch()
+}
