@@ -315,7 +315,8 @@ func (f *MembershipFeed) EpochRegressed(from, to uint64) {
 // lower than the current one, or equal with other members: then Publish
 // emits MembershipEventEpochRegressed and returns an error wrapping
 // ErrEpochRegressed. A view at or after the join epoch without Self revokes
-// the lease. Released markers new to the feed emit MembershipEventMemberReleased.
+// the lease. Released markers new to the feed emit MembershipEventMemberReleased;
+// released is the provider's whole set, and markers not in it are dropped.
 // After End it returns ErrMembershipEnded.
 func (f *MembershipFeed) Publish(t Topology, released []Member) error {
 	f.mu.Lock()
@@ -332,6 +333,22 @@ func (f *MembershipFeed) Publish(t Topology, released []Member) error {
 		f.view = ViewState{Status: ViewLive, Since: f.now()}
 		f.logger.Info("cluster: membership view restored", "epoch", t.Epoch)
 		f.emit(MembershipEvent{Kind: MembershipEventViewRestored})
+	}
+	// released is the provider's whole current set: a marker it no longer
+	// holds (past its retention, MemoryConfig and consul.Config's
+	// ReleasedRetention) is forgotten here too, so that the feed of a
+	// long-running member does not keep every marker ever seen
+	// (TestMemoryRegistryReleasedRetention).
+	if len(f.released) > 0 {
+		held := make(map[string]struct{}, len(released))
+		for _, m := range released {
+			held[m.Key()] = struct{}{}
+		}
+		for k := range f.released {
+			if _, ok := held[k]; !ok {
+				delete(f.released, k)
+			}
+		}
 	}
 	for _, m := range released {
 		if _, ok := f.released[m.Key()]; ok {

@@ -32,7 +32,18 @@ type MemoryConfig struct {
 	// EventBuffer is each membership's event buffer; 0 means
 	// DefaultMembershipEventBuffer. At most MaxMembershipEventBuffer.
 	EventBuffer int
+	// ReleasedRetention is how long a released marker (a graceful leave,
+	// a fenced incarnation's release) is kept; 0 means
+	// DefaultReleasedRetention. An older one is dropped when the next is
+	// recorded: by then its incarnation has long left every view, and
+	// every view carries the markers, so a process that runs for long with
+	// members coming and going keeps a bounded set.
+	ReleasedRetention time.Duration
 }
+
+// DefaultReleasedRetention is what a zero MemoryConfig.ReleasedRetention
+// means (the Consul provider's default too).
+const DefaultReleasedRetention = 10 * time.Minute
 
 // DefaultMemoryConfig returns a TTL of 3 s, renewals every 500 ms and a
 // fence period of 2 s.
@@ -58,6 +69,8 @@ func (c MemoryConfig) Validate() error {
 			ErrInvalidProviderConfig, c.FencePeriod, c.LeaseTTL)
 	case c.EventBuffer < 0 || c.EventBuffer > MaxMembershipEventBuffer:
 		return fmt.Errorf("%w: EventBuffer %d must be between 0 and %d", ErrInvalidProviderConfig, c.EventBuffer, MaxMembershipEventBuffer)
+	case c.ReleasedRetention < 0:
+		return fmt.Errorf("%w: ReleasedRetention %v must not be negative", ErrInvalidProviderConfig, c.ReleasedRetention)
 	}
 	return nil
 }
@@ -87,7 +100,7 @@ type MemoryRegistry struct {
 	entries     map[string]*memoryEntry
 	handles     map[*memoryMembership]struct{}
 	seen        map[string]struct{}
-	released    map[string]Member
+	released    map[string]releasedMarker
 	partitioned map[string]bool
 }
 
@@ -110,6 +123,9 @@ func NewMemoryRegistry(cfg MemoryConfig) (*MemoryRegistry, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if cfg.ReleasedRetention == 0 {
+		cfg.ReleasedRetention = DefaultReleasedRetention
+	}
 	return &MemoryRegistry{
 		cfg:         cfg,
 		clock:       cfg.Clock,
@@ -117,7 +133,7 @@ func NewMemoryRegistry(cfg MemoryConfig) (*MemoryRegistry, error) {
 		entries:     make(map[string]*memoryEntry),
 		handles:     make(map[*memoryMembership]struct{}),
 		seen:        make(map[string]struct{}),
-		released:    make(map[string]Member),
+		released:    make(map[string]releasedMarker),
 		partitioned: make(map[string]bool),
 	}, nil
 }
@@ -229,12 +245,30 @@ func (r *MemoryRegistry) topologyLocked() Topology {
 	return NewTopology(r.epoch, ms)
 }
 
+// releasedMarker is a released incarnation and when it was released.
+type releasedMarker struct {
+	member Member
+	at     time.Time
+}
+
 func (r *MemoryRegistry) releasedLocked() []Member {
 	out := make([]Member, 0, len(r.released))
 	for _, m := range r.released {
-		out = append(out, m)
+		out = append(out, m.member)
 	}
 	return out
+}
+
+// releaseLocked records the released marker of key, dropping the markers
+// older than ReleasedRetention (TestMemoryRegistryReleasedRetention).
+func (r *MemoryRegistry) releaseLocked(key string, m Member) {
+	now := r.clock.Now()
+	for k, old := range r.released {
+		if now.Sub(old.at) > r.cfg.ReleasedRetention {
+			delete(r.released, k)
+		}
+	}
+	r.released[key] = releasedMarker{member: m, at: now}
 }
 
 // broadcastLocked delivers the current view to every membership that is not
@@ -355,7 +389,7 @@ func (m *memoryMembership) Leave(context.Context) error {
 	}
 	e.stopExpiry()
 	delete(r.entries, m.key)
-	r.released[m.key] = e.member
+	r.releaseLocked(m.key, e.member)
 	r.epoch++
 	r.logger.Info("cluster: member left", "member", m.key, "epoch", r.epoch)
 	delete(r.handles, m) // the leaver gets no view without itself
@@ -395,7 +429,7 @@ func (m *memoryMembership) Retire(context.Context) error {
 		delete(r.entries, m.key)
 	}
 	m.retired = true
-	r.released[m.key] = m.Self()
+	r.releaseLocked(m.key, m.Self())
 	r.epoch++
 	r.logger.Info("cluster: member retired", "member", m.key, "epoch", r.epoch)
 	r.broadcastLocked()

@@ -111,6 +111,7 @@ func TestMemoryConfigValidate(t *testing.T) {
 		{"negative buffer", func(c *MemoryConfig) { c.EventBuffer = -1 }, "EventBuffer"},
 		// Join allocates it: math.MaxInt panicked there (makechan).
 		{"huge buffer", func(c *MemoryConfig) { c.EventBuffer = math.MaxInt }, "EventBuffer"},
+		{"negative retention", func(c *MemoryConfig) { c.ReleasedRetention = -1 }, "ReleasedRetention"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultMemoryConfig()
