@@ -64,6 +64,7 @@ func ExampleWithMeterProvider() {
 	// fraktor.remote.frames.received {frame} monotonic=true 0
 	// fraktor.remote.frames.sent {frame} monotonic=true 0
 	// fraktor.remote.future_answers.unmatched {envelope} monotonic=true 0
+	// fraktor.remote.handshakes.duplicate {handshake} monotonic=true 0
 	// fraktor.remote.handshakes.inbound_refused {handshake} monotonic=true 0
 	// fraktor.remote.handshakes.refused {handshake} monotonic=true 0
 	// fraktor.remote.protocol_errors {connection} monotonic=true 0

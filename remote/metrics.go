@@ -28,6 +28,7 @@ const (
 	MetricAnswersDropped         = "fraktor.remote.envelopes.answers_dropped"  // Stats.AnswersDropped
 	MetricHandshakesRefused      = "fraktor.remote.handshakes.refused"         // Stats.HandshakesRefused
 	MetricInboundRefused         = "fraktor.remote.handshakes.inbound_refused" // Stats.InboundRefused
+	MetricHandshakesDuplicate    = "fraktor.remote.handshakes.duplicate"       // Stats.HandshakesDuplicate
 	MetricProtocolErrors         = "fraktor.remote.protocol_errors"            // Stats.ProtocolErrors
 	MetricDialsDeferred          = "fraktor.remote.dials.deferred"             // Stats.DialsDeferred
 	MetricWatchesRefused         = "fraktor.remote.watches.refused"            // Stats.WatchesRefused
@@ -97,7 +98,8 @@ var remoteCounters = [...]remoteCounter{
 	{MetricUndelivered, "{envelope}", "Envelopes that could not be delivered, both ways: not written to a peer, or received and not decodable.", func(s *Stats) uint64 { return s.Undelivered }},
 	{MetricQueueFull, "{envelope}", "Envelopes refused because their peer's outbound queue was full (also counted as undelivered).", func(s *Stats) uint64 { return s.QueueFull }},
 	{MetricAnswersDropped, "{envelope}", "Runtime answers (dead-letter responses, Terminated for missing processes) to an address without an endpoint, dropped instead of dialled.", func(s *Stats) uint64 { return s.AnswersDropped }},
-	{MetricHandshakesRefused, "{handshake}", "Handshakes that failed or were refused, both ways.", func(s *Stats) uint64 { return s.HandshakesRefused }},
+	{MetricHandshakesRefused, "{handshake}", "Handshakes that failed or were refused, both ways (not the duplicate-connection tie-break).", func(s *Stats) uint64 { return s.HandshakesRefused }},
+	{MetricHandshakesDuplicate, "{handshake}", "Handshakes ended by the simultaneous-dial tie-break or the duplicate-connection check: a few at every start of a healthy cluster.", func(s *Stats) uint64 { return s.HandshakesDuplicate }},
 	{MetricInboundRefused, "{handshake}", "Inbound handshakes refused at MaxInboundConnections (also counted as refused handshakes).", func(s *Stats) uint64 { return s.InboundRefused }},
 	{MetricProtocolErrors, "{connection}", "Established connections closed because of a bad frame.", func(s *Stats) uint64 { return s.ProtocolErrors }},
 	{MetricDialsDeferred, "{dial}", "Dials the node-wide dial budget deferred to their next backoff slot.", func(s *Stats) uint64 { return s.DialsDeferred }},

@@ -116,6 +116,7 @@ func (n *node) writeMetrics(ctx context.Context, w io.Writer) {
 		s := r.Node().Stats()
 		fmt.Fprintf(w, "ops_remote_connections %d\n", s.Connections)
 		fmt.Fprintf(w, "ops_remote_handshakes_refused %d\n", s.HandshakesRefused)
+		fmt.Fprintf(w, "ops_remote_handshakes_duplicate %d\n", s.HandshakesDuplicate)
 		fmt.Fprintf(w, "ops_remote_undelivered %d\n", s.Undelivered)
 		fmt.Fprintf(w, "ops_remote_queue_full %d\n", s.QueueFull)
 		fmt.Fprintf(w, "ops_remote_queued_bytes %d\n", s.QueuedBytes)
