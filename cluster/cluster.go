@@ -613,6 +613,17 @@ func (c *Cluster) Lease() MembershipLease {
 	return c.membership.Load().m.Lease()
 }
 
+// ViewState reports whether this member's view stream is live or stale
+// (its provider not answering) and since when; the zero ViewState on a nil
+// or detached Cluster. A stale view is also published (ViewWentStale,
+// then ViewRestored) and logged.
+func (c *Cluster) ViewState() ViewState {
+	if c == nil || c.det != nil {
+		return ViewState{}
+	}
+	return c.membership.Load().m.ViewState()
+}
+
 // System returns the actor system; nil on a nil Cluster.
 func (c *Cluster) System() *actor.System {
 	if c == nil {
@@ -750,6 +761,10 @@ func (c *Cluster) onMembershipEvent(m Membership, ev MembershipEvent) {
 		c.root.Send(c.placement, &tickMsg{})
 	case MembershipEventViewStale:
 		c.log.Warn("cluster: membership view stale, keeping the last view", "err", ev.Err)
+		c.sys.EventStream().Publish(&ViewWentStale{Member: m.Self().Key(), Err: ev.Err, At: c.now()})
+	case MembershipEventViewRestored:
+		c.log.Info("cluster: membership view restored")
+		c.sys.EventStream().Publish(&ViewRestored{Member: m.Self().Key(), At: c.now()})
 	}
 }
 

@@ -98,6 +98,24 @@ type LeaseLost struct {
 	At     time.Time
 }
 
+// ViewWentStale: this member's view stream went stale (its provider stopped
+// answering: a Consul agent out of reach); the runtime keeps the last
+// view and goes on serving while its lease holds. ViewRestored follows
+// when views flow again. Also logged at Warn; Cluster.ViewState reports
+// the current state.
+type ViewWentStale struct {
+	Member string
+	Err    error
+	At     time.Time
+}
+
+// ViewRestored: this member's view stream is live again after
+// ViewWentStale.
+type ViewRestored struct {
+	Member string
+	At     time.Time
+}
+
 // Fenced: this member fenced itself (its membership lease could not be
 // guaranteed past the stop budget): it stopped Stopped grains and refuses
 // activations until it has rejoined.
