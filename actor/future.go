@@ -118,7 +118,13 @@ func (f *Future) Done() <-chan struct{} {
 		}
 	}
 	d := f.done
+	set := f.set
 	f.mu.Unlock()
+	if !set {
+		// The caller may block on d next (a select with a timeout): see
+		// cell.requestSignal.
+		f.sys.coord.WakeIdle()
+	}
 	return d
 }
 

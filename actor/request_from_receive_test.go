@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/scheduler"
 	"github.com/fraktor-go/fraktor/testkit"
 )
 
@@ -38,6 +39,15 @@ func TestRequestFromReceiveDoesNotStrandTheTarget(t *testing.T) {
 		"RequestFuture.Result": func(c actor.Context, target *actor.PID) (any, error) {
 			return c.RequestFuture(target, "ping", 2*time.Second).Result()
 		},
+		"RequestFuture.Done in a select": func(c actor.Context, target *actor.PID) (any, error) {
+			f := c.RequestFuture(target, "ping", 0)
+			select {
+			case <-f.Done():
+				return f.Result()
+			case <-time.After(2 * time.Second):
+				return nil, context.DeadlineExceeded
+			}
+		},
 		"Request through a wrapper": func(c actor.Context, target *actor.PID) (any, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
@@ -65,6 +75,10 @@ func TestRequestFromReceiveDoesNotStrandTheTarget(t *testing.T) {
 					out <- answer{v, err}
 				}
 			}))
+			// Both workers parked first, so that nothing but the request
+			// can wake the second one.
+			pool := sys.Dispatcher().(*scheduler.Coordinator)
+			testkit.Eventually(t, func() bool { return pool.Parked() == 2 }, 10*time.Second, "the pool did not go idle")
 			// Sent, not requested: the asker's turn runs on a worker (a
 			// request from outside may run it on the caller instead).
 			sys.Root().Send(asker, "go")

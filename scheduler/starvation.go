@@ -24,9 +24,12 @@ type Starved struct {
 // timeout). The watch names it. It costs no timer while the pool keeps up:
 // it is armed by a Schedule that finds no parked worker to wake (the
 // queue is growing with every worker busy) and by Release, and disarms
-// once the queue is empty. Armed, it looks every StarvedAfter: when no
-// worker has taken from the queue since the last look and the queue is
-// not empty, the pool is starved; the next take ends the episode. The
+// once the queue is empty. Armed, it looks every StarvedAfter: when
+// workers are parked while runnables wait for nobody woken (what Release
+// leaves when its invocation then blocks on a channel instead of a
+// future), it wakes one; else, when no worker has taken from the queue
+// since the last look and the queue is not empty, the pool is starved;
+// the next take ends the episode. The
 // count of takes is a field under the lock that take already holds.
 
 // armStarvedLocked arms the watch unless it is armed, off, or the pool is
@@ -55,7 +58,18 @@ func (c *Coordinator) checkStarved() {
 	}
 	var report Starved
 	fire := false
-	if c.taken == c.watchTaken {
+	var wake *Worker
+	if n := len(c.idle); n > 0 && c.queue.len() > int(c.parked.Load())-n {
+		// Not starved: runnables wait while workers are parked and none
+		// was woken for them. Release hands work over without a wake, for
+		// the waiter to call WakeIdle; one that blocks some other way (a
+		// channel) left it there. Wake one now, a StarvedAfter late
+		// (TestCoordinatorWatchWakesForReleasedWork).
+		wake = c.idle[n-1]
+		c.idle = c.idle[:n-1]
+		c.idleN.Add(-1)
+		c.watchTaken, c.starvedFor, c.reported = c.taken, 0, false
+	} else if c.taken == c.watchTaken {
 		c.starvedFor += c.cfg.StarvedAfter
 		if !c.reported {
 			c.reported, fire = true, true
@@ -65,6 +79,9 @@ func (c *Coordinator) checkStarved() {
 		c.watchTaken, c.starvedFor, c.reported = c.taken, 0, false
 	}
 	c.mu.Unlock()
+	if wake != nil {
+		wake.wake <- struct{}{}
+	}
 	if fire {
 		c.cfg.OnStarved(report)
 	}

@@ -79,3 +79,40 @@ func TestCoordinatorNoStarvationWhileTheQueueMoves(t *testing.T) {
 	close(step)
 	waitParked(t, c, 1)
 }
+
+// TestCoordinatorWatchWakesForReleasedWork: an invocation that released
+// what its worker held (Release, which wakes nobody) and then blocks on
+// something other than a future (a channel) leaves runnables in the queue
+// with the other worker parked. The watch wakes that worker at its next
+// look instead of reporting starvation: the runnable runs a StarvedAfter
+// late, not after the block.
+func TestCoordinatorWatchWakesForReleasedWork(t *testing.T) {
+	clock := scheduler.NewManualClock(time.Unix(0, 0))
+	starved := make(chan scheduler.Starved, 1)
+	c := startCoordinator(t, scheduler.Config{Workers: 2, Clock: clock,
+		StarvedAfter: time.Second, OnStarved: func(s scheduler.Starved) { starved <- s }})
+	waitParked(t, c, 2)
+	ran, blocked, unblock := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	target := &fakeRunnable{onInvoke: func(*fakeRunnable) { close(ran) }}
+	c.Schedule(&fakeRunnable{onInvoke: func(f *fakeRunnable) {
+		c.ScheduleFrom(f.worker, target)
+		f.worker.Release()
+		close(blocked)
+		<-unblock
+	}})
+	<-blocked
+	waitParked(t, c, 1)
+	select {
+	case <-ran:
+		t.Fatal("the released runnable ran before anything woke a worker")
+	default:
+	}
+	clock.Advance(time.Second)
+	select {
+	case <-ran:
+	case <-time.After(10 * time.Second): // a failure bound: the wake is synchronous with Advance
+		t.Fatal("the released runnable did not run after the watch's look, a worker parked")
+	}
+	assert.Empty(t, starved, "reported starvation with a worker parked")
+	close(unblock)
+}
