@@ -123,9 +123,34 @@ func (f *Future) Done() <-chan struct{} {
 	if !set {
 		// The caller may block on d next (a select with a timeout): see
 		// cell.requestSignal.
-		f.sys.coord.WakeIdle()
+		f.wakeIdle()
 	}
 	return d
+}
+
+// wakeIdle wakes a parked worker of the target's pool for the runnables
+// waiting in its queue (scheduler.Coordinator.WakeIdle): f's waiter is
+// about to block on the target's answer, possibly on a worker of that
+// pool that released the target into the queue without a wake (see
+// cell.requestSignal). The target's pool, not the shared one: an actor on
+// a pool of its own (WithDispatcher, SystemConfig.Dispatcher) requesting
+// another of the same pool was stranded the same way
+// (TestReview11RequestFromReceiveOnOwnPoolDoesNotStrandTheTarget). A
+// future without a local target wakes the shared pool; a FailedFuture has
+// no system (TestReview11FailedFutureResultContext).
+func (f *Future) wakeIdle() {
+	if f.sys == nil {
+		return
+	}
+	if t := f.target; t != nil {
+		if c := t.local.Load(); c != nil {
+			if w, ok := c.mb.Dispatcher().(interface{ WakeIdle() }); ok {
+				w.WakeIdle()
+			}
+			return
+		}
+	}
+	f.sys.coord.WakeIdle()
 }
 
 // awaitClose is watchClose for a waiter that is about to block on f.
@@ -182,7 +207,7 @@ func (f *Future) waitDone() {
 	if closed {
 		f.complete(nil, ErrSystemStopped)
 	}
-	f.sys.coord.WakeIdle() // about to block: see cell.requestSignal
+	f.wakeIdle() // about to block: see cell.requestSignal
 	<-d
 }
 
@@ -219,7 +244,7 @@ func (f *Future) ResultContext(ctx context.Context) (any, error) {
 		f.waitDone()
 	} else {
 		f.awaitClose()
-		f.sys.coord.WakeIdle() // about to block: see cell.requestSignal
+		f.wakeIdle() // about to block: see cell.requestSignal
 		select {
 		case <-f.Done():
 		case <-done:

@@ -52,7 +52,7 @@ func (f *Future) signalDone(done chan struct{}) {
 func (f *Future) awaitSignal(ctx context.Context) (any, error) {
 	if f.state.Load() == 0 { // about to block: fail at Shutdown (watchClose)
 		f.awaitClose()
-		f.sys.coord.WakeIdle() // see cell.requestSignal
+		f.wakeIdle() // see cell.requestSignal
 	}
 	select {
 	case <-f.done:
