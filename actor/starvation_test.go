@@ -56,6 +56,7 @@ func TestPoolStarvedIsPublished(t *testing.T) {
 	clock := scheduler.NewManualClock(time.Unix(0, 0))
 	sys := testkit.NewSystem(t, func(c *actor.SystemConfig) {
 		c.Name, c.Workers, c.Clock = "starving", 2, clock
+		c.StarvationWarning = time.Second // on a virtual clock, only when asked for
 	})
 	events := make(chan *actor.PoolStarved, 4)
 	actor.Subscribe(sys.EventStream(), func(e *actor.PoolStarved) { events <- e })

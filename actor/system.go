@@ -76,8 +76,10 @@ type SystemConfig struct {
 	// StarvationWarning is how long a worker pool's ready queue may stand
 	// still, actors waiting in it while every worker stays in one
 	// invocation, before the system logs a warning and publishes
-	// PoolStarved; 0 means scheduler.DefaultStarvedAfter (1 s), a negative
-	// value turns the watch off. It costs no timer while the pools keep up.
+	// PoolStarved; 0 means scheduler.DefaultStarvedAfter (1 s) with the
+	// system clock and off with any other Clock (a virtual clock measures
+	// no wall time), a negative value turns the watch off. It costs no
+	// timer while the pools keep up.
 	StarvationWarning time.Duration
 	// Extensions are installed by NewSystem, in dependency order.
 	Extensions []ExtensionInstaller
