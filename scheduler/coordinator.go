@@ -116,7 +116,7 @@ type Coordinator struct {
 	// The starvation watch (starvation.go), under mu.
 	taken         uint64 // runnables taken from the queue, ever
 	watching      bool   // the watch's timer is set
-	watchTaken    uint64 // taken at the watch's last look
+	watchProgress uint64 // progressLocked at the watch's last look
 	starvedFor    time.Duration
 	reported      bool // this episode was reported
 	checkStarvedF func()
@@ -133,6 +133,11 @@ type Worker struct {
 	wake   chan struct{}
 	quit   bool // set by Shutdown (under mu) before it wakes the parked worker to exit
 	local  []Runnable
+	// batchRan counts the runnables this worker started from its local
+	// batch: progress the starvation watch sees beside the takes from the
+	// queue (a worker working through a batch takes nothing from the
+	// queue meanwhile). Written by this worker only; read by the watch.
+	batchRan atomic.Uint64
 }
 
 // ID returns the worker's index in its pool.
@@ -404,6 +409,7 @@ func (w *Worker) take() Runnable {
 		copy(w.local, w.local[1:])
 		w.local[n-1] = nil
 		w.local = w.local[:n-1]
+		w.batchRan.Add(1)
 		return r
 	}
 	if c.queued.Load() == 0 {

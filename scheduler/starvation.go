@@ -28,9 +28,12 @@ type Starved struct {
 // workers are parked while runnables wait for nobody woken (what Release
 // leaves when its invocation then blocks on a channel instead of a
 // future), it wakes one; else, when no worker has taken from the queue
-// since the last look and the queue is not empty, the pool is starved;
-// the next take ends the episode. The
-// count of takes is a field under the lock that take already holds.
+// or started a runnable of its local batch since the last look and the
+// queue is not empty, the pool is starved; the next take or start ends
+// the episode. The count of takes is a field under the lock that take
+// already holds; each worker counts the runnables it starts from its
+// local batch (an atomic add on a line of its own worker, not on the
+// run-next hop).
 
 // armStarvedLocked arms the watch unless it is armed, off, or the pool is
 // shutting down; the caller holds mu and, when it reports true, calls
@@ -40,12 +43,25 @@ func (c *Coordinator) armStarvedLocked() bool {
 		return false
 	}
 	c.watching = true
-	c.watchTaken = c.taken
+	c.watchProgress = c.progressLocked()
 	return true
 }
 
 func (c *Coordinator) startStarvedWatch() {
 	c.timers.After(c.cfg.Clock, c.cfg.StarvedAfter, c.checkStarvedF)
+}
+
+// progressLocked is what the watch compares between two looks: the
+// runnables taken from the queue, and those the workers started from
+// their local batches (a saturated pool working through its batches is
+// not starved: TestReview11NoStarvationWhileAWorkerRunsItsLocalBatch).
+// The caller holds mu.
+func (c *Coordinator) progressLocked() uint64 {
+	p := c.taken
+	for _, w := range c.workers {
+		p += w.batchRan.Load()
+	}
+	return p
 }
 
 // checkStarved is the watch's timer.
@@ -68,15 +84,15 @@ func (c *Coordinator) checkStarved() {
 		wake = c.idle[n-1]
 		c.idle = c.idle[:n-1]
 		c.idleN.Add(-1)
-		c.watchTaken, c.starvedFor, c.reported = c.taken, 0, false
-	} else if c.taken == c.watchTaken {
+		c.watchProgress, c.starvedFor, c.reported = c.progressLocked(), 0, false
+	} else if p := c.progressLocked(); p == c.watchProgress {
 		c.starvedFor += c.cfg.StarvedAfter
 		if !c.reported {
 			c.reported, fire = true, true
 			report = Starved{Pool: c.cfg.Name, Workers: len(c.workers), Waiting: c.queue.len(), For: c.starvedFor}
 		}
 	} else {
-		c.watchTaken, c.starvedFor, c.reported = c.taken, 0, false
+		c.watchProgress, c.starvedFor, c.reported = p, 0, false
 	}
 	c.mu.Unlock()
 	if wake != nil {
