@@ -44,8 +44,13 @@ func isLinkEvent(ev any) bool {
 	case remote.EventHandshakeRefused:
 		// Only this member's own attempts: refusing a peer's dial says
 		// nothing of whether this member reaches it (a refused second
-		// connection while this member's own is up, say).
-		return !e.Inbound
+		// connection while this member's own is up, say). Nor does the
+		// duplicate-connection rule's refusal of this member's second
+		// connection: a connection to the peer is up, and it is the
+		// normal outcome of both members dialling at once; recorded, it
+		// named a working link as a timeout's cause
+		// (TestNewuser9TimeoutDoesNotBlameTheRefusedDuplicateConnection).
+		return !e.Inbound && !errors.Is(e.Err, remote.ErrDuplicateConnection)
 	}
 	return false
 }
