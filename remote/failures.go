@@ -35,8 +35,21 @@ func (r *Remote) undelivered(u Undelivered) {
 	env := u.Envelope
 	if u.Inbound {
 		// The payload could not be decoded (unregistered type, bad bytes):
-		// the Node has logged it and emitted EventUnknownType. The dead
-		// letter answers a sender on another node.
+		// the Node has logged it and emitted EventUnknownType. A reply to
+		// a future waiting here fails it now with the reason (the reply's
+		// type not registered on this node, typically), as a reply the
+		// other node could not encode does; before, the request waited
+		// out its deadline and ended in a bare timeout
+		// (TestNewuser9UndecodableReplyFailsTheRequest). The dead letter
+		// answers a sender on another node.
+		if actor.IsFutureID(env.Target.ID) && r.isLocal(env.Target.Address) {
+			if p, ok := r.sys.Lookup(env.Target.ID); ok {
+				if _, ok := p.(*actor.Future); ok {
+					p.SendUser(r.pid(env.Target), &actor.DeadLetterResponse{Target: r.senderPID(env.Sender),
+						Reason: fmt.Errorf("the reply from %s cannot be decoded here: %w", env.Sender.Address, u.Err)}, nil)
+				}
+			}
+		}
 		r.sys.DeadLetter(r.pid(env.Target), nil, r.senderPID(env.Sender), u.Err)
 		return
 	}
