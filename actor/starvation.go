@@ -40,7 +40,11 @@ func (s *System) starvedHook() func(scheduler.Starved) {
 		return nil
 	}
 	return func(st scheduler.Starved) {
-		s.logger.Warn("actor: worker pool starved: every worker stayed in one invocation while actors waited; a Receive that blocks holds its worker (run it WithBlocking, or use ReenterAfter/PipeTo: docs/actors.md)",
+		hint := "a Receive that blocks holds its worker (run it WithBlocking, or use ReenterAfter/PipeTo: docs/actors.md)"
+		if st.Pool == s.name+"-blocking" {
+			hint = "every worker of the blocking pool is held by a Receive that blocks (raise SystemConfig.BlockingWorkers, or block less)"
+		}
+		s.logger.Warn("actor: worker pool starved: every worker stayed in one invocation while actors waited; "+hint,
 			"pool", st.Pool, "workers", st.Workers, "waiting", st.Waiting, "for", st.For)
 		s.events.Publish(&PoolStarved{Pool: st.Pool, Workers: st.Workers, Waiting: st.Waiting, For: st.For})
 	}

@@ -2,6 +2,7 @@ package actor_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,8 +44,11 @@ func starveSharedPool(t *testing.T, sys *actor.System) (unblock func(), ran <-ch
 	}
 	<-blocked
 	<-blocked
+	var once sync.Once
+	unblock = func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock)            // a failed test must not leave the shared pool blocked for the next ones
 	sys.Root().Send(other, "run") // waits in the ready queue: no worker is free
-	return func() { close(release) }, third
+	return unblock, third
 }
 
 // TestPoolStarvedIsPublished: with every worker of the shared pool

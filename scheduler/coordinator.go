@@ -47,7 +47,7 @@ type Config struct {
 	// turns the watch off.
 	OnStarved func(Starved)
 	// StarvedAfter is how long the queue must stand still; 0 means
-	// DefaultStarvedAfter.
+	// DefaultStarvedAfter, and it is at least MinStarvedAfter.
 	StarvedAfter time.Duration
 }
 
@@ -84,6 +84,7 @@ func (c Config) withDefaults() Config {
 	if c.StarvedAfter <= 0 {
 		c.StarvedAfter = DefaultStarvedAfter
 	}
+	c.StarvedAfter = max(c.StarvedAfter, MinStarvedAfter)
 	return c
 }
 
@@ -305,7 +306,8 @@ func (c *Coordinator) Workers() int { return len(c.workers) }
 // Queued returns the number of runnables in the ready queue.
 func (c *Coordinator) Queued() int { return int(c.queued.Load()) }
 
-// PendingTimers returns the number of resume timers not yet fired.
+// PendingTimers returns the number of timers not yet fired: resume timers,
+// and the starvation watch's while it is armed.
 func (c *Coordinator) PendingTimers() int { return c.timers.Len() }
 
 // Shutdown lets the workers finish what is queued and waits for their

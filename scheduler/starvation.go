@@ -5,6 +5,11 @@ import "time"
 // DefaultStarvedAfter is what a zero Config.StarvedAfter means.
 const DefaultStarvedAfter = time.Second
 
+// MinStarvedAfter floors Config.StarvedAfter: a watch that looked every
+// nanosecond would take the pool's lock and set a timer without pause, and
+// report every take as an episode's end.
+const MinStarvedAfter = 10 * time.Millisecond
+
 // Starved describes a pool whose ready queue stood still: runnables waited
 // in it for at least For while no worker took any, every worker staying
 // in an invocation (blocked on a channel, I/O, a request, or busy for that
