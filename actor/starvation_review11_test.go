@@ -54,3 +54,54 @@ func TestReview11StarvationWatchSetsNoTimerOnAVirtualClock(t *testing.T) {
 	<-ran
 	assert.Zero(t, clock.Pending(), "no actor timer is set, yet a timer is pending on the system's virtual clock")
 }
+
+// TestReview11PoolStarvedOnTheSystemClockThenShutdown (a probe that
+// passes; kept because the package's own starvation tests all run on a
+// ManualClock): on the system clock, with every worker of the shared pool
+// blocked and an actor waiting, PoolStarved is published (StarvationWarning
+// 20 ms here); once the pool moves again the system shuts down with the
+// watch possibly still armed (its timer pending until its next look), and
+// leaves no goroutine behind (NewSystem's leak check at cleanup).
+func TestReview11PoolStarvedOnTheSystemClockThenShutdown(t *testing.T) {
+	sys := testkit.NewSystem(t, func(c *actor.SystemConfig) {
+		c.Name, c.Workers, c.StarvationWarning = "starving", 2, 20*time.Millisecond
+	})
+	events := make(chan *actor.PoolStarved, 4)
+	actor.Subscribe(sys.EventStream(), func(e *actor.PoolStarved) { events <- e })
+	release := make(chan struct{})
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	blocked := make(chan struct{}, 2)
+	for range 2 {
+		pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+			if c.Message() == "block" {
+				blocked <- struct{}{}
+				<-release
+			}
+		}))
+		sys.Root().Send(pid, "block")
+	}
+	<-blocked
+	<-blocked
+	ran := make(chan struct{})
+	other := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if c.Message() == "run" {
+			close(ran)
+		}
+	}))
+	sys.Root().Send(other, "run") // waits in the ready queue
+	select {
+	case e := <-events:
+		assert.Equal(t, "starving", e.Pool)
+		assert.Equal(t, 2, e.Workers)
+	case <-time.After(10 * time.Second): // a failure bound
+		t.Fatal("no PoolStarved on the system clock")
+	}
+	close(release)
+	<-ran
+}
