@@ -21,7 +21,7 @@ import (
 // waiting). The target runs only when some other Schedule happens to wake
 // a worker.
 //
-// Suggested fix: Done calls f.sys.coord.WakeIdle() when f has a system
+// Fixed on 2026-11-25 (the test failed before). Suggested then: Done calls f.sys.coord.WakeIdle() when f has a system
 // and is pending (three atomic loads when nothing waits in the queue).
 func TestReview11RequestFutureDoneFromReceiveDoesNotStrandTheTarget(t *testing.T) {
 	sys, err := NewSystem(SystemConfig{Workers: 2})

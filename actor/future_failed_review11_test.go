@@ -22,7 +22,7 @@ import (
 // the caller instead of returning ErrNotInstalled. Result and Wait are
 // unaffected (waitDone returns on f.set before its WakeIdle).
 //
-// Suggested fix: wake only when about to block, on a future that has a
+// Fixed on 2026-11-25 (the test failed before). Suggested then: wake only when about to block, on a future that has a
 // system: call WakeIdle after checking that f is still pending (f.sys is
 // set for every pending future), for example inside awaitClose when it
 // finds f not set, or guard it with f.sys != nil.

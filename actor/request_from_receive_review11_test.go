@@ -25,7 +25,7 @@ import (
 // never to the pool that holds the target. The target runs only when
 // something else schedules onto that pool, here never.
 //
-// Suggested fix: wake the pool the asker's worker belongs to. For example
+// Fixed on 2026-11-25 (the test failed before). Suggested then: wake the pool the asker's worker belongs to. For example
 // Release returns that worker's Coordinator (nil when it moved nothing),
 // the request keeps it in the Future, and the waiters (waitDone,
 // ResultContext, awaitSignal) call WakeIdle on it instead of on

@@ -11,7 +11,7 @@ import (
 	"github.com/fraktor-go/fraktor/testkit"
 )
 
-// TestReview11StarvationWatchSetsNoTimerOnAVirtualClock shows a defect of
+// TestReview11StarvationWatchSetsNoTimerOnAVirtualClock showed a defect of
 // 330250b: on a system whose Clock is virtual (a ManualClock: testkit's
 // VirtualTime clusters, the many tests that drive timers by hand), the
 // starvation watch is on by default and its timer is a timer of that
@@ -25,7 +25,7 @@ import (
 // workers that run in wall time: an Advance of 2 s made while a worker is
 // busy for microseconds reports a starved pool (Warn log and PoolStarved).
 //
-// Suggested fix: as the deferred turns do (future_deferred.go: "only with
+// Fixed on 2026-11-25 (the test failed before). Suggested then: as the deferred turns do (future_deferred.go: "only with
 // the system clock"), leave the watch off by default when the system's
 // clock is not the system clock (StarvationWarning 0 with a virtual clock
 // means off; a positive value still turns it on, for

@@ -9,7 +9,7 @@ import (
 	"github.com/fraktor-go/fraktor/scheduler"
 )
 
-// TestReview11NoStarvationWhileAWorkerRunsItsLocalBatch shows a false
+// TestReview11NoStarvationWhileAWorkerRunsItsLocalBatch showed a false
 // report of the starvation watch (330250b). Its contract (Starved, the
 // actor.PoolStarved doc, the Warn text "every worker stayed in one
 // invocation while actors waited; a Receive that blocks holds its
@@ -23,7 +23,7 @@ import (
 // runnables left in the queue did wait that long: what is wrong is the
 // diagnosis, not that the queue stood still.)
 //
-// Suggested fix: count a runnable a worker starts from its slot or local
+// Fixed on 2026-11-25 (the test failed before). Suggested then: count a runnable a worker starts from its slot or local
 // batch as the queue moving too (a per-worker atomic counter the watch
 // sums; measure the per-hop cost), or, cheaper, make Starved, PoolStarved
 // and the log say what the watch sees: no worker took from the ready

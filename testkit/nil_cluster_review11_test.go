@@ -17,7 +17,8 @@ import (
 // RequestFuture is an actor.FailedFuture(ErrNotInstalled); waiting on it
 // with ResultContext and a deadline panicked (nil f.sys in the WakeIdle
 // that 27ebdac added to ResultContext) instead of returning
-// ErrNotInstalled. Suggested fix: see the actor test.
+// ErrNotInstalled. Fixed on 2026-11-25 (Future.wakeIdle checks for a
+// system); the test failed before.
 func TestReview11NilClusterFutureResultContext(t *testing.T) {
 	sys := testkit.NewSystem(t)
 	c := cluster.Get(sys)
