@@ -22,6 +22,17 @@ func (s *System) sendAndRun(pid *PID, msg any, sender *PID) {
 		s.send(nil, pid, msg, sender)
 		return
 	}
+	if s.deferred.Load() == c && c.mb.UserBacklog() > 0 {
+		// c's turn is deferred with a message of another caller's in it
+		// (an earlier RequestFuture): run here, that message would come
+		// first, and one that blocks would hold this caller past ctx
+		// (TestNewuser9ResultTimeoutNotHeldByAnotherRequestsMessage). The
+		// turn goes to the pool; this request waits on its future.
+		s.releaseDeferred(nil)
+		s.send(nil, pid, msg, sender)
+		co.EndCallerTurn()
+		return
+	}
 	claimed, err := c.mb.PostUserClaim(envelope{msg: msg, sender: sender})
 	if err != nil {
 		s.deadLetter(c.selfPID(), msg, sender, ErrMailboxFull)

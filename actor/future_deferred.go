@@ -148,7 +148,15 @@ func (s *System) sendDeferred(f *Future, pid *PID, msg any) {
 		return
 	}
 	if c := pid.local.Load(); c != nil && s.deferred.Load() == c && f.state.Load() == 0 {
-		s.send(nil, pid, msg, &f.pidv) // the mailbox is claimed: the post only queues
+		if c.mb.UserBacklog() > 0 {
+			// The deferred turn holds another caller's message (an earlier
+			// RequestFuture): joined, this request's Result would run that
+			// message first on its caller, past its own timeout
+			// (TestNewuser9ResultTimeoutNotHeldByAnotherRequestsMessage).
+			// Both go to the pool, in parallel with their callers.
+			s.releaseSlot(nil)
+		}
+		s.send(nil, pid, msg, &f.pidv) // claimed: the post only queues; else as usual
 		return
 	}
 	c := s.deferrable(pid)

@@ -130,6 +130,13 @@ func (c *cell) run(hint int) (res scheduler.InvokeResult, processed int) {
 			}
 		}
 	}
+	if x := c.x; (x == nil || len(x.pending) == 0) && c.mb.UserLen() == 0 {
+		// The hint is used up and nothing is left: completed, not yielded,
+		// so the runnable is not scheduled again only to find nothing (a
+		// caller turn handles one message: scheduler.RunCallerTurn). A
+		// post racing with this is caught by SetIdle, as after any batch.
+		return scheduler.Completed(c.mb.HasSystem()), processed
+	}
 	return scheduler.Yielded(), processed
 }
 

@@ -79,9 +79,16 @@ func (c *Coordinator) CallerTurnAllowed() bool { return active.Load() == 0 }
 // scheduled status (r is in no ready queue and no worker runs it). After
 // the invocation r is settled as a worker settles it; if it has more to do
 // it is handed to the pool.
+//
+// The invocation handles one user message (and the system messages
+// queued): the caller's own, which its post or its request's deferred
+// claim put first (actor's sendAndRun, sendDeferred). What others send
+// meanwhile goes to the pool: run on the caller, a message of someone
+// else's that blocks held the caller past its own deadline, its answer
+// long given (actor's TestNewuser9ResultTimeoutNotHeldByAnotherRequestsMessage).
 func (c *Coordinator) RunCallerTurn(r Runnable) {
 	r.BindWorker(nil)
-	res := r.InvokeBatch(c.cfg.Throughput)
+	res := r.InvokeBatch(1)
 	if settle(r, res, c.cfg.Clock, c.resumeF, c.cfg.OnFailed, &c.timers) == actRequeue {
 		c.Schedule(r)
 	}
