@@ -232,7 +232,7 @@ func TestHollywoodEventStreamHasNoLifecycleEvents(t *testing.T) {
 		}
 	}))
 	sys.Root().Send(pid, &hwPing{}) // a restart
-	sys.RunUntilIdle()                // before the Stop, which would overtake it
+	sys.RunUntilIdle()              // before the Stop, which would overtake it
 	stopped := sys.Root().StopFuture(pid)
 	sys.RunUntilIdle() // a manual system runs nothing by itself: Wait before this would hang
 	require.NoError(t, stopped.Wait())
