@@ -128,3 +128,45 @@ func TestHollywoodClusterNoActivate(t *testing.T) {
 	_, err = cluster.Request[*Total](ctx, tc.Node(0), cluster.NewIdentity("monster", "x"), &Score{Points: 1})
 	require.ErrorIs(t, err, cluster.ErrNoSuchKind)
 }
+
+// A Hollywood actor activated in the cluster lives until someone stops it.
+// A grain is passivated when idle (Config.IdleTimeout, 1 h by default, or
+// the kind's WithIdleTimeout): its state in memory is gone, and the next
+// message activates a fresh instance.
+func TestHollywoodClusterIdleGrainIsPassivated(t *testing.T) {
+	kind := cluster.NewKind("player", actor.PropsFromProducer(func() actor.Actor {
+		points := 0
+		return actor.ReceiveFunc(func(c actor.Context) {
+			if m, ok := c.Message().(*Score); ok {
+				points += m.Points
+				c.Respond(&Total{Points: points, Member: c.Self().Address})
+			}
+		})
+	}), cluster.WithIdleTimeout(200*time.Millisecond))
+	tc := testkit.NewCluster(t, testkit.Nodes(1), testkit.TCP(), testkit.Kinds(kind),
+		testkit.Serializers(func(s *remote.Serializers) error {
+			return errors.Join(remote.RegisterJSON[*Score](s, "hollywood.Score"), remote.RegisterJSON[*Total](s, "hollywood.Total"))
+		}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, tc.AwaitConverged(ctx))
+	ended := make(chan cluster.Identity, 1)
+	sub := actor.Subscribe(tc.Node(0).System().EventStream(), func(e *cluster.ActivationTerminated) { ended <- e.Identity })
+	defer tc.Node(0).System().EventStream().Unsubscribe(sub)
+
+	bob := cluster.NewIdentity("player", "bob")
+	for want := 1; want <= 2; want++ {
+		total, err := cluster.Request[*Total](ctx, tc.Node(0), bob, &Score{Points: 1})
+		require.NoError(t, err)
+		require.Equal(t, want, total.Points)
+	}
+	select {
+	case id := <-ended: // passivated after 200 ms without a message
+		require.Equal(t, bob, id)
+	case <-ctx.Done():
+		t.Fatal("the idle grain was not passivated")
+	}
+	total, err := cluster.Request[*Total](ctx, tc.Node(0), bob, &Score{Points: 1})
+	require.NoError(t, err)
+	require.Equal(t, 1, total.Points, "a fresh activation")
+}
