@@ -74,6 +74,7 @@ func TestHollywoodRemote(t *testing.T) {
 		"  pong 42",
 		"  upper: HOLLYWOOD",
 		"  unregistered type refused: true",
+		"*main.NotRegistered is not registered (register it on every node",
 		"  watcher: server terminated (AddressTerminated)",
 		"  server process exited 0",
 	} {
