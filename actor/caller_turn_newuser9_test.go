@@ -5,6 +5,7 @@ package actor_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -44,46 +45,62 @@ type (
 // and wait on the future, which honours its timeout.
 func TestNewuser9ResultTimeoutNotHeldByAnotherRequestsMessage(t *testing.T) {
 	for i := 0; i < 20; i++ {
-		sys, err := actor.NewSystem(actor.SystemConfig{Name: "newuser9"})
-		if err != nil {
-			t.Fatal(err)
+		if msg := newuser9Round(t); msg != "" {
+			t.Fatalf("round %d: %s", i, msg)
 		}
-		pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
-			switch m := c.Message().(type) {
-			case *newuser9Block:
-				<-m.release
-				c.Respond("released")
-			case *newuser9Get:
-				c.Respond(1)
-			}
-		}))
-		// Let the actor start, so the pool is idle again.
-		if _, err := sys.Root().RequestFuture(pid, &newuser9Get{}, time.Second).Result(); err != nil {
-			t.Fatal(err)
-		}
-		release := make(chan struct{})
-		slow := sys.Root().RequestFuture(pid, &newuser9Block{release: release}, 0)
-		done := make(chan error, 1)
-		go func() {
-			_, err := sys.Root().RequestFuture(pid, &newuser9Get{}, 50*time.Millisecond).Result()
-			done <- err
-		}()
-		select {
-		case err := <-done:
-			if !errors.Is(err, actor.ErrTimeout) {
-				t.Fatalf("round %d: Result = %v, want ErrTimeout", i, err)
-			}
-			close(release)
-		case <-time.After(5 * time.Second):
-			close(release) // unblock the turn, so the system can shut down
+	}
+}
+
+// newuser9Round runs the scenario once on a system of its own, which it
+// shuts down whatever happened, and says what went wrong ("" for nothing).
+func newuser9Round(t *testing.T) string {
+	sys, err := actor.NewSystem(actor.SystemConfig{Name: "newuser9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	done := make(chan error, 1)
+	var slow *actor.Future
+	defer func() {
+		close(release) // unblock the turn, so the system can shut down
+		if slow != nil {
 			<-done
-			t.Fatalf("round %d: Result of a request with a 50 ms timeout had not returned after 5 s: it ran another request's blocking message on its own goroutine", i)
+			if _, err := slow.Result(); err != nil {
+				t.Error(err)
+			}
 		}
-		if _, err := slow.Result(); err != nil {
-			t.Fatal(err)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := sys.Shutdown(ctx); err != nil {
+			t.Error(err)
 		}
-		if err := sys.Shutdown(context.Background()); err != nil {
-			t.Fatal(err)
+	}()
+	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch m := c.Message().(type) {
+		case *newuser9Block:
+			<-m.release
+			c.Respond("released")
+		case *newuser9Get:
+			c.Respond(1)
 		}
+	}))
+	// Let the actor start, so the pool is idle again.
+	if _, err := sys.Root().RequestFuture(pid, &newuser9Get{}, time.Second).Result(); err != nil {
+		return err.Error()
+	}
+	slow = sys.Root().RequestFuture(pid, &newuser9Block{release: release}, 0)
+	go func() {
+		_, err := sys.Root().RequestFuture(pid, &newuser9Get{}, 50*time.Millisecond).Result()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		done <- err // for the deferred wait
+		if !errors.Is(err, actor.ErrTimeout) {
+			return fmt.Sprintf("Result = %v, want ErrTimeout", err)
+		}
+		return ""
+	case <-time.After(5 * time.Second):
+		return "Result of a request with a 50 ms timeout had not returned after 5 s: it ran another request's blocking message on its own goroutine"
 	}
 }
