@@ -1,0 +1,45 @@
+// Command hollywood holds three small Hollywood (github.com/anthdm/hollywood)
+// programs ported to fraktor-go, the ones docs/coming-from-hollywood.md
+// walks through:
+//
+//	go run ./examples/hollywood local    # supervised restarts, requests, the event stream, middleware
+//	go run ./examples/hollywood remote   # two OS processes over loopback TCP
+//	go run ./examples/hollywood cluster  # three members, grains in place of cluster.Activate
+//
+// Without an argument it runs the three in turn. "remote" starts this same
+// binary again as its peer ("remote-server").
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+)
+
+func main() {
+	flag.Parse()
+	cmd := flag.Arg(0)
+	var err error
+	switch cmd {
+	case "local":
+		err = runLocal()
+	case "remote":
+		err = runRemote()
+	case "remote-server":
+		err = runRemoteServer()
+	case "cluster":
+		err = runCluster()
+	case "":
+		for _, run := range []func() error{runLocal, runRemote, runCluster} {
+			if err = run(); err != nil {
+				break
+			}
+		}
+	default:
+		err = fmt.Errorf("unknown command %q (local, remote, cluster)", cmd)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
