@@ -17,7 +17,7 @@ type (
 	newuser9Get   struct{}
 )
 
-// DEFECT. Hollywood's engine.Request(pid, msg, timeout).Result() returns
+// DEFECT (fixed on 2026-11-25; the test failed before). Hollywood's engine.Request(pid, msg, timeout).Result() returns
 // after the timeout whatever the actor does; a port writes
 // sys.Root().RequestFuture(pid, msg, 50ms).Result(), whose godoc says the
 // future fails with ErrTimeout after the timeout.
@@ -27,7 +27,7 @@ type (
 // (here one whose future nobody has awaited yet, as a program that starts
 // two requests and then waits for them does).
 //
-// What happens: when the pool is idle, the first request's turn is deferred
+// What happened: when the pool is idle, the first request's turn is deferred
 // (up to 100 µs) for its own caller's Result; the second request's Result
 // runs the actor's turn on its calling goroutine instead, and that turn
 // begins with the FIRST request's message, which blocks until the caller

@@ -23,7 +23,7 @@ type (
 	newuser9Where struct{}
 )
 
-// DEFECT. Two members on loopback TCP, both up and connected; a grain on the
+// DEFECT (fixed on 2026-11-25; the test failed before). Two members on loopback TCP, both up and connected; a grain on the
 // other member drops a request (it panicked on it and was restarted, as a
 // Hollywood actor would), so the caller's deadline ends.
 //
@@ -32,7 +32,7 @@ type (
 // added "when an attempt timed out because this member cannot connect to
 // the owner", and "a connection that comes up clears it").
 //
-// What happens: the error reads "cluster: timeout: player/…: actor: timeout
+// What happened: the error reads "cluster: timeout: player/…: actor: timeout
 // (no connection to 127.0.0.1:…: remote: handshake rejected by peer
 // (remote: duplicate connection): "…keeps its own outbound connection
 // (lower node id)")". Both members dialled each other at start; the peer

@@ -41,7 +41,7 @@ func newuser9Node(t *testing.T, name string, register func(*remote.Serializers) 
 	return sys
 }
 
-// DEFECT. The replier's node registers the request and the reply types; the
+// DEFECT (fixed on 2026-11-25; the test failed before). The replier's node registers the request and the reply types; the
 // requester's node registers only the request (the reply type forgotten).
 //
 // Expected: the request fails soon with an error matching
@@ -52,7 +52,7 @@ func newuser9Node(t *testing.T, name string, register func(*remote.Serializers) 
 // cannot decode fails with ErrDeadLetter wrapping ErrUnknownType,
 // TestUnregisteredType).
 //
-// What happens: the requester's node cannot decode the reply, makes it a
+// What happened: the requester's node cannot decode the reply, makes it a
 // dead letter there (and sends the replier a *DeadLetterResponse), but the
 // future the reply was addressed to, on this very node, is left waiting: the
 // request ends with a bare "actor: timeout: context deadline exceeded"
