@@ -213,7 +213,9 @@ func (f *Future) waitDone() {
 
 // Result waits for the answer. On a request from outside whose target has
 // not started on it, it may run the target's turn on the calling goroutine
-// (docs/actors.md, "Requests from outside").
+// (docs/actors.md, "Requests from outside"). On a manual executor
+// (testkit.NewManualSystem) nothing runs while the test's goroutine waits
+// here: run the system first (docs/testing.md, "Deterministic mode").
 func (f *Future) Result() (any, error) {
 	f.runTurn()
 	f.waitDone()
