@@ -162,7 +162,7 @@ func (g *grainMiddleware) receive(ctx actor.Context) {
 		// (TestDiffSendsAfterPassivate). A turn that panicked asks after
 		// the next turn it completes.
 		g.ctx.passivate = false
-		c.root.Send(c.placement, &passivateMsg{pid: ctx.Self()})
+		c.passivateAfterSends(a.id, ctx.Self())
 	}
 	switch ctx.Message().(type) {
 	case *actor.Started:
