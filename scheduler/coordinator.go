@@ -281,20 +281,26 @@ func (c *Coordinator) WakeIdle() {
 		return
 	}
 	c.mu.Lock()
-	var w *Worker
-	// Parked workers that were sent a wake but have not taken from the
-	// queue yet: parked counts them until they run, idle no longer holds
-	// them.
-	woken := int(c.parked.Load()) - len(c.idle)
-	if n := len(c.idle); n > 0 && c.queue.len() > woken {
-		w = c.idle[n-1]
-		c.idle = c.idle[:n-1]
-		c.idleN.Add(-1)
-	}
+	w := c.idleForQueuedLocked()
 	c.mu.Unlock()
 	if w != nil {
 		w.wake <- struct{}{}
 	}
+}
+
+// idleForQueuedLocked pops a parked worker for the caller to wake when the
+// ready queue holds more runnables than the workers already woken for it,
+// or returns nil. Woken workers have left idle but are counted in parked
+// until they run. With mu.
+func (c *Coordinator) idleForQueuedLocked() *Worker {
+	n := len(c.idle)
+	if n == 0 || c.queue.len() <= int(c.parked.Load())-n {
+		return nil
+	}
+	w := c.idle[n-1]
+	c.idle = c.idle[:n-1]
+	c.idleN.Add(-1)
+	return w
 }
 
 // Parked returns the number of parked workers.

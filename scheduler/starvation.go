@@ -79,16 +79,13 @@ func (c *Coordinator) checkStarved() {
 	}
 	var report Starved
 	fire := false
-	var wake *Worker
-	if n := len(c.idle); n > 0 && c.queue.len() > int(c.parked.Load())-n {
+	wake := c.idleForQueuedLocked()
+	if wake != nil {
 		// Not starved: runnables wait while workers are parked and none
 		// was woken for them. Release hands work over without a wake, for
 		// the waiter to call WakeIdle; one that blocks some other way (a
 		// channel) left it there. Wake one now, a StarvedAfter late
 		// (TestCoordinatorWatchWakesForReleasedWork).
-		wake = c.idle[n-1]
-		c.idle = c.idle[:n-1]
-		c.idleN.Add(-1)
 		c.watchProgress, c.starvedFor, c.reported = c.progressLocked(), 0, false
 	} else if p := c.progressLocked(); p == c.watchProgress {
 		c.starvedFor += c.cfg.StarvedAfter
