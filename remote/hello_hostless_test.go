@@ -46,3 +46,24 @@ func TestStartRefusesAnUnspecifiedAddress(t *testing.T) {
 		require.NoError(t, n.Close(context.Background()))
 	}
 }
+
+// A Start that fails leaves the node without an address: Address() stays
+// "" instead of naming a listener that was closed, and a PID made for it
+// would carry no address peers could reach.
+func TestFailedStartLeavesNoAddress(t *testing.T) {
+	for _, tc := range []struct {
+		listen string
+		opts   []Option
+	}{
+		{":0", []Option{WithTransport(NewMemoryNetwork())}}, // not host:port
+		{"0.0.0.0:0", nil}, // the unspecified address
+	} {
+		cfg := testConfig()
+		cfg.ListenAddress = tc.listen
+		n, err := NewNode(cfg, newRecorder().hooks(), tc.opts...)
+		require.NoError(t, err)
+		require.ErrorIs(t, n.Start(context.Background()), ErrInvalidConfig, tc.listen)
+		require.Empty(t, n.Address(), tc.listen)
+		require.NoError(t, n.Close(context.Background()))
+	}
+}

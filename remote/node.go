@@ -258,26 +258,29 @@ func (n *Node) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	n.addr = n.cfg.AdvertisedAddress
-	if n.addr == "" {
-		n.addr = ln.Addr().String()
-		if !isHostPort(n.addr) {
+	// The address is this node's only once Start succeeds: a failed Start
+	// leaves Address() "" (TestFailedStartLeavesNoAddress).
+	addr := n.cfg.AdvertisedAddress
+	if addr == "" {
+		addr = ln.Addr().String()
+		if !isHostPort(addr) {
 			// Peers would refuse every hello (decodeHello): a listener
 			// on ":0" of a transport that names no host (MemoryNetwork
 			// gives ":<port>") needs an AdvertisedAddress
 			// (TestStartRefusesAnAddressPeersRefuse).
 			_ = ln.Close()
-			return fmt.Errorf("%w: the listener's address %q is not host:port; set AdvertisedAddress", ErrInvalidConfig, n.addr)
+			return fmt.Errorf("%w: the listener's address %q is not host:port; set AdvertisedAddress", ErrInvalidConfig, addr)
 		}
-		if host, _, _ := net.SplitHostPort(n.addr); net.ParseIP(host).IsUnspecified() {
+		if host, _, _ := net.SplitHostPort(addr); net.ParseIP(host).IsUnspecified() {
 			// A listener on all interfaces ("0.0.0.0:7000", ":0") is bound
 			// to "[::]:<port>": a node on another host that dials it
 			// reaches itself, and every PID of this node would carry it
 			// (TestStartRefusesAnUnspecifiedAddress).
 			_ = ln.Close()
-			return fmt.Errorf("%w: the listener's address %q is the unspecified address (all interfaces), which other nodes cannot dial; set AdvertisedAddress to an address they can", ErrInvalidConfig, n.addr)
+			return fmt.Errorf("%w: the listener's address %q is the unspecified address (all interfaces), which other nodes cannot dial; set AdvertisedAddress to an address they can", ErrInvalidConfig, addr)
 		}
 	}
+	n.addr = addr
 	if n.metrics != nil {
 		reg, err := n.metrics.register(n)
 		if err != nil {
