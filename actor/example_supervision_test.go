@@ -71,3 +71,25 @@ func ExampleSupervisorStrategy_backoffThenStop() {
 	// failure 2 restarted
 	// failure 3: Stopped
 }
+
+// Every supervision decision is published on the EventStream: here the
+// default strategy restarts a failed top-level actor, and a subscriber is
+// told which actor failed, why, and what was done.
+func ExampleSupervisionEvent() {
+	sys, _ := actor.NewSystem(actor.SystemConfig{})
+	defer sys.Shutdown(context.Background())
+
+	decisions := make(chan *actor.SupervisionEvent, 1)
+	sub := actor.Subscribe(sys.EventStream(), func(ev *actor.SupervisionEvent) { decisions <- ev })
+	defer sys.EventStream().Unsubscribe(sub)
+
+	worker := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(*crash); ok {
+			panic("bug")
+		}
+	}))
+	sys.Root().Send(worker, &crash{})
+	ev := <-decisions
+	fmt.Println(ev.Child.Equal(worker), ev.Directive, ev.Consecutive, ev.Err)
+	// Output: true Restart 1 actor: panic in Receive: bug
+}

@@ -526,10 +526,22 @@ func (c *cell) onChildFailure(m *failureMsg) {
 	if !c.isChild(m.child) {
 		return
 	}
-	c.props.supervisorStrategy().HandleFailure(c, Failure{
+	f := Failure{
 		Child: m.child, Err: m.err, Message: m.message,
 		Consecutive: m.failures, RetryAfter: m.retry, Stats: m.stats,
-	})
+	}
+	if c.sys.events.Len() == 0 { // nobody to tell: no recorder
+		c.props.supervisorStrategy().HandleFailure(c, f)
+		return
+	}
+	r := &decisionRecorder{cell: c, child: m.child}
+	c.props.supervisorStrategy().HandleFailure(r, f)
+	if r.decided {
+		c.sys.events.Publish(&SupervisionEvent{
+			Child: m.child, Supervisor: c.selfPID(), Err: m.err,
+			Directive: r.d, Consecutive: m.failures, After: r.after,
+		})
+	}
 }
 
 // newInvokeMW calls a WithInvokeMiddleware factory. It runs inside Spawn,

@@ -219,11 +219,12 @@ func TestHollywoodRequestErrors(t *testing.T) {
 	require.ErrorAs(t, err, &mismatch)
 }
 
-// The EventStream carries no lifecycle events: a spawn, a restart and a stop
+// The EventStream carries no start or stop events: a spawn and a stop
 // publish nothing (Hollywood publishes ActorStartedEvent,
-// ActorRestartedEvent, ActorStoppedEvent…); user events published with
+// ActorStoppedEvent…); a restart publishes *actor.SupervisionEvent (where
+// Hollywood publishes ActorRestartedEvent); user events published with
 // Publish reach subscribers in publish order, and dead letters are there.
-func TestHollywoodEventStreamHasNoLifecycleEvents(t *testing.T) {
+func TestHollywoodEventStreamHasNoStartStopEvents(t *testing.T) {
 	sys := testkit.NewManualSystem(t)
 	all := testkit.NewEventProbe(t, sys.System)
 	pid := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
@@ -233,6 +234,9 @@ func TestHollywoodEventStreamHasNoLifecycleEvents(t *testing.T) {
 	}))
 	sys.Root().Send(pid, &hwPing{}) // a restart
 	sys.RunUntilIdle()              // before the Stop, which would overtake it
+	restarted := testkit.ExpectEvent[*actor.SupervisionEvent](all, 0)
+	require.True(t, restarted.Child.Equal(pid))
+	require.Equal(t, actor.RestartDirective, restarted.Directive)
 	stopped := sys.Root().StopFuture(pid)
 	sys.RunUntilIdle() // a manual system runs nothing by itself: Wait before this would hang
 	require.NoError(t, stopped.Wait())
