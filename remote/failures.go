@@ -151,6 +151,22 @@ func (r *Remote) event(e Event) {
 		}
 	case EventConnected:
 		r.lost.connected(e.Peer.Address, e.Peer.NodeID)
+	case EventHandshakeRefused:
+		if !e.Inbound && e.Peer.Address != "" && (errors.Is(e.Err, ErrClusterMismatch) || errors.Is(e.Err, ErrBadVersion)) {
+			// The node at the address this node dialled is of another
+			// system, or speaks another protocol: no request to it can be
+			// answered while it stays, so the requests waiting for it fail
+			// now, naming the refusal, instead of each at its deadline
+			// with a bare timeout (TestRequestToAnotherSystemFailsAtTheRefusal);
+			// so do remote spawns there.
+			// Queued one-way messages still wait for the give-up
+			// (GiveUpAfter): a peer fixed in time gets them.
+			k := r.sys.FailRequestsTo(e.Peer.Address, e.Err)
+			spawns := r.spawns.failAddress(e.Peer.Address, e.Err)
+			if k > 0 || spawns > 0 {
+				r.log.Info("remote: requests failed: the peer refused the handshake", "peer", e.Peer.Address, "requests_failed", k, "spawns_failed", spawns, "err", e.Err)
+			}
+		}
 	}
 	r.sys.EventStream().Publish(&e)
 }

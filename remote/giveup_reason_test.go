@@ -1,6 +1,7 @@
 package remote_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -26,13 +27,42 @@ func TestGiveUpNamesTheRefusedHandshake(t *testing.T) {
 	require.NoError(t, err)
 	ends := events[*remote.EndpointTerminated](t, sysA)
 
-	f := sysA.Root().RequestFuture(remotePID(echo), &Echo{Text: "hello?"}, 10*time.Second)
+	undelivered := events[*actor.DeadLetterEvent](t, sysA)
+	sysA.Root().Send(remotePID(echo), &Echo{Text: "hello?"})
 	ev := waitFor(t, ends, "endpoint terminated", nil)
 	require.ErrorIs(t, ev.Reason, remote.ErrPeerUnreachable)
 	require.ErrorIs(t, ev.Reason, remote.ErrClusterMismatch, "the give-up names the refusal: %v", ev.Reason)
 
-	_, err = f.Result()
+	// The one-way message waited for the give-up, and its dead letter
+	// names the refusal too.
+	dl := waitFor(t, undelivered, "dead letter", func(d *actor.DeadLetterEvent) bool { _, ok := d.Message.(*Echo); return ok })
+	require.ErrorIs(t, dl.Reason, remote.ErrPeerUnreachable)
+	require.ErrorIs(t, dl.Reason, remote.ErrClusterMismatch, "the dead letter names the refusal: %v", dl.Reason)
+}
+
+// A request (and a remote spawn) to a node of another system fails at the
+// first refused handshake, naming it, instead of waiting for its deadline
+// and failing with a bare timeout (newuser9: a plain remote request to a
+// node with another SystemName only timed out). The give-up is far off
+// here: without the change the request waits out its context.
+func TestRequestToAnotherSystemFailsAtTheRefusal(t *testing.T) {
+	cfgA := testConfig(t)
+	cfgA.SystemName = "alpha"
+	cfgA.GiveUpAfter = 10 * time.Minute
+	sysA, ra := startSystem(t, "alpha", cfgA)
+	cfgB := testConfig(t)
+	cfgB.SystemName = "beta"
+	sysB, _ := startSystem(t, "beta", cfgB)
+	echo, err := sysB.Root().SpawnNamed(echoProps("b"), "echo")
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = actor.Request[*Echo](ctx, sysA.Root(), remotePID(echo), &Echo{Text: "hello?"})
 	require.ErrorIs(t, err, actor.ErrDeadLetter)
-	require.ErrorIs(t, err, remote.ErrPeerUnreachable)
 	require.ErrorIs(t, err, remote.ErrClusterMismatch, "the request's error names the refusal: %v", err)
+	require.NotErrorIs(t, err, actor.ErrTimeout)
+
+	_, err = ra.SpawnNamed(ctx, echo.Address, "echo-2", "echo")
+	require.ErrorIs(t, err, remote.ErrClusterMismatch, "the spawn's error names the refusal: %v", err)
 }
