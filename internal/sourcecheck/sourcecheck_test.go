@@ -127,3 +127,49 @@ type noImports struct{}
 func (noImports) Import(string) (*types.Package, error) {
 	return nil, errors.New("sourcecheck: imports are not resolved")
 }
+
+// TestEveryPackageHasDocGo: every directory of the module (and of the
+// benchmarks module) that holds Go files other than tests has a doc.go
+// carrying the package comment, so `go doc` and pkg.go.dev show what each
+// package is for (conventions: a doc.go per package).
+func TestEveryPackageHasDocGo(t *testing.T) {
+	root := filepath.Join("..", "..")
+	var missing []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bin") {
+			return filepath.SkipDir
+		}
+		code, err := filepath.Glob(filepath.Join(path, "*.go"))
+		if err != nil {
+			return err
+		}
+		code = slices.DeleteFunc(code, func(f string) bool { return strings.HasSuffix(f, "_test.go") })
+		if len(code) == 0 {
+			return nil
+		}
+		if !slices.Contains(code, filepath.Join(path, "doc.go")) {
+			missing = append(missing, path)
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(path, "doc.go"), nil, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		if f.Doc == nil || strings.TrimSpace(f.Doc.Text()) == "" {
+			missing = append(missing, path+" (doc.go without a package comment)")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(missing) > 0 {
+		t.Fatalf("packages without a doc.go:\n%s", strings.Join(missing, "\n"))
+	}
+}
