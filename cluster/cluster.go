@@ -106,6 +106,12 @@ type Cluster struct {
 
 	blockMu sync.Mutex
 	blocked map[string]struct{} // member keys left out of owner selection
+	// voteBlocks: the addresses the reachability vote is blocking, with
+	// how long, while its Block runs (voteBlock): the notices say so.
+	voteBlocks map[string]time.Duration
+	// probation: the addresses whose vote's block ended while their link
+	// has not come up since, with when the probation ends (reachability.go).
+	probation map[string]probation
 
 	links linkFailures // why the last connection to an address failed
 
@@ -183,7 +189,7 @@ func newCluster(ctx context.Context, host actor.Host, cfg Config) (*Cluster, err
 	}
 	if err := r.Serializers().RegisterProto(
 		(*clusterpb.ActivationRequest)(nil), (*clusterpb.ActivationResponse)(nil),
-		(*clusterpb.ViewAck)(nil), (*clusterpb.ActivationTerminated)(nil), (*clusterpb.BlockNotice)(nil),
+		(*clusterpb.ViewAck)(nil), (*clusterpb.ActivationTerminated)(nil), (*clusterpb.BlockNotice)(nil), (*clusterpb.ReachProbe)(nil),
 		(*clusterpb.GrainError)(nil),
 	); err != nil && !errors.Is(err, remote.ErrAlreadyRegistered) {
 		return nil, err
@@ -267,7 +273,8 @@ func newCluster(ctx context.Context, host actor.Host, cfg Config) (*Cluster, err
 		}
 	}
 	c.unsub = append(c.unsub, r.BlockList().Subscribe(c.onBlockEvent))
-	linkSub := c.sys.EventStream().SubscribeWithPredicate(c.links.record, isLinkEvent)
+	c.links.now = c.now
+	linkSub := c.sys.EventStream().SubscribeWithPredicate(c.onLinkEvent, isLinkEvent)
 	c.unsub = append(c.unsub, func() { c.sys.EventStream().Unsubscribe(linkSub) })
 	c.wg.Add(1)
 	go c.watchMembership(m)
@@ -865,6 +872,12 @@ func (c *Cluster) onBlockEvent(ev remote.BlockEvent) {
 		return
 	}
 	c.blockMu.Lock()
+	if !ev.Blocked {
+		// A member on probation (its vote's block ended, remote lets its
+		// connections through) stays out of owner selection until its
+		// link is up (probationPassed).
+		hit = slices.DeleteFunc(hit, func(m Member) bool { _, ok := c.probation[m.Address]; return ok })
+	}
 	for _, m := range hit {
 		if ev.Blocked {
 			c.blocked[m.Key()] = struct{}{}
@@ -873,6 +886,10 @@ func (c *Cluster) onBlockEvent(ev remote.BlockEvent) {
 		}
 	}
 	c.blockMu.Unlock()
+	if len(hit) == 0 {
+		c.viewMu.Unlock()
+		return
+	}
 	c.view.Store(&viewSnap{topo: v.topo, ring: c.buildRing(v.topo)})
 	c.viewMu.Unlock()
 	if !ev.Blocked {
@@ -886,7 +903,8 @@ func (c *Cluster) onBlockEvent(ev remote.BlockEvent) {
 	for _, m := range hit {
 		c.root.Send(c.placement, &blockMsg{member: m})
 		c.evict(m)
-		notice := &clusterpb.BlockNotice{MemberKey: m.Key(), MemberId: m.ID, Address: m.Address}
+		notice := &clusterpb.BlockNotice{MemberKey: m.Key(), MemberId: m.ID, Address: m.Address,
+			BlockForNanos: int64(c.voteBlockFor(m.Address))}
 		for _, o := range v.topo.Members {
 			if o.Key() != self && o.Key() != m.Key() {
 				c.root.Send(actor.NewPID(o.Address, placementName), notice)
@@ -908,7 +926,7 @@ func (c *Cluster) remoteBlocked(t Topology) []string {
 	bl := c.remote.BlockList()
 	var keys []string
 	for _, m := range t.Members {
-		if bl.IsBlocked(m.ID, m.Address) {
+		if bl.IsBlocked(m.ID, m.Address) || c.onProbation(m.Address) {
 			keys = append(keys, m.Key())
 		}
 	}

@@ -81,6 +81,19 @@ type BlockListApplied struct {
 	At          time.Time
 }
 
+// MemberUnreachable: the reachability vote (Config.Reachability) found
+// Member, at Address, unreachable by Votes of the view's Members (this
+// member's own report counted), and this member blocks it for BlockFor
+// (BlockListApplied follows, here and on the members told).
+type MemberUnreachable struct {
+	Member   string
+	Address  string
+	Votes    int
+	Members  int
+	BlockFor time.Duration
+	At       time.Time
+}
+
 // RetryThrottled: a request to Identity used up Retry.MaxAttempts, Attempts
 // its own count, or the resolution of Identity for queued Sends did and
 // dropped them (V3.2). Each request reports its own.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/remote"
@@ -27,9 +28,19 @@ const maxLinkFailures = 1024
 // reason to such a timeout, so the caller reads, say, "system name
 // mismatch" and errors.Is(err, remote.ErrClusterMismatch) holds
 // (TestRequestTimeoutNamesTheRefusedHandshake).
+//
+// It also keeps when each address's link went down (the first failure
+// since the last connection), for the reachability vote (unreachable).
 type linkFailures struct {
-	mu sync.Mutex
-	m  map[string]error
+	mu  sync.Mutex
+	m   map[string]linkDown
+	now func() time.Time // the system clock; nil: the link's time is not kept
+}
+
+// linkDown is an address's last failure and when its link went down.
+type linkDown struct {
+	err   error
+	since time.Time
 }
 
 // isLinkEvent selects the events record takes.
@@ -68,15 +79,42 @@ func (l *linkFailures) record(ev any) {
 		return
 	}
 	if l.m == nil {
-		l.m = make(map[string]error)
+		l.m = make(map[string]linkDown)
 	}
-	if _, ok := l.m[e.Peer.Address]; !ok && len(l.m) >= maxLinkFailures {
+	d, ok := l.m[e.Peer.Address]
+	if !ok && len(l.m) >= maxLinkFailures {
 		for a := range l.m { // any one: the bound only keeps the map small
 			delete(l.m, a)
 			break
 		}
 	}
-	l.m[e.Peer.Address] = e.Err
+	if !ok && l.now != nil {
+		d.since = l.now()
+	}
+	d.err = e.Err
+	l.m[e.Peer.Address] = d
+}
+
+// downFor returns how long the link to address has been down (failures
+// only since its last connection), and false when it is not down.
+func (l *linkFailures) downFor(address string, now time.Time) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d, ok := l.m[address]
+	if !ok || d.since.IsZero() {
+		return 0, false
+	}
+	return now.Sub(d.since), true
+}
+
+// restart forgets the link to address's failure: its down time counts
+// again from the next failure. An unblock calls it: a blocked member's
+// link could not come up while it was blocked, so the time before says
+// nothing of it now.
+func (l *linkFailures) restart(address string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.m, address)
 }
 
 // why returns the last connection failure to address on record, nil when
@@ -84,7 +122,7 @@ func (l *linkFailures) record(ev any) {
 func (l *linkFailures) why(address string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.m[address]
+	return l.m[address].err
 }
 
 // explain returns err with the last connection failure to address added,

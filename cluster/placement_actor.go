@@ -57,6 +57,8 @@ type placementActor struct {
 	fenceEnding bool
 	// settledEpoch is the epoch of the last ViewSettled published.
 	settledEpoch uint64
+	// reach is the reachability vote's state (reachability.go).
+	reach reachState
 }
 
 func newPlacementActor(c *Cluster, self Member) *placementActor {
@@ -107,6 +109,7 @@ func (p *placementActor) Receive(ctx actor.Context) {
 	case *actor.Terminated:
 		p.onTerminated(ctx, m.Who, now)
 	case *clusterpb.ViewAck:
+		p.recordReport(m.MemberKey, m.Unreachable, now)
 		if m.Vouches {
 			p.core.vouched(m.MemberKey, m.Epoch, now)
 		} else {
@@ -145,6 +148,8 @@ func (p *placementActor) Receive(ctx actor.Context) {
 		}
 	default:
 		p.c.relayed(ctx)
+	case *clusterpb.ReachProbe:
+		// Nothing to do: it made remote connect (tickVoteBlocks).
 	case *clusterpb.BlockNotice:
 		// Block runs onBlockEvent on this goroutine: when the member is in
 		// the caller-side view, that marks it blocked and queues a
@@ -155,7 +160,14 @@ func (p *placementActor) Receive(ctx actor.Context) {
 		// to ask: the placement actor's own view may still hold the member
 		// while its next view waits in this mailbox, and then neither path
 		// reported the block.
-		p.c.remote.BlockList().Block(m.Address)
+		bl := p.c.remote.BlockList()
+		if m.BlockForNanos > 0 && !bl.IsBlocked(m.Address) {
+			// A block the reachability vote made: it ends here as on the
+			// member that voted (a block already in place, made by hand,
+			// is left as it is).
+			p.scheduleUnblock(m.Address, now, time.Duration(m.BlockForNanos))
+		}
+		bl.Block(m.Address)
 		if !p.c.isBlockedMember(m.MemberKey) {
 			p.c.sys.EventStream().Publish(&BlockListApplied{Member: m.MemberKey,
 				Invalidated: p.c.invalidateMember(m.MemberKey, Member{ID: m.MemberId, Address: m.Address}), At: now})
@@ -246,6 +258,7 @@ func (p *placementActor) armTick(ctx actor.Context) {
 
 func (p *placementActor) install(ctx actor.Context, t Topology, released []Member, now time.Time) {
 	p.setLease()
+	p.pruneReports(t.Members)
 	first := !p.core.hasView
 	if first {
 		p.core.founded = foundedAt(p.m)
@@ -348,8 +361,9 @@ func (p *placementActor) sendAck(ctx actor.Context) {
 	if !p.core.canAck() {
 		return
 	}
+	now := p.c.now()
 	ack := &clusterpb.ViewAck{MemberKey: p.core.selfKey, Epoch: p.core.view.Epoch, TopologyHash: p.core.view.Hash,
-		Vouches: p.core.vouches(p.c.now())}
+		Vouches: p.core.vouches(now), Unreachable: p.myReport(now)}
 	for _, m := range p.core.view.Members {
 		if p.core.acksTo(m.Key()) {
 			ctx.Send(actor.NewPID(m.Address, placementName), ack)
@@ -358,6 +372,9 @@ func (p *placementActor) sendAck(ctx actor.Context) {
 }
 
 func (p *placementActor) tick(ctx actor.Context, now time.Time) {
+	if !p.leaving {
+		p.tickVoteBlocks(ctx, now)
+	}
 	if p.leaving {
 		// The membership is being left (or was): its lease is no guide
 		// any more, and nothing is fenced or started again.
@@ -384,6 +401,7 @@ func (p *placementActor) tick(ctx actor.Context, now time.Time) {
 		return
 	}
 	p.sendAck(ctx)
+	p.vote(p.myReport(now), now)
 }
 
 // fenced stops the grains a fence marked stopping (stop) and reports the

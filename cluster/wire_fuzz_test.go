@@ -49,6 +49,7 @@ func FuzzClusterWire(f *testing.F) {
 	seed(&clusterpb.ActivationRequest{Kind: "nope", Id: "", Epoch: 1 << 63, TopologyHash: 1})
 	seed(&clusterpb.ViewAck{MemberKey: mA.Key(), Epoch: t2.Epoch, TopologyHash: t2.Hash})
 	seed(&clusterpb.ViewAck{MemberKey: mA.Key(), Epoch: t1.Epoch, TopologyHash: t1.Hash})
+	seed(&clusterpb.ViewAck{MemberKey: mC.Key(), Epoch: t2.Epoch, TopologyHash: t2.Hash, Unreachable: []string{mB.Key(), mA.Key(), "x#1"}})
 	seed(&clusterpb.ActivationResponse{Status: clusterpb.ActivationStatus_ACTIVATION_STATUS_BUSY, RetryAfterNanos: -1, Error: "x"})
 	seed(&clusterpb.ActivationTerminated{Kind: "user", Id: "x", MemberKey: mA.Key(), PidAddress: "a:4000", PidId: "p", TokenEpoch: 3, TokenSeq: 9})
 	f.Add([]byte{})
@@ -72,6 +73,13 @@ func FuzzClusterWire(f *testing.F) {
 			case *clusterpb.ActivationRequest:
 				fuzzActivate(t, c, m, tv)
 			case *clusterpb.ViewAck:
+				// Its reachability report, counted as the vote counts it:
+				// only the view's members are ever judged.
+				reports := map[string]reachReport{m.MemberKey: {keys: m.Unreachable, at: tv}}
+				out, _ := votedUnreachable(t2.Members, mB.Key(), m.Unreachable, reports, tv, func(string) bool { return false })
+				for _, o := range out {
+					require.Contains(t, t2.Members, o)
+				}
 				c.ack(m.MemberKey, m.Epoch, tv)
 				// The barrier on x lifts only for a's acknowledgement of
 				// the new view.

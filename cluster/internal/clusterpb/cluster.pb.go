@@ -313,7 +313,11 @@ type ViewAck struct {
 	// vouches: the sender has been in the cluster for the wait-out W and waits
 	// out no member that left: a member that joined may grant once it has one
 	// such acknowledgement.
-	Vouches       bool `protobuf:"varint,4,opt,name=vouches,proto3" json:"vouches,omitempty"`
+	Vouches bool `protobuf:"varint,4,opt,name=vouches,proto3" json:"vouches,omitempty"`
+	// unreachable: the member keys of the view's members whose link from the
+	// sender has been down for Config.Reachability.After (its vote; empty
+	// when the vote is off).
+	Unreachable   []string `protobuf:"bytes,5,rep,name=unreachable,proto3" json:"unreachable,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -374,6 +378,13 @@ func (x *ViewAck) GetVouches() bool {
 		return x.Vouches
 	}
 	return false
+}
+
+func (x *ViewAck) GetUnreachable() []string {
+	if x != nil {
+		return x.Unreachable
+	}
+	return nil
 }
 
 // ActivationTerminated tells every member that an activation ended, so their
@@ -473,10 +484,13 @@ func (x *ActivationTerminated) GetTokenSeq() uint64 {
 // BlockNotice tells the other members that a member was put on the block
 // list, so every member refuses it and drops it from owner selection.
 type BlockNotice struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	MemberKey     string                 `protobuf:"bytes,1,opt,name=member_key,json=memberKey,proto3" json:"member_key,omitempty"`
-	MemberId      string                 `protobuf:"bytes,2,opt,name=member_id,json=memberId,proto3" json:"member_id,omitempty"`
-	Address       string                 `protobuf:"bytes,3,opt,name=address,proto3" json:"address,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	MemberKey string                 `protobuf:"bytes,1,opt,name=member_key,json=memberKey,proto3" json:"member_key,omitempty"`
+	MemberId  string                 `protobuf:"bytes,2,opt,name=member_id,json=memberId,proto3" json:"member_id,omitempty"`
+	Address   string                 `protobuf:"bytes,3,opt,name=address,proto3" json:"address,omitempty"`
+	// block_for_nanos: a block the reachability vote made ends after this
+	// long on every member that applied it (0: until unblocked by hand).
+	BlockForNanos int64 `protobuf:"varint,4,opt,name=block_for_nanos,json=blockForNanos,proto3" json:"block_for_nanos,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -532,6 +546,52 @@ func (x *BlockNotice) GetAddress() string {
 	return ""
 }
 
+func (x *BlockNotice) GetBlockForNanos() int64 {
+	if x != nil {
+		return x.BlockForNanos
+	}
+	return 0
+}
+
+// ReachProbe asks nothing: a member sends it to the placement actor of a
+// member whose reachability-vote block has ended, so that remote connects
+// to it and the link shows whether it is reachable again.
+type ReachProbe struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReachProbe) Reset() {
+	*x = ReachProbe{}
+	mi := &file_cluster_internal_clusterpb_cluster_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReachProbe) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReachProbe) ProtoMessage() {}
+
+func (x *ReachProbe) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_internal_clusterpb_cluster_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReachProbe.ProtoReflect.Descriptor instead.
+func (*ReachProbe) Descriptor() ([]byte, []int) {
+	return file_cluster_internal_clusterpb_cluster_proto_rawDescGZIP(), []int{5}
+}
+
 // GrainError is a typed grain method's error on its way to the caller, who
 // gets it as a *cluster.GrainError with the same code and message.
 type GrainError struct {
@@ -544,7 +604,7 @@ type GrainError struct {
 
 func (x *GrainError) Reset() {
 	*x = GrainError{}
-	mi := &file_cluster_internal_clusterpb_cluster_proto_msgTypes[5]
+	mi := &file_cluster_internal_clusterpb_cluster_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -556,7 +616,7 @@ func (x *GrainError) String() string {
 func (*GrainError) ProtoMessage() {}
 
 func (x *GrainError) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_internal_clusterpb_cluster_proto_msgTypes[5]
+	mi := &file_cluster_internal_clusterpb_cluster_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -569,7 +629,7 @@ func (x *GrainError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrainError.ProtoReflect.Descriptor instead.
 func (*GrainError) Descriptor() ([]byte, []int) {
-	return file_cluster_internal_clusterpb_cluster_proto_rawDescGZIP(), []int{5}
+	return file_cluster_internal_clusterpb_cluster_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GrainError) GetCode() string {
@@ -611,13 +671,14 @@ const file_cluster_internal_clusterpb_cluster_proto_rawDesc = "" +
 	"\x11retry_after_nanos\x18\t \x01(\x03R\x0fretryAfterNanos\x12\x12\n" +
 	"\x04kind\x18\n" +
 	" \x01(\tR\x04kind\x12\x0e\n" +
-	"\x02id\x18\v \x01(\tR\x02id\"}\n" +
+	"\x02id\x18\v \x01(\tR\x02id\"\x9f\x01\n" +
 	"\aViewAck\x12\x1d\n" +
 	"\n" +
 	"member_key\x18\x01 \x01(\tR\tmemberKey\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12#\n" +
 	"\rtopology_hash\x18\x03 \x01(\x04R\ftopologyHash\x12\x18\n" +
-	"\avouches\x18\x04 \x01(\bR\avouches\"\xcf\x01\n" +
+	"\avouches\x18\x04 \x01(\bR\avouches\x12 \n" +
+	"\vunreachable\x18\x05 \x03(\tR\vunreachable\"\xcf\x01\n" +
 	"\x14ActivationTerminated\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1d\n" +
@@ -628,12 +689,15 @@ const file_cluster_internal_clusterpb_cluster_proto_rawDesc = "" +
 	"\x06pid_id\x18\x05 \x01(\tR\x05pidId\x12\x1f\n" +
 	"\vtoken_epoch\x18\x06 \x01(\x04R\n" +
 	"tokenEpoch\x12\x1b\n" +
-	"\ttoken_seq\x18\a \x01(\x04R\btokenSeq\"c\n" +
+	"\ttoken_seq\x18\a \x01(\x04R\btokenSeq\"\x8b\x01\n" +
 	"\vBlockNotice\x12\x1d\n" +
 	"\n" +
 	"member_key\x18\x01 \x01(\tR\tmemberKey\x12\x1b\n" +
 	"\tmember_id\x18\x02 \x01(\tR\bmemberId\x12\x18\n" +
-	"\aaddress\x18\x03 \x01(\tR\aaddress\":\n" +
+	"\aaddress\x18\x03 \x01(\tR\aaddress\x12&\n" +
+	"\x0fblock_for_nanos\x18\x04 \x01(\x03R\rblockForNanos\"\f\n" +
+	"\n" +
+	"ReachProbe\":\n" +
 	"\n" +
 	"GrainError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
@@ -661,7 +725,7 @@ func file_cluster_internal_clusterpb_cluster_proto_rawDescGZIP() []byte {
 }
 
 var file_cluster_internal_clusterpb_cluster_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_cluster_internal_clusterpb_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_cluster_internal_clusterpb_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_cluster_internal_clusterpb_cluster_proto_goTypes = []any{
 	(ActivationStatus)(0),        // 0: fraktor.cluster.v1.ActivationStatus
 	(*ActivationRequest)(nil),    // 1: fraktor.cluster.v1.ActivationRequest
@@ -669,7 +733,8 @@ var file_cluster_internal_clusterpb_cluster_proto_goTypes = []any{
 	(*ViewAck)(nil),              // 3: fraktor.cluster.v1.ViewAck
 	(*ActivationTerminated)(nil), // 4: fraktor.cluster.v1.ActivationTerminated
 	(*BlockNotice)(nil),          // 5: fraktor.cluster.v1.BlockNotice
-	(*GrainError)(nil),           // 6: fraktor.cluster.v1.GrainError
+	(*ReachProbe)(nil),           // 6: fraktor.cluster.v1.ReachProbe
+	(*GrainError)(nil),           // 7: fraktor.cluster.v1.GrainError
 }
 var file_cluster_internal_clusterpb_cluster_proto_depIdxs = []int32{
 	0, // 0: fraktor.cluster.v1.ActivationResponse.status:type_name -> fraktor.cluster.v1.ActivationStatus
@@ -691,7 +756,7 @@ func file_cluster_internal_clusterpb_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cluster_internal_clusterpb_cluster_proto_rawDesc), len(file_cluster_internal_clusterpb_cluster_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
