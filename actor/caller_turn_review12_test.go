@@ -123,3 +123,49 @@ func TestReview12ResultContextOfAPendingFutureKeepsItsDeadline(t *testing.T) {
 		t.Fatal("ResultContext with a 50 ms deadline had not returned after 5 s: it ran another request's blocking message on its goroutine")
 	}
 }
+
+// review12 (lower severity, a design question): a Request's deadline is
+// not kept when the target's deferred turn holds the Started of an actor
+// that another goroutine spawned. sendAndRun runs a deferred turn whose
+// user backlog is empty on the caller: Started (and any other system
+// message queued) runs first, on this caller, whoever spawned the actor.
+// A Started that blocks (state loaded from a slow store) then holds a
+// Request from another goroutine past its deadline, the newuser9 pattern
+// with a lifecycle handler instead of a message (docs/actors.md: "another
+// caller's message that blocks never holds this one past its own
+// deadline"). On a worker the request would end at its deadline with
+// ErrTimeout. Suggested fix: only the goroutine that deferred a turn may
+// run it on the caller (or a deferred Started goes to the pool when a
+// request from another caller finds it; a spawn and a request from one
+// goroutine keep the one-turn path if the slot records its owner).
+func TestReview12RequestDoesNotRunAnotherCallersDeferredStarted(t *testing.T) {
+	sys := newCallerTurnSystem(t, 2)
+	release := make(chan struct{})
+	started := false
+	pid := sys.Root().Spawn(PropsFromFunc(func(c Context) {
+		switch c.Message().(type) {
+		case *Started:
+			<-release // a slow start
+			started = true
+		case *review12Get:
+			c.Respond(started)
+		}
+	}))
+	defer close(release)
+
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		_, err := Request[bool](ctx, sys.Root(), pid, &review12Get{})
+		done <- err
+	}()
+	timer := time.NewTimer(5 * time.Second)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		require.True(t, errors.Is(err, ErrTimeout), "Request = %v, want ErrTimeout", err)
+	case <-timer.C:
+		t.Fatal("Request with a 50 ms deadline had not returned after 5 s: it ran the Started handler of an actor another goroutine spawned")
+	}
+}
