@@ -250,7 +250,7 @@ func (f *Future) ResultContext(ctx context.Context) (any, error) {
 		select {
 		case <-f.Done():
 		case <-done:
-			f.complete(nil, fmt.Errorf("%w: %w", ErrTimeout, ctx.Err()))
+			f.complete(nil, f.timeoutError(fmt.Errorf("%w: %w", ErrTimeout, ctx.Err())))
 			f.waitDone()
 		}
 	}
@@ -358,7 +358,31 @@ func (f *Future) complete(v any, err error) {
 }
 
 // fireTimer implements timerTarget: the timeout.
-func (f *Future) fireTimer() { f.complete(nil, ErrTimeout) }
+func (f *Future) fireTimer() { f.complete(nil, f.timeoutError(ErrTimeout)) }
+
+// timeoutError is err, the timeout of f (ErrTimeout, wrapping a context's
+// error when one ended the wait), with why, for a request to another
+// address that the transport has no connection to (Host.SetTimeoutCause):
+// "actor: timeout (no connection to 10.0.0.2:7000: remote: handshake
+// rejected by peer (remote: system name mismatch))", errors.Is matching
+// the transport's sentinel too. Before, a request to a node that refused
+// this one's handshake read "actor: timeout" and nothing else. Only the
+// timeout's path pays for it.
+func (f *Future) timeoutError(err error) error {
+	t := f.target
+	if t == nil || t.Address == "" || t.Address == f.sys.Address() {
+		return err
+	}
+	fn := f.sys.timeoutCause.Load()
+	if fn == nil {
+		return err
+	}
+	cause := (*fn)(t.Address)
+	if cause == nil {
+		return err
+	}
+	return fmt.Errorf("%w (no connection to %s: %w)", err, t.Address, cause)
+}
 
 // closeTimer implements timerCloser: Shutdown closed the timer queue
 // before the timeout fired, so the timeout never will; and no answer can

@@ -76,12 +76,15 @@ func (s *System) deferrable(pid *PID) *cell {
 }
 
 // deferTurn parks c, whose mailbox the caller has claimed, in the slot, or
-// hands it to the pool when the slot is taken.
-func (s *System) deferTurn(c *cell) {
+// hands it to the pool when the slot is taken. owner is the future whose
+// waiter may run the turn (runTurn); nil for a spawn's turn, which only
+// a request or stop that joins it gives an owner.
+func (s *System) deferTurn(c *cell, owner *Future) {
 	if !s.deferred.CompareAndSwap(nil, c) {
 		s.coord.Schedule(c)
 		return
 	}
+	s.deferredFor.Store(owner)
 	if !s.sweepArmed.Load() && !s.sweepArmed.Swap(true) {
 		if !s.tq.arm(&s.sweep, s.deferGrace, 0) { // shutting down: no sweep
 			s.sweepArmed.Store(false)
@@ -116,22 +119,32 @@ func (s *System) takeDeferred(c *cell) bool {
 // caller, else to its dispatcher.
 func (s *System) spawnStart(c *cell) {
 	if s.deferrable(c.selfPID()) != nil {
-		s.deferTurn(c)
+		s.deferTurn(c, nil)
 		return
 	}
 	c.mb.Dispatcher().Schedule(c)
 }
 
-// postDeferrable posts the system message e to c from the root context:
-// it joins c's deferred turn when c has one, defers c's turn when it can,
-// and posts as usual otherwise.
-func (s *System) postDeferrable(c *cell, e envelope) {
+// postDeferrable posts the system message e of the stop future f to c
+// from the root context: it joins c's deferred turn when c has one that
+// holds no user message, defers c's turn when it can, and posts as usual
+// otherwise.
+func (s *System) postDeferrable(c *cell, e envelope, f *Future) {
+	if s.deferred.Load() == c && c.mb.UserBacklog() > 0 {
+		// The turn holds another caller's request: joined, this stop's
+		// Wait would run that message first (as for a request,
+		// sendDeferred). Both go to the pool.
+		s.releaseSlot(nil)
+	}
 	switch {
 	case s.deferred.Load() == c:
 		c.mb.PostSystem(nil, e) // the mailbox is claimed: the post only queues
+		if s.deferred.Load() == c {
+			s.deferredFor.Store(f)
+		}
 	case s.deferrable(c.selfPID()) != nil:
 		if c.mb.PostSystemClaim(e) {
-			s.deferTurn(c)
+			s.deferTurn(c, f)
 		}
 	default:
 		c.mb.PostSystem(nil, e)
@@ -140,8 +153,9 @@ func (s *System) postDeferrable(c *cell, e envelope) {
 
 // sendDeferred is send for RootContext.RequestFuture: it defers the
 // target's turn when it can, joins the target's deferred turn when it has
-// one, and sends as usual otherwise.
-func (s *System) sendDeferred(f *Future, pid *PID, msg any) {
+// one, and sends as usual otherwise. The turn it defers or joins is turn's
+// to run (f itself, or the future a warm cluster call hands its caller).
+func (s *System) sendDeferred(f, turn *Future, pid *PID, msg any) {
 	if pid == nil {
 		s.releaseDeferred(nil)
 		s.send(nil, pid, msg, &f.pidv) // fails f with ErrNilPID
@@ -157,6 +171,9 @@ func (s *System) sendDeferred(f *Future, pid *PID, msg any) {
 			s.releaseSlot(nil)
 		}
 		s.send(nil, pid, msg, &f.pidv) // claimed: the post only queues; else as usual
+		if s.deferred.Load() == c {
+			s.deferredFor.Store(turn) // joined: this request's turn now
+		}
 		return
 	}
 	c := s.deferrable(pid)
@@ -169,7 +186,7 @@ func (s *System) sendDeferred(f *Future, pid *PID, msg any) {
 		s.deadLetter(c.selfPID(), msg, &f.pidv, ErrMailboxFull)
 	}
 	if claimed {
-		s.deferTurn(c)
+		s.deferTurn(c, turn)
 	}
 }
 
@@ -212,6 +229,20 @@ func (f *Future) runTurn() {
 		return
 	}
 	s := f.sys
+	if f.state.Load() != 0 {
+		// Completed: the deferred turn is someone else's; nothing here
+		// waits for it (TestReview12ResultOfACompletedFutureDoesNotRunAnotherRequest).
+		return
+	}
+	if s.deferredFor.Load() != f {
+		// The turn is another caller's (its request, or a spawn nobody
+		// joined): run here, its message would come first and one that
+		// blocks would hold this caller past its deadline
+		// (TestReview12ResultContextOfAPendingFutureKeepsItsDeadline). It
+		// goes to the pool; this future waits.
+		f.releaseTurn()
+		return
+	}
 	if !s.coord.BeginCallerTurn() {
 		f.releaseTurn()
 		return

@@ -31,8 +31,9 @@ type hookedFuture struct {
 
 func init() {
 	futurehook.Install(futurehook.Funcs{
-		Request: func(root, pid, msg any, timeout time.Duration, h futurehook.Hook) any {
-			return root.(*RootContext).requestHooked(pid.(*PID), msg, timeout, h)
+		Request: func(root, pid, msg any, timeout time.Duration, h futurehook.Hook, turn any) any {
+			t, _ := turn.(*Future)
+			return root.(*RootContext).requestHooked(pid.(*PID), msg, timeout, h, t)
 		},
 		TurnFuture: func(root, target any) any {
 			return root.(*RootContext).turnFuture(target.(*PID))
@@ -40,12 +41,17 @@ func init() {
 	})
 }
 
-// requestHooked is RequestFuture whose future calls h once it completes.
-func (r *RootContext) requestHooked(pid *PID, msg any, timeout time.Duration, h futurehook.Hook) *Future {
+// requestHooked is RequestFuture whose future calls h once it completes;
+// turn (nil: the request's own future) is the future whose waiter may run
+// its deferred turn.
+func (r *RootContext) requestHooked(pid *PID, msg any, timeout time.Duration, h futurehook.Hook, turn *Future) *Future {
 	hf := &hookedFuture{hook: h}
 	hf.tm.target = hf // before startFuture: it keeps a target already set
 	f := r.sys.startFuture(&hf.Future, pid, timeout)
-	r.sys.sendDeferred(f, pid, msg)
+	if turn == nil {
+		turn = f
+	}
+	r.sys.sendDeferred(f, turn, pid, msg)
 	return f
 }
 

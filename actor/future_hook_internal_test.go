@@ -78,7 +78,7 @@ func TestHookedFutureCallsHookOnce(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHookRecord()
-			f := sys.Root().requestHooked(tc.pid, tc.msg, tc.timeout, h)
+			f := sys.Root().requestHooked(tc.pid, tc.msg, tc.timeout, h, nil)
 			h.wait(t)
 			f.Complete("late", nil)
 			h.mu.Lock()
@@ -98,7 +98,7 @@ func TestHookedFutureCallsHookOnce(t *testing.T) {
 	}
 	t.Run("complete", func(t *testing.T) {
 		h := newHookRecord()
-		f := sys.Root().requestHooked(echo, "silent", time.Minute, h)
+		f := sys.Root().requestHooked(echo, "silent", time.Minute, h, nil)
 		boom := errors.New("boom")
 		f.Complete(nil, boom)
 		h.wait(t)
@@ -117,7 +117,7 @@ func TestHookedFutureCallsHookOnce(t *testing.T) {
 			}
 		}))
 		h := newHookRecord()
-		other.Root().requestHooked(silent, "silent", time.Minute, h)
+		other.Root().requestHooked(silent, "silent", time.Minute, h, nil)
 		<-taken
 		require.NoError(t, other.Shutdown(context.Background()))
 		h.wait(t)
@@ -138,7 +138,7 @@ func TestHookedFutureTurnFutureRunsOnCaller(t *testing.T) {
 		outer := sys.Root().turnFuture(pid)
 		h := newHookRecord()
 		h.then = func() { outer.Complete(h.res, h.err) }
-		sys.Root().requestHooked(pid, "where", 5*time.Second, h)
+		sys.Root().requestHooked(pid, "where", 5*time.Second, h, outer)
 		got, err := outer.Result()
 		require.NoError(t, err)
 		assert.Equal(t, goid(), got)

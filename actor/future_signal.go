@@ -57,7 +57,7 @@ func (f *Future) awaitSignal(ctx context.Context) (any, error) {
 	select {
 	case <-f.done:
 	case <-ctx.Done():
-		f.complete(nil, fmt.Errorf("%w: %w", ErrTimeout, ctx.Err()))
+		f.complete(nil, f.timeoutError(fmt.Errorf("%w: %w", ErrTimeout, ctx.Err())))
 		<-f.done
 	}
 	f.sys.signals.Put(f.done)

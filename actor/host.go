@@ -43,6 +43,15 @@ type Host interface {
 	// makes futures reachable by ID (answers from the wire look them up);
 	// nil removes the resolver.
 	SetRemoteHandler(h RemoteHandler)
+	// SetTimeoutCause installs what a request to another address that
+	// timed out asks why: fn returns why this node has no connection to
+	// address (the last failed dial or refused handshake), or nil when
+	// nothing is known. The timeout's error then wraps it beside
+	// ErrTimeout, so the caller reads the cause instead of a bare
+	// timeout. fn runs on the goroutine that times the request out (the
+	// timer queue, the caller): it must be cheap and must not block. nil
+	// removes it.
+	SetTimeoutCause(fn func(address string) error)
 	// Lookup returns the local process registered under id. A custom
 	// process (RegisterProcess) comes wrapped, so that a panic in its
 	// SendUser or SendSystem is a dead letter whose reason wraps the
@@ -153,6 +162,14 @@ func (h host) SetRemoteHandler(r RemoteHandler) {
 	}
 	h.s.remote.Store(&r)
 	h.s.registerFutures.Store(true)
+}
+
+func (h host) SetTimeoutCause(fn func(address string) error) {
+	if fn == nil {
+		h.s.timeoutCause.Store(nil)
+		return
+	}
+	h.s.timeoutCause.Store(&fn)
 }
 
 func (h host) SetRedirect(parent *PID, r Redirect) error {

@@ -32,7 +32,7 @@ func (r *RootContext) SendWithSender(pid *PID, msg any, sender *PID) {
 // with ErrNilPID.
 func (r *RootContext) RequestFuture(pid *PID, msg any, timeout time.Duration) *Future {
 	f := r.sys.newFuture(pid, timeout)
-	r.sys.sendDeferred(f, pid, msg)
+	r.sys.sendDeferred(f, f, pid, msg)
 	return f
 }
 

@@ -57,7 +57,7 @@ func (s *System) stopFuture(pid *PID) *Future {
 	sf := &stopFuture{}
 	f := s.startFuture(&sf.Future, pid, 0)
 	sf.msg.watcher = &f.pidv
-	s.postDeferrable(c, envelope{msg: &sf.msg})
+	s.postDeferrable(c, envelope{msg: &sf.msg}, f)
 	return f
 }
 

@@ -141,9 +141,10 @@ type System struct {
 	// The deferred slot sits on a cache line of its own: every operation of
 	// the root context reads it, and the timer goroutine writes sweep.
 	_           [64]byte
-	deferred    atomic.Pointer[cell] // the actor whose turn waits for its caller (future_deferred.go)
-	sweepArmed  atomic.Bool          // sweep is armed or firing
-	_           [64 - 8 - 4]byte
+	deferred    atomic.Pointer[cell]   // the actor whose turn waits for its caller (future_deferred.go)
+	deferredFor atomic.Pointer[Future] // the future whose waiter may run that turn (runTurn)
+	sweepArmed  atomic.Bool            // sweep is armed or firing
+	_           [64 - 8 - 8 - 4]byte
 	logger      *slog.Logger
 	metrics     *metrics
 	events      *EventStream
@@ -171,6 +172,9 @@ type System struct {
 	shutdownErr                  error
 	term                         termination // Terminated (shutdown_terminated.go)
 	exts                         *extension.Registry[Host]
+	// timeoutCause says why a request to another address timed out
+	// (Host.SetTimeoutCause; Future.timeoutError).
+	timeoutCause atomic.Pointer[func(address string) error]
 }
 
 // NewSystem starts an actor system and installs its extensions. On an error

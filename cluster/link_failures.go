@@ -133,7 +133,10 @@ func (l *linkFailures) explain(address string, err error) error {
 		return err
 	}
 	why := l.why(address)
-	if why == nil {
+	if why == nil || errors.Is(err, why) {
+		// Nothing known, or the timeout names it already: remote adds the
+		// same cause to the timeouts of requests to address
+		// (actor.Host.SetTimeoutCause).
 		return err
 	}
 	return fmt.Errorf("%w (no connection to %s: %w)", err, address, why)

@@ -178,7 +178,7 @@ func (c *Cluster) callWarm(id Identity, msg any, pid *actor.PID, start time.Time
 	w := &warmCall{c: c, id: id, msg: msg, pid: pid, start: start, until: c.wallAt(start).Add(timeout), reply: reply}
 	w.shard = c.flights.calls.pick()
 	w.outer = futurehook.TurnFuture(c.root, pid).(*actor.Future)
-	inner := futurehook.Request(c.root, pid, msg, warmAttempt(c.cfg.AttemptTimeout, timeout), w).(*actor.Future)
+	inner := futurehook.Request(c.root, pid, msg, warmAttempt(c.cfg.AttemptTimeout, timeout), w, w.outer).(*actor.Future)
 	c.flights.calls.add(c, &w.warmNode, inner)
 	return w.outer
 }

@@ -86,6 +86,9 @@ type Remote struct {
 	// lost holds the request marks of the peers whose connection closed,
 	// for a restart's report (peerTerminated).
 	lost lostMarks
+	// downs holds why the last connection to an address failed, for the
+	// timeouts of requests to it (Host.SetTimeoutCause).
+	downs linkDowns
 
 	// refusedLog throttles the log of this node's watches that peers
 	// refused (TerminatedWatchRefused): at most one line a second.
@@ -139,6 +142,7 @@ func newRemote(ctx context.Context, sys actor.Host, cfg Config, opts []Option) (
 	// senders must route back to it. Until SetAddress below, the resolver
 	// itself treats this node's address as local.
 	sys.SetRemoteHandler(r.resolve)
+	sys.SetTimeoutCause(r.downs.why)
 	if err := node.Start(ctx); err != nil {
 		return nil, err
 	}

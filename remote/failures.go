@@ -3,6 +3,7 @@ package remote
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/internal/watchhook"
@@ -151,23 +152,8 @@ func (r *Remote) event(e Event) {
 		}
 	case EventConnected:
 		r.lost.connected(e.Peer.Address, e.Peer.NodeID)
-	case EventHandshakeRefused:
-		if !e.Inbound && e.Peer.Address != "" && (errors.Is(e.Err, ErrClusterMismatch) || errors.Is(e.Err, ErrBadVersion)) {
-			// The node at the address this node dialled is of another
-			// system, or speaks another protocol: no request to it can be
-			// answered while it stays, so the requests waiting for it fail
-			// now, naming the refusal, instead of each at its deadline
-			// with a bare timeout (TestRequestToAnotherSystemFailsAtTheRefusal);
-			// so do remote spawns there.
-			// Queued one-way messages still wait for the give-up
-			// (GiveUpAfter): a peer fixed in time gets them.
-			k := r.sys.FailRequestsTo(e.Peer.Address, e.Err)
-			spawns := r.spawns.failAddress(e.Peer.Address, e.Err)
-			if k > 0 || spawns > 0 {
-				r.log.Info("remote: requests failed: the peer refused the handshake", "peer", e.Peer.Address, "requests_failed", k, "spawns_failed", spawns, "err", e.Err)
-			}
-		}
 	}
+	r.downs.record(e)
 	r.sys.EventStream().Publish(&e)
 }
 
@@ -181,4 +167,64 @@ func (r *Remote) onBlockEvent(ev BlockEvent) {
 	}
 	r.log.Info(fmt.Sprintf("remote: nodes %s", verb), "keys", ev.Keys)
 	r.sys.EventStream().Publish(&ev)
+}
+
+// maxLinkDowns bounds the addresses linkDowns remembers: an address is
+// forgotten only when a connection to it comes up.
+const maxLinkDowns = 1024
+
+// linkDowns remembers, per address, why this node's last attempt to
+// connect to it failed (a failed dial, or a handshake this node began that
+// either side refused), until a connection to it is up again: the cause a
+// request to that address that timed out names (Host.SetTimeoutCause).
+// A request to a node whose handshake refuses this one (another
+// SystemName, a certificate) waits in the endpoint's queue until its
+// deadline or GiveUpAfter; before, its timeout read "actor: timeout" and
+// nothing else (newuser9; TestRemoteRequestTimeoutNamesTheRefusedHandshake).
+// The requests are not failed at the refusal: still queued, they would be
+// delivered if the peer were fixed in time, after their callers were told
+// they were not (TestReview12RequestFailedAtRefusalIsNotDeliveredLater).
+type linkDowns struct {
+	mu sync.Mutex
+	m  map[string]error
+}
+
+// record takes a transport event.
+func (l *linkDowns) record(e Event) {
+	if e.Peer.Address == "" {
+		return
+	}
+	switch e.Kind {
+	case EventConnected:
+		l.mu.Lock()
+		delete(l.m, e.Peer.Address)
+		l.mu.Unlock()
+	case EventDialFailed, EventHandshakeRefused:
+		if e.Err == nil || e.Inbound || errors.Is(e.Err, ErrDuplicateConnection) {
+			// A refused inbound handshake says nothing of this node's own
+			// link, nor does the tie-break's refusal of a second
+			// connection: one is up.
+			return
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.m == nil {
+			l.m = make(map[string]error)
+		}
+		if _, ok := l.m[e.Peer.Address]; !ok && len(l.m) >= maxLinkDowns {
+			for a := range l.m { // any one: the bound only keeps the map small
+				delete(l.m, a)
+				break
+			}
+		}
+		l.m[e.Peer.Address] = e.Err
+	}
+}
+
+// why returns the last failure to connect to address, nil when none is on
+// record (Host.SetTimeoutCause).
+func (l *linkDowns) why(address string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.m[address]
 }

@@ -27,42 +27,45 @@ func TestGiveUpNamesTheRefusedHandshake(t *testing.T) {
 	require.NoError(t, err)
 	ends := events[*remote.EndpointTerminated](t, sysA)
 
-	undelivered := events[*actor.DeadLetterEvent](t, sysA)
-	sysA.Root().Send(remotePID(echo), &Echo{Text: "hello?"})
+	f := sysA.Root().RequestFuture(remotePID(echo), &Echo{Text: "hello?"}, 10*time.Second)
 	ev := waitFor(t, ends, "endpoint terminated", nil)
 	require.ErrorIs(t, ev.Reason, remote.ErrPeerUnreachable)
 	require.ErrorIs(t, ev.Reason, remote.ErrClusterMismatch, "the give-up names the refusal: %v", ev.Reason)
 
-	// The one-way message waited for the give-up, and its dead letter
-	// names the refusal too.
-	dl := waitFor(t, undelivered, "dead letter", func(d *actor.DeadLetterEvent) bool { _, ok := d.Message.(*Echo); return ok })
-	require.ErrorIs(t, dl.Reason, remote.ErrPeerUnreachable)
-	require.ErrorIs(t, dl.Reason, remote.ErrClusterMismatch, "the dead letter names the refusal: %v", dl.Reason)
+	_, err = f.Result()
+	require.ErrorIs(t, err, actor.ErrDeadLetter)
+	require.ErrorIs(t, err, remote.ErrPeerUnreachable)
+	require.ErrorIs(t, err, remote.ErrClusterMismatch, "the request's error names the refusal: %v", err)
 }
 
-// A request (and a remote spawn) to a node of another system fails at the
-// first refused handshake, naming it, instead of waiting for its deadline
-// and failing with a bare timeout (newuser9: a plain remote request to a
-// node with another SystemName only timed out). The give-up is far off
-// here: without the change the request waits out its context.
-func TestRequestToAnotherSystemFailsAtTheRefusal(t *testing.T) {
+// A request to a node whose handshake refuses this one (another
+// SystemName) times out naming the refusal, by either form of the
+// deadline (the request's timeout, the caller's context), instead of a
+// bare "actor: timeout" (newuser9). It still waits for its deadline: the
+// request stays queued for the give-up, and failing it earlier would tell
+// its caller it was not delivered while a fixed peer could still get it
+// (TestReview12RequestFailedAtRefusalIsNotDeliveredLater).
+func TestRemoteRequestTimeoutNamesTheRefusedHandshake(t *testing.T) {
 	cfgA := testConfig(t)
 	cfgA.SystemName = "alpha"
-	cfgA.GiveUpAfter = 10 * time.Minute
-	sysA, ra := startSystem(t, "alpha", cfgA)
+	sysA, _ := startSystem(t, "alpha", cfgA)
 	cfgB := testConfig(t)
 	cfgB.SystemName = "beta"
 	sysB, _ := startSystem(t, "beta", cfgB)
 	echo, err := sysB.Root().SpawnNamed(echoProps("b"), "echo")
 	require.NoError(t, err)
+	refused := events[*remote.Event](t, sysA)
+	sysA.Root().Send(remotePID(echo), &Echo{Text: "dial"})
+	waitFor(t, refused, "refused handshake", func(e *remote.Event) bool { return e.Kind == remote.EventHandshakeRefused && !e.Inbound })
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	_, err = sysA.Root().RequestFuture(remotePID(echo), &Echo{Text: "hello?"}, 200*time.Millisecond).Result()
+	require.ErrorIs(t, err, actor.ErrTimeout)
+	require.ErrorIs(t, err, remote.ErrClusterMismatch, "the timeout names the refusal: %v", err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	_, err = actor.Request[*Echo](ctx, sysA.Root(), remotePID(echo), &Echo{Text: "hello?"})
-	require.ErrorIs(t, err, actor.ErrDeadLetter)
-	require.ErrorIs(t, err, remote.ErrClusterMismatch, "the request's error names the refusal: %v", err)
-	require.NotErrorIs(t, err, actor.ErrTimeout)
-
-	_, err = ra.SpawnNamed(ctx, echo.Address, "echo-2", "echo")
-	require.ErrorIs(t, err, remote.ErrClusterMismatch, "the spawn's error names the refusal: %v", err)
+	require.ErrorIs(t, err, actor.ErrTimeout)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorIs(t, err, remote.ErrClusterMismatch, "the timeout names the refusal: %v", err)
 }

@@ -22,8 +22,9 @@ import "sync/atomic"
 // at most one. The count is process-wide for that last reason: a turn does
 // not know which goroutine it runs on.
 //
-// A caller turn is one invocation with the pool's throughput hint, like a
-// worker's; what is left after it (a yield, work that arrived meanwhile)
+// A caller turn is one invocation that handles one user message (the
+// caller's own; RunCallerTurn's hint is 1) and the system messages
+// queued; what is left after it (a yield, work that arrived meanwhile)
 // goes to the pool. Messages the actor sends during it are scheduled on
 // the pool (its worker is nil, so nothing runs next on the caller).
 // Shutdown waits for caller turns in progress as it does for workers, and

@@ -14,7 +14,7 @@ type Hook interface {
 
 // Funcs are package actor's implementations of Request and TurnFuture.
 type Funcs struct {
-	Request    func(root, pid, msg any, timeout time.Duration, h Hook) any
+	Request    func(root, pid, msg any, timeout time.Duration, h Hook, turn any) any
 	TurnFuture func(root, target any) any
 }
 
@@ -29,9 +29,11 @@ func Install(f Funcs) { funcs = f }
 // Request is (*actor.RootContext).RequestFuture(pid, msg, timeout) whose
 // future calls h once it completes: root is an *actor.RootContext, pid an
 // *actor.PID, the result an *actor.Future. h may be called before Request
-// returns.
-func Request(root, pid, msg any, timeout time.Duration, h Hook) any {
-	return funcs.Request(root, pid, msg, timeout, h)
+// returns. turn, a future made by TurnFuture(root, pid) (or nil), is the
+// one whose waiter may run the request's deferred turn, instead of the
+// request's own future.
+func Request(root, pid, msg any, timeout time.Duration, h Hook, turn any) any {
+	return funcs.Request(root, pid, msg, timeout, h, turn)
 }
 
 // TurnFuture is (*actor.RootContext).NewFuture(0) (no timeout) whose
