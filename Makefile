@@ -50,13 +50,15 @@ fuzz:
 ## chaos: a random chaos campaign of the grain testkit (CHAOS_SEEDS random
 ## seeds of CHAOS_STEPS fault steps each) with a summary per seed;
 ## CHAOS_BEYONDP=true pauses members beyond P too (fencing tokens must then
-## refuse the stale writes); replay a failing seed with the command it prints
+## refuse the stale writes); CHAOS_REACH=true turns the reachability vote on;
+## replay a failing seed with the command it prints
 CHAOS_STEPS ?= 10000
 CHAOS_SEEDS ?= 1
 CHAOS_BEYONDP ?= false
+CHAOS_REACH ?= false
 chaos:
 	$(GO) test -race -count=1 -timeout 0 -run '^TestChaos$$' -v ./testkit/ \
-		-chaos.random=$(CHAOS_SEEDS) -chaos.steps=$(CHAOS_STEPS) -chaos.beyondp=$(CHAOS_BEYONDP)
+		-chaos.random=$(CHAOS_SEEDS) -chaos.steps=$(CHAOS_STEPS) -chaos.beyondp=$(CHAOS_BEYONDP) -chaos.reach=$(CHAOS_REACH)
 
 ## consul: build bin/consul (v1.14.11) when it is missing
 consul:

@@ -32,6 +32,7 @@ var (
 	chaosSteps   = flag.Int("chaos.steps", 1000, "fault steps per chaos run")
 	chaosRandom  = flag.Int("chaos.random", 0, "run this many random seeds instead of the fixed ones")
 	chaosBeyondP = flag.Bool("chaos.beyondp", false, "with -chaos.seed or -chaos.random: runs with pauses beyond P")
+	chaosReach   = flag.Bool("chaos.reach", false, "turn the reachability vote on (cluster.Config.Reachability: After 100ms, BlockFor 1s)")
 	chaosTiming  = flag.String("chaos.timing", "drift,registry,link",
 		"the timing faults applied (drawn all the same, so the schedule stays): any of drift, registry, link, comma-separated, or none")
 )
@@ -210,6 +211,9 @@ func runChaos(t *testing.T, seed uint64, beyondP bool) {
 			if beyondP {
 				extra = " -chaos.beyondp"
 			}
+			if *chaosReach {
+				extra += " -chaos.reach"
+			}
 			t.Logf("chaos: failed with seed %d; replay its schedule with: go test -race -run TestChaos ./testkit/ -chaos.seed=%d -chaos.steps=%d%s",
 				seed, seed, *chaosSteps, extra)
 		}
@@ -234,7 +238,12 @@ func runChaos(t *testing.T, seed uint64, beyondP bool) {
 			}
 			return nil
 		}),
-		testkit.ConfigureCluster(func(c *cluster.Config) { c.Rand = rand.NewPCG(seed, randN.Add(1)) }))
+		testkit.ConfigureCluster(func(c *cluster.Config) {
+			c.Rand = rand.NewPCG(seed, randN.Add(1))
+			if *chaosReach {
+				c.Reachability = cluster.ReachabilityConfig{After: 100 * time.Millisecond, BlockFor: time.Second}
+			}
+		}))
 	tcp.Store(tc)
 	obs := tc.Observer()
 	released := false
@@ -399,8 +408,8 @@ func runChaos(t *testing.T, seed uint64, beyondP bool) {
 		faultNames = append(faultNames, fmt.Sprintf("%s=%d", k, n))
 	}
 	sort.Strings(faultNames)
-	t.Logf("chaos summary: seed %d beyondP %v: steps %d in %v; faults %s; requests %d (acknowledged %d, failed %d); activations %d; overlaps %d; stale writes accepted %d (refused %d, claims and writes %d); observer dropped %d",
-		seed, beyondP, stats.steps, time.Since(began).Round(time.Millisecond), strings.Join(faultNames, " "),
+	t.Logf("chaos summary: seed %d beyondP %v reach %v: steps %d in %v; faults %s; requests %d (acknowledged %d, failed %d); activations %d; overlaps %d; stale writes accepted %d (refused %d, claims and writes %d); observer dropped %d",
+		seed, beyondP, *chaosReach, stats.steps, time.Since(began).Round(time.Millisecond), strings.Join(faultNames, " "),
 		stats.requests, stats.acked, stats.failed, len(obs.Activations()), len(overlaps), len(stale), refusedWrites.Load(), store.Refused(), obs.Dropped())
 }
 
