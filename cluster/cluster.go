@@ -106,12 +106,9 @@ type Cluster struct {
 
 	blockMu sync.Mutex
 	blocked map[string]struct{} // member keys left out of owner selection
-	// voteBlocks: the addresses the reachability vote is blocking, with
-	// how long, while its Block runs (voteBlock): the notices say so.
-	voteBlocks map[string]time.Duration
-	// probation: the addresses whose vote's block ended while their link
-	// has not come up since, with when the probation ends (reachability.go).
-	probation map[string]probation
+	// suspended: the addresses the reachability vote keeps out of owner
+	// selection (reachability.go).
+	suspended map[string]*suspension
 
 	links linkFailures // why the last connection to an address failed
 
@@ -867,44 +864,27 @@ func (c *Cluster) onBlockEvent(ev remote.BlockEvent) {
 			}
 		}
 	}
-	if len(hit) == 0 {
-		c.viewMu.Unlock()
-		return
-	}
-	c.blockMu.Lock()
-	if !ev.Blocked {
-		// A member on probation (its vote's block ended, remote lets its
-		// connections through) stays out of owner selection until its
-		// link is up (probationPassed).
-		hit = slices.DeleteFunc(hit, func(m Member) bool { _, ok := c.probation[m.Address]; return ok })
-	}
-	for _, m := range hit {
-		if ev.Blocked {
-			c.blocked[m.Key()] = struct{}{}
-		} else {
-			delete(c.blocked, m.Key())
-		}
-	}
-	c.blockMu.Unlock()
-	if len(hit) == 0 {
-		c.viewMu.Unlock()
-		return
-	}
-	c.view.Store(&viewSnap{topo: v.topo, ring: c.buildRing(v.topo)})
 	c.viewMu.Unlock()
+	if len(hit) == 0 {
+		return
+	}
 	if !ev.Blocked {
-		for _, m := range hit {
-			c.root.Send(c.placement, &blockMsg{member: m, unblock: true})
-		}
+		// A member the reachability vote keeps out stays out
+		// (reachability.go): an unblock by hand lifts the hand's block
+		// only.
+		hit = slices.DeleteFunc(hit, func(m Member) bool { return c.isSuspended(m.Address) })
+	}
+	if !c.exclude(hit, ev.Blocked) {
+		return
+	}
+	if !ev.Blocked {
 		c.log.Info("cluster: block list update applied", "unblocked", len(hit))
 		return
 	}
 	self := c.Self().Key()
 	for _, m := range hit {
-		c.root.Send(c.placement, &blockMsg{member: m})
 		c.evict(m)
-		notice := &clusterpb.BlockNotice{MemberKey: m.Key(), MemberId: m.ID, Address: m.Address,
-			BlockForNanos: int64(c.voteBlockFor(m.Address))}
+		notice := &clusterpb.BlockNotice{MemberKey: m.Key(), MemberId: m.ID, Address: m.Address}
 		for _, o := range v.topo.Members {
 			if o.Key() != self && o.Key() != m.Key() {
 				c.root.Send(actor.NewPID(o.Address, placementName), notice)
@@ -912,6 +892,38 @@ func (c *Cluster) onBlockEvent(ev remote.BlockEvent) {
 		}
 	}
 	c.log.Info("cluster: block list update applied", "blocked", len(hit))
+}
+
+// exclude takes the members hit out of owner selection (excluded) or
+// puts them back, on the caller side (the ring of the current view) and
+// in the placement actor (blockMsg: it hands over the activations that
+// move, and acknowledges the view to a member put back only once they
+// have terminated). It reports whether the view was there to change.
+func (c *Cluster) exclude(hit []Member, excluded bool) bool {
+	if len(hit) == 0 {
+		return false
+	}
+	c.viewMu.Lock()
+	v := c.view.Load()
+	if v == nil {
+		c.viewMu.Unlock()
+		return false
+	}
+	c.blockMu.Lock()
+	for _, m := range hit {
+		if excluded {
+			c.blocked[m.Key()] = struct{}{}
+		} else {
+			delete(c.blocked, m.Key())
+		}
+	}
+	c.blockMu.Unlock()
+	c.view.Store(&viewSnap{topo: v.topo, ring: c.buildRing(v.topo)})
+	c.viewMu.Unlock()
+	for _, m := range hit {
+		c.root.Send(c.placement, &blockMsg{member: m, unblock: !excluded})
+	}
+	return true
 }
 
 // remoteBlocked returns the keys of t's members that remote's block list
@@ -926,7 +938,7 @@ func (c *Cluster) remoteBlocked(t Topology) []string {
 	bl := c.remote.BlockList()
 	var keys []string
 	for _, m := range t.Members {
-		if bl.IsBlocked(m.ID, m.Address) || c.onProbation(m.Address) {
+		if bl.IsBlocked(m.ID, m.Address) || c.isSuspended(m.Address) {
 			keys = append(keys, m.Key())
 		}
 	}

@@ -206,23 +206,22 @@ type Config struct {
 // "Unreachable members"). Each member reports, in the view
 // acknowledgement it sends every TickInterval, the members of its view to
 // which its link has been down for After (every attempt to connect
-// failed or was refused, none succeeded since). A member blocks another
-// (remote's BlockList, by address: evicted from the provider, its
-// identities handed over behind the barrier as for a block by hand, and
-// the other members told) once more than half of the view's members,
-// counting itself and the reports it received in the last 3 ticks,
-// report it. So a member nobody reaches is blocked, a member that
-// reaches nobody blocks nobody, and neither side of an even split (nor
-// either member of two) blocks the other. The block ends after BlockFor
-// on every member that applied it; a member still unreachable then is
-// blocked again After later. Set it alike on every member.
+// failed or was refused, none succeeded since; counted from when the
+// member came in the view). Every member suspends a member that more than
+// half of the view reports, counting its own report and those it received
+// in the last 3 ticks: out of owner selection as a blocked member is,
+// each such incarnation evicted from the provider (so its identities move
+// behind the barrier), but not refused by remote: it is probed every tick,
+// and the suspension is lifted once this member's link to it has come up
+// and the vote no longer holds. So a member nobody reaches is suspended,
+// a member that reaches nobody suspends nobody, and neither side of an
+// even split (nor either member of two) suspends the other. Set it alike
+// on every member.
 type ReachabilityConfig struct {
 	// After is how long this member's link to another member must have
 	// been down before this member reports it. 0: no vote (default). At
 	// least 2 TickIntervals when set.
 	After time.Duration
-	// BlockFor is how long a block the vote made lasts. Default 1 min.
-	BlockFor time.Duration
 }
 
 // DefaultConfig returns a Config with every default filled in and no name,
@@ -281,9 +280,6 @@ func (c Config) withDefaults() Config {
 	if c.HashSeed == 0 {
 		c.HashSeed = DefaultHashSeed
 	}
-	if c.Reachability.After > 0 && c.Reachability.BlockFor == 0 {
-		c.Reachability.BlockFor = time.Minute
-	}
 	if c.WaitOut == 0 {
 		if t, ok := c.Provider.(LeaseTimer); ok {
 			c.WaitOut = minWaitOut(t.LeaseTiming().FencePeriod, c.StopBudget, c.MaxPause, c.ClockDrift)
@@ -341,8 +337,6 @@ func (c Config) Validate() error {
 		return invalidConfig("TickInterval %v must be > 0", c.TickInterval)
 	case c.Reachability.After < 0 || c.Reachability.After > 0 && c.Reachability.After < 2*c.TickInterval:
 		return invalidConfig("Reachability.After %v must be 0 (off) or at least 2 TickIntervals (%v)", c.Reachability.After, 2*c.TickInterval)
-	case c.Reachability.BlockFor < 0:
-		return invalidConfig("Reachability.BlockFor %v must be > 0", c.Reachability.BlockFor)
 	}
 	if err := c.Retry.Validate(); err != nil {
 		return err

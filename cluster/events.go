@@ -83,15 +83,23 @@ type BlockListApplied struct {
 
 // MemberUnreachable: the reachability vote (Config.Reachability) found
 // Member, at Address, unreachable by Votes of the view's Members (this
-// member's own report counted), and this member blocks it for BlockFor
-// (BlockListApplied follows, here and on the members told).
+// member's own report counted), and this member suspended it: out of
+// owner selection until MemberReachable.
 type MemberUnreachable struct {
-	Member   string
-	Address  string
-	Votes    int
-	Members  int
-	BlockFor time.Duration
-	At       time.Time
+	Member  string
+	Address string
+	Votes   int
+	Members int
+	At      time.Time
+}
+
+// MemberReachable: this member's link to Member, which the reachability
+// vote had suspended, came up and the vote no longer holds: Member is
+// eligible again.
+type MemberReachable struct {
+	Member  string
+	Address string
+	At      time.Time
 }
 
 // RetryThrottled: a request to Identity used up Retry.MaxAttempts, Attempts

@@ -37,10 +37,11 @@ type linkFailures struct {
 	now func() time.Time // the system clock; nil: the link's time is not kept
 }
 
-// linkDown is an address's last failure and when its link went down.
+// linkDown is an address's last failure, when its link went down and
+// when it last failed.
 type linkDown struct {
-	err   error
-	since time.Time
+	err         error
+	since, last time.Time
 }
 
 // isLinkEvent selects the events record takes.
@@ -88,33 +89,37 @@ func (l *linkFailures) record(ev any) {
 			break
 		}
 	}
-	if !ok && l.now != nil {
-		d.since = l.now()
+	if l.now != nil {
+		d.last = l.now()
+		if !ok {
+			d.since = d.last
+		}
 	}
 	d.err = e.Err
 	l.m[e.Peer.Address] = d
 }
 
-// downFor returns how long the link to address has been down (failures
-// only since its last connection), and false when it is not down.
-func (l *linkFailures) downFor(address string, now time.Time) (time.Duration, bool) {
+// downFor returns how long the link to address has been down, counted
+// from from at the earliest (failures only since its last connection),
+// and false when it is not down or has not failed since from: a member
+// that came at an address after failures to reach another one there is
+// judged by its own failures only.
+func (l *linkFailures) downFor(address string, now, from time.Time) (time.Duration, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	d, ok := l.m[address]
-	if !ok || d.since.IsZero() {
+	if !ok || d.since.IsZero() || d.last.Before(from) {
 		return 0, false
 	}
-	return now.Sub(d.since), true
+	return now.Sub(later(d.since, from)), true
 }
 
-// restart forgets the link to address's failure: its down time counts
-// again from the next failure. An unblock calls it: a blocked member's
-// link could not come up while it was blocked, so the time before says
-// nothing of it now.
-func (l *linkFailures) restart(address string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.m, address)
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // why returns the last connection failure to address on record, nil when

@@ -160,14 +160,7 @@ func (p *placementActor) Receive(ctx actor.Context) {
 		// to ask: the placement actor's own view may still hold the member
 		// while its next view waits in this mailbox, and then neither path
 		// reported the block.
-		bl := p.c.remote.BlockList()
-		if m.BlockForNanos > 0 && !bl.IsBlocked(m.Address) {
-			// A block the reachability vote made: it ends here as on the
-			// member that voted (a block already in place, made by hand,
-			// is left as it is).
-			p.scheduleUnblock(m.Address, now, time.Duration(m.BlockForNanos))
-		}
-		bl.Block(m.Address)
+		p.c.remote.BlockList().Block(m.Address)
 		if !p.c.isBlockedMember(m.MemberKey) {
 			p.c.sys.EventStream().Publish(&BlockListApplied{Member: m.MemberKey,
 				Invalidated: p.c.invalidateMember(m.MemberKey, Member{ID: m.MemberId, Address: m.Address}), At: now})
@@ -258,7 +251,7 @@ func (p *placementActor) armTick(ctx actor.Context) {
 
 func (p *placementActor) install(ctx actor.Context, t Topology, released []Member, now time.Time) {
 	p.setLease()
-	p.pruneReports(t.Members)
+	p.reachView(t.Members, now)
 	first := !p.core.hasView
 	if first {
 		p.core.founded = foundedAt(p.m)
@@ -372,9 +365,6 @@ func (p *placementActor) sendAck(ctx actor.Context) {
 }
 
 func (p *placementActor) tick(ctx actor.Context, now time.Time) {
-	if !p.leaving {
-		p.tickVoteBlocks(ctx, now)
-	}
 	if p.leaving {
 		// The membership is being left (or was): its lease is no guide
 		// any more, and nothing is fenced or started again.
@@ -401,7 +391,7 @@ func (p *placementActor) tick(ctx actor.Context, now time.Time) {
 		return
 	}
 	p.sendAck(ctx)
-	p.vote(p.myReport(now), now)
+	p.vote(ctx, now)
 }
 
 // fenced stops the grains a fence marked stopping (stop) and reports the

@@ -26,7 +26,7 @@ import (
 // (at the latest when its block ends).
 func TestReview13DepartedMemberLeavesNoVoteBlockBehind(t *testing.T) {
 	reg := fastRegistry(t)
-	tune := reachTiming(300 * time.Millisecond)
+	tune := reachTiming()
 	a := startMemberWith(t, reg, tune, counterKind())
 	b := startMemberWith(t, reg, tune, counterKind())
 	changes := blockChanges(a)
@@ -43,7 +43,7 @@ func TestReview13DepartedMemberLeavesNoVoteBlockBehind(t *testing.T) {
 	// Its block ends (BlockFor, 300 ms) and nothing of it remains: within
 	// 3 s (ten BlockFor), ample under load.
 	require.Eventually(t, func() bool {
-		return !remote.Get(a.sys).BlockList().IsBlocked(addr) && !cluster.Review13OnProbation(a.c, addr)
+		return !remote.Get(a.sys).BlockList().IsBlocked(addr) && !cluster.Review13Suspended(a.c, addr)
 	}, 3*time.Second, 5*time.Millisecond, "the departed member's address stays blocked or on probation")
 	// And stays so: watch 2 s, some four BlockFor and probation cycles.
 	quiet := time.After(2 * time.Second)
@@ -56,7 +56,7 @@ func TestReview13DepartedMemberLeavesNoVoteBlockBehind(t *testing.T) {
 			}
 		case <-quiet:
 			require.False(t, remote.Get(a.sys).BlockList().IsBlocked(addr))
-			require.False(t, cluster.Review13OnProbation(a.c, addr))
+			require.False(t, cluster.Review13Suspended(a.c, addr))
 			return
 		}
 	}

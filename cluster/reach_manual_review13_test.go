@@ -42,7 +42,7 @@ func awaitBlockChange(t *testing.T, changes <-chan [2]any, on string, blocked bo
 // already blocked is neither judged nor counted).
 func TestReview13HandBlockDuringProbationIsNotLifted(t *testing.T) {
 	reg := fastRegistry(t)
-	tune := reachTiming(300 * time.Millisecond)
+	tune := reachTiming()
 	a := startMemberWith(t, reg, tune, counterKind())
 	b := startMemberWith(t, reg, tune, counterKind())
 	changes := blockChanges(a)
@@ -85,7 +85,7 @@ func TestReview13HandBlockDuringProbationIsNotLifted(t *testing.T) {
 // that address.
 func TestReview13HandUnblockIsNotUndoneByTheVote(t *testing.T) {
 	reg := fastRegistry(t)
-	tune := reachTiming(500 * time.Millisecond)
+	tune := reachTiming()
 	a := startMemberWith(t, reg, tune, counterKind())
 	b := startMemberWith(t, reg, tune, counterKind())
 	changes := blockChanges(a)

@@ -30,7 +30,7 @@ import (
 // not block x again, since one report of three is no majority.
 func TestReview13OneMemberCannotReblockWhatTheMajorityReaches(t *testing.T) {
 	reg := fastRegistry(t)
-	tune := reachTiming(300 * time.Millisecond)
+	tune := reachTiming()
 	same := func(*remote.Config) {}
 	a := startReview13Member(t, reg, tune, same, "127.0.0.1:0", "shop")
 	b := startReview13Member(t, reg, tune, same, "127.0.0.1:0", "shop")
@@ -79,7 +79,7 @@ func TestReview13OneMemberCannotReblockWhatTheMajorityReaches(t *testing.T) {
 		}
 	}
 	// ... its probe connects and b readmits x: b leaves out nobody ...
-	require.Eventually(t, func() bool { return cluster.BlockedKeyCount(b.c) == 0 && !cluster.Review13OnProbation(b.c, addr) },
+	require.Eventually(t, func() bool { return cluster.BlockedKeyCount(b.c) == 0 && !cluster.Review13Suspended(b.c, addr) },
 		wait, 5*time.Millisecond, "b never readmitted x")
 	// ... and no single report blocks it again there: watch for 2 s,
 	// three BlockFor and probation cycles (a blocks x again after its

@@ -64,7 +64,7 @@ func freeAddress(t *testing.T) string {
 // backoff (up to 5 s by default) while the view already lists the member.
 func TestReview13RestartedMemberAtSameAddressIsNotVotedOut(t *testing.T) {
 	reg := fastRegistry(t)
-	tune := reachTiming(time.Minute)
+	tune := reachTiming()
 	same := func(*remote.Config) {}
 	a := startReview13Member(t, reg, tune, same, "127.0.0.1:0", "shop")
 	b := startReview13Member(t, reg, tune, same, "127.0.0.1:0", "shop")

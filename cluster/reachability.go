@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"maps"
 	"slices"
 	"time"
 
@@ -14,22 +13,43 @@ import (
 // connectivity are separate: the provider lists a member whose peers
 // cannot connect to it (a certificate they refuse, a firewall, another
 // SystemName), and without the vote that member kept its share of the
-// identities, every request to them ending in a timeout, until it left or
-// an operator blocked it. With the vote, each member reports in its view
+// identities, every request to them failing, until it left or an
+// operator blocked it. With the vote, each member reports in its view
 // acknowledgements (ViewAck.Unreachable, every tick) the members whose
-// link from it has been down for After, and a member that more than half
-// of the view reports unreachable is blocked as by hand (onBlockEvent):
-// evicted from the provider, its identities handed over behind the
-// barrier, the other members told. The block is the safe part already:
-// this adds only who decides, and when it ends.
+// link from it has been down for After, and every member runs the same
+// count: a member that more than half of the view reports unreachable is
+// suspended here. Suspended, it is out of owner selection as a blocked
+// member is (exclude: its identities move behind the barrier, no view
+// acknowledgement goes to it), and each of its incarnations that the vote
+// finds unreachable is evicted from the provider, so that it fences
+// itself and the others wait out W, not its lease, before they activate
+// what it owned (rule 3). Remote is not told: its link stays open to
+// dials, a ReachProbe every tick makes remote dial it, and the suspension
+// is lifted once this member's own link to it has come up and the vote no
+// longer holds. The block machinery is the safe part already; this adds
+// only who decides, and when it ends.
 //
 // Why a majority of the whole view, reports counted only when received:
 // a member that reaches nobody (its own link down, or every certificate
 // of the cluster expired) has only its own vote, never a majority, so it
-// blocks nobody and nobody is blocked; a split into two equal halves, and
-// the two members of a two-member cluster, never reach a majority either;
-// the larger side of an uneven split blocks the smaller, which the
-// provider still lists (as Akka's keep-majority does).
+// suspends nobody and nobody suspends it; a split into two equal halves,
+// and the two members of a two-member cluster, never reach a majority
+// either; the larger side of an uneven split suspends the smaller, which
+// the provider still lists (as Akka's keep-majority does).
+//
+// Why a link's down time counts only from the member's own arrival in
+// the view (reachState.seen): a member restarted at the address of one
+// the others could not reach is another member; the failures to reach the
+// old one say nothing of it (TestReview13RestartedMemberAtSameAddressIsNotVotedOut).
+//
+// Why no end by timer: the suspended member's link stays observable (it
+// is not refused, only probed), so the vote itself says when it is
+// reachable again; a timed end made a member that was still unreachable an
+// owner again for a while at every period, its share handed back to it and
+// failing until the next vote. A member that left the view stays
+// suspended for a while (forgetSuspendedAfter) so that its next
+// incarnation, rejoining at once after its eviction, is not an owner
+// before the vote has judged it, then is forgotten.
 
 // reachReport is the last report of a member: the keys it found
 // unreachable and when the report came.
@@ -41,22 +61,14 @@ type reachReport struct {
 // reachState is the placement actor's reachability state.
 type reachState struct {
 	reports map[string]reachReport // by reporter key; members of the view only
-	blocks  map[string]voteBlock   // address -> a vote's block applied here
+	seen    map[string]time.Time   // member key -> when it first came in a view here
 }
 
-// voteBlock is a block the vote made (here or on the member that told
-// this one): it ends at end, and lasts d when it is made again.
-type voteBlock struct {
-	end time.Time
-	d   time.Duration
-}
-
-// probation is an address whose vote's block ended: remote lets its
-// connections through, owner selection still leaves it out until its
-// link comes up; at until it is blocked again for d.
-type probation struct {
-	until time.Time
-	d     time.Duration
+// suspension is an address the vote keeps out of owner selection.
+type suspension struct {
+	evicted string    // the key of the last incarnation there evicted
+	up      bool      // this member's link to it came up since the last failure
+	gone    time.Time // when no member of the view was at the address any more (zero: one is)
 }
 
 // reportFresh is how many ticks a report counts for: a member reports
@@ -64,29 +76,19 @@ type probation struct {
 // stopped coming (or that stopped acknowledging during a handover).
 const reportFresh = 3
 
-// unreachableHere returns the keys of the members of view, other than
-// self, whose link from this member has been down for at least after.
-func (c *Cluster) unreachableHere(members []Member, self string, after time.Duration, now time.Time) []string {
-	var keys []string
-	for _, m := range members {
-		if m.Key() == self {
-			continue
-		}
-		if d, down := c.links.downFor(m.Address, now); down && d >= after {
-			keys = append(keys, m.Key())
-		}
-	}
-	slices.Sort(keys)
-	return keys
-}
+// forgetSuspendedAfter is how many After a suspended address may stay
+// without a member in the view before it is forgotten.
+const forgetSuspendedAfter = 10
 
 // votedUnreachable returns the members of members that more than half of
 // members report unreachable: this member (self) by mine, the others by
 // their reports received at or after fresh. Members for which excluded is
-// true (blocked here already) are neither judged nor counted as voters.
-// It returns each with its votes.
-func votedUnreachable(members []Member, self string, mine []string, reports map[string]reachReport, fresh time.Time, excluded func(key string) bool) (out []Member, votes []int) {
+// true (blocked by hand) are neither judged nor counted as voters, and the
+// reports of members for which silent is true (suspended) are not counted.
+// It returns the votes of every member judged, by key.
+func votedUnreachable(members []Member, self string, mine []string, reports map[string]reachReport, fresh time.Time, excluded, silent func(key string) bool) (out []Member, votes map[string]int) {
 	n := len(members)
+	votes = map[string]int{}
 	for _, x := range members {
 		xk := x.Key()
 		if xk == self || excluded(xk) {
@@ -98,16 +100,16 @@ func votedUnreachable(members []Member, self string, mine []string, reports map[
 		}
 		for _, r := range members {
 			rk := r.Key()
-			if rk == self || rk == xk || excluded(rk) {
+			if rk == self || rk == xk || excluded(rk) || silent(rk) {
 				continue
 			}
 			if rep, ok := reports[rk]; ok && !rep.at.Before(fresh) && slices.Contains(rep.keys, xk) {
 				v++
 			}
 		}
+		votes[xk] = v
 		if 2*v > n {
 			out = append(out, x)
-			votes = append(votes, v)
 		}
 	}
 	return out, votes
@@ -127,183 +129,205 @@ func (p *placementActor) recordReport(from string, keys []string, now time.Time)
 	if p.reach.reports == nil {
 		p.reach.reports = map[string]reachReport{}
 	}
+	// Only keys of the view count: a report is kept no longer than the
+	// view's size, whatever the sender put in it.
+	keys = slices.DeleteFunc(slices.Clone(keys), func(k string) bool {
+		return !slices.ContainsFunc(p.core.view.Members, func(m Member) bool { return m.Key() == k })
+	})
 	p.reach.reports[from] = reachReport{keys: keys, at: now}
 }
 
-// pruneReports drops the reports of members that are not in the view.
-func (p *placementActor) pruneReports(members []Member) {
+// reachView keeps the vote's state to the members of a view installed at
+// now: when each was first seen, and the reports of those still there.
+func (p *placementActor) reachView(members []Member, now time.Time) {
+	if !p.reachOn() {
+		return
+	}
+	in := func(k string) bool { return slices.ContainsFunc(members, func(m Member) bool { return m.Key() == k }) }
 	for k := range p.reach.reports {
-		if !slices.ContainsFunc(members, func(m Member) bool { return m.Key() == k }) {
+		if !in(k) {
 			delete(p.reach.reports, k)
+		}
+	}
+	for k := range p.reach.seen {
+		if !in(k) {
+			delete(p.reach.seen, k)
+		}
+	}
+	if p.reach.seen == nil {
+		p.reach.seen = map[string]time.Time{}
+	}
+	for _, m := range members {
+		if _, ok := p.reach.seen[m.Key()]; !ok {
+			p.reach.seen[m.Key()] = now
 		}
 	}
 }
 
-// myReport is the report this member's next acknowledgement carries.
+// myReport is the report this member's next acknowledgement carries: the
+// members of the view, other than itself, whose link from here has been
+// down for After, counted from when each came in the view.
 func (p *placementActor) myReport(now time.Time) []string {
 	if !p.reachOn() || !p.core.hasView {
 		return nil
 	}
-	return p.c.unreachableHere(p.core.view.Members, p.core.selfKey, p.c.cfg.Reachability.After, now)
+	after := p.c.cfg.Reachability.After
+	var keys []string
+	for _, m := range p.core.view.Members {
+		k := m.Key()
+		if k == p.core.selfKey {
+			continue
+		}
+		d, down := p.c.links.downFor(m.Address, now, p.reach.seen[k])
+		if down && d >= after {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
-// vote blocks the members of the view that the vote finds unreachable
-// (mine: this member's own report).
-func (p *placementActor) vote(mine []string, now time.Time) {
+// vote runs the count at every tick: it suspends the members the vote
+// finds unreachable (and evicts each such incarnation once), lifts the
+// suspension of those it no longer does whose link from here has come up,
+// probes the suspended ones, and forgets the suspended addresses that
+// have long had no member in the view.
+func (p *placementActor) vote(ctx actor.Context, now time.Time) {
 	if !p.reachOn() || !p.core.hasView || p.core.fenced || p.leaving {
 		return
 	}
 	fresh := now.Add(-reportFresh * p.c.cfg.TickInterval)
 	bl := p.c.remote.BlockList()
 	members := p.core.view.Members
+	byKey := func(key string) (Member, bool) {
+		i := slices.IndexFunc(members, func(m Member) bool { return m.Key() == key })
+		if i < 0 {
+			return Member{}, false
+		}
+		return members[i], true
+	}
 	excluded := func(key string) bool {
-		if _, ok := p.core.blocked[key]; ok {
-			return true
+		m, ok := byKey(key)
+		return ok && bl.IsBlocked(m.ID, m.Address)
+	}
+	silent := func(key string) bool {
+		m, ok := byKey(key)
+		return ok && p.c.isSuspended(m.Address)
+	}
+	out, votes := votedUnreachable(members, p.core.selfKey, p.myReport(now), p.reach.reports, fresh, excluded, silent)
+	for _, m := range out {
+		if p.c.suspend(m, now) {
+			p.c.log.Warn("cluster: member unreachable by most of the cluster; suspended",
+				"member", m.Key(), "votes", votes[m.Key()], "members", len(members))
+			p.c.sys.EventStream().Publish(&MemberUnreachable{Member: m.Key(), Address: m.Address,
+				Votes: votes[m.Key()], Members: len(members), At: now})
 		}
-		for _, m := range members {
-			if m.Key() == key {
-				return bl.IsBlocked(m.ID, m.Address)
+	}
+	forget := time.Duration(forgetSuspendedAfter) * p.c.cfg.Reachability.After
+	for addr, s := range p.c.suspensions() {
+		i := slices.IndexFunc(members, func(m Member) bool { return m.Address == addr })
+		if i < 0 {
+			if p.c.suspendedGone(addr, now, forget) {
+				p.c.log.Info("cluster: suspended address without a member for long; forgotten", "address", addr)
 			}
+			continue
 		}
+		m := members[i]
+		if v, judged := votes[m.Key()]; s.up && judged && 2*v <= len(members) && !bl.IsBlocked(m.ID, m.Address) {
+			if p.c.lift(m) {
+				p.c.log.Info("cluster: suspended member reachable again; eligible again", "member", m.Key(), "votes", v)
+				p.c.sys.EventStream().Publish(&MemberReachable{Member: m.Key(), Address: m.Address, At: now})
+			}
+			continue
+		}
+		ctx.Send(actor.NewPID(addr, placementName), &clusterpb.ReachProbe{})
+	}
+}
+
+// suspend keeps m's address out of owner selection and evicts m (once per
+// incarnation). It reports whether the address was not suspended yet.
+func (c *Cluster) suspend(m Member, now time.Time) bool {
+	c.blockMu.Lock()
+	if c.suspended == nil {
+		c.suspended = map[string]*suspension{}
+	}
+	s, had := c.suspended[m.Address]
+	if !had {
+		s = &suspension{}
+		c.suspended[m.Address] = s
+	}
+	evict := s.evicted != m.Key()
+	s.evicted = m.Key()
+	s.up = false
+	s.gone = time.Time{}
+	c.blockMu.Unlock()
+	if !had || !c.isBlockedMember(m.Key()) {
+		c.exclude([]Member{m}, true)
+	}
+	if evict {
+		c.evict(m)
+	}
+	return !had
+}
+
+// lift puts m, at a suspended address, back in owner selection.
+func (c *Cluster) lift(m Member) bool {
+	c.blockMu.Lock()
+	_, ok := c.suspended[m.Address]
+	delete(c.suspended, m.Address)
+	c.blockMu.Unlock()
+	return ok && c.exclude([]Member{m}, false)
+}
+
+// suspendedGone notes that no member of the view is at the suspended
+// address addr, and forgets it once that has lasted forget; it reports
+// whether it forgot it.
+func (c *Cluster) suspendedGone(addr string, now time.Time, forget time.Duration) bool {
+	c.blockMu.Lock()
+	defer c.blockMu.Unlock()
+	s, ok := c.suspended[addr]
+	if !ok {
 		return false
 	}
-	out, votes := votedUnreachable(members, p.core.selfKey, mine, p.reach.reports, fresh, excluded)
-	for i, m := range out {
-		d := p.c.cfg.Reachability.BlockFor
-		p.c.log.Warn("cluster: member unreachable by most of the cluster; blocking it",
-			"member", m.Key(), "votes", votes[i], "members", len(members), "for", d)
-		p.c.sys.EventStream().Publish(&MemberUnreachable{Member: m.Key(), Address: m.Address,
-			Votes: votes[i], Members: len(members), BlockFor: d, At: now})
-		p.scheduleUnblock(m.Address, now, d)
-		p.c.voteBlock(m.Address, d)
+	if s.gone.IsZero() {
+		s.gone = now
+		return false
 	}
+	if now.Sub(s.gone) < forget {
+		return false
+	}
+	delete(c.suspended, addr)
+	return true
 }
 
-// scheduleUnblock records that the block of address, made at now, ends
-// after d here.
-func (p *placementActor) scheduleUnblock(address string, now time.Time, d time.Duration) {
-	if p.reach.blocks == nil {
-		p.reach.blocks = map[string]voteBlock{}
-	}
-	p.reach.blocks[address] = voteBlock{end: now.Add(d), d: d}
-}
-
-// probationFor is how long a member whose block ended has to bring its
-// link up: the vote's After (at least 4 ticks, so that a member with the
-// vote off, told of the block, gives the dial time too).
-func (p *placementActor) probationFor() time.Duration {
-	return max(p.c.cfg.Reachability.After, 4*p.c.cfg.TickInterval)
-}
-
-// tickVoteBlocks ends the vote's blocks that are due, and runs the
-// probations: it probes each address on probation (a ReachProbe to its
-// placement actor makes remote connect) and blocks again, for as long as
-// before, an address whose link did not come up in time.
-//
-// Why a probation rather than a plain unblock: a blocked member's link
-// cannot come up (remote refuses it), so at the end of the block nothing
-// says whether it is reachable again. Unblocked outright, it was an owner
-// again at once: the identities that had moved away were handed back to
-// it (stopped here) and failed again until the vote blocked it anew, a
-// gap of After and more at every BlockFor
-// (TestReachabilityProbationHandsNothingBack). On probation, remote lets
-// the link up while owner selection still leaves the member out; only a
-// link that comes up (probationPassed) makes it an owner again.
-func (p *placementActor) tickVoteBlocks(ctx actor.Context, now time.Time) {
-	for addr, b := range p.reach.blocks {
-		if now.Before(b.end) {
-			continue
-		}
-		delete(p.reach.blocks, addr)
-		p.c.links.restart(addr)
-		p.c.startProbation(addr, now.Add(p.probationFor()), b.d)
-		p.c.log.Info("cluster: the reachability vote's block ended; on probation until the link comes up", "address", addr)
-		p.c.remote.BlockList().Unblock(addr)
-	}
-	for addr, pr := range p.c.probations() {
-		if now.Before(pr.until) {
-			ctx.Send(actor.NewPID(addr, placementName), &clusterpb.ReachProbe{})
-			continue
-		}
-		if !p.c.endProbation(addr) {
-			continue // passed meanwhile
-		}
-		p.c.log.Warn("cluster: member still unreachable after its block; blocking it again", "address", addr, "for", pr.d)
-		p.scheduleUnblock(addr, now, pr.d)
-		p.c.voteBlock(addr, pr.d)
-	}
-}
-
-// voteBlock blocks address in remote's BlockList for the vote: the block
-// notices onBlockEvent sends say it ends after d.
-func (c *Cluster) voteBlock(address string, d time.Duration) {
-	c.blockMu.Lock()
-	if c.voteBlocks == nil {
-		c.voteBlocks = map[string]time.Duration{}
-	}
-	c.voteBlocks[address] = d
-	c.blockMu.Unlock()
-	c.remote.BlockList().Block(address)
-	c.blockMu.Lock()
-	delete(c.voteBlocks, address)
-	c.blockMu.Unlock()
-}
-
-// voteBlockFor returns how long a block of address that onBlockEvent is
-// applying lasts: 0 unless the vote made it.
-func (c *Cluster) voteBlockFor(address string) time.Duration {
+// isSuspended reports whether the vote keeps address out.
+func (c *Cluster) isSuspended(address string) bool {
 	c.blockMu.Lock()
 	defer c.blockMu.Unlock()
-	return c.voteBlocks[address]
+	_, ok := c.suspended[address]
+	return ok
 }
 
-// onLinkEvent records a link event (linkFailures) and ends the probation
-// of an address whose link came up.
+// suspensions returns a copy of the suspended addresses.
+func (c *Cluster) suspensions() map[string]suspension {
+	c.blockMu.Lock()
+	defer c.blockMu.Unlock()
+	out := make(map[string]suspension, len(c.suspended))
+	for a, s := range c.suspended {
+		out[a] = *s
+	}
+	return out
+}
+
+// onLinkEvent records a link event (linkFailures) and keeps the
+// suspended addresses' link state: up once a connection came up, down
+// again at the next failure.
 func (c *Cluster) onLinkEvent(ev any) {
 	c.links.record(ev)
-	if e := ev.(*remote.Event); e.Kind == remote.EventConnected && c.endProbation(e.Peer.Address) {
-		c.probationPassed(e.Peer.Address)
+	e := ev.(*remote.Event)
+	c.blockMu.Lock()
+	if s, ok := c.suspended[e.Peer.Address]; ok {
+		s.up = e.Kind == remote.EventConnected
 	}
-}
-
-// startProbation puts address on probation until until (tickVoteBlocks).
-func (c *Cluster) startProbation(address string, until time.Time, d time.Duration) {
-	c.blockMu.Lock()
-	defer c.blockMu.Unlock()
-	if c.probation == nil {
-		c.probation = map[string]probation{}
-	}
-	c.probation[address] = probation{until: until, d: d}
-}
-
-// endProbation takes address off probation and reports whether it was on.
-func (c *Cluster) endProbation(address string) bool {
-	c.blockMu.Lock()
-	defer c.blockMu.Unlock()
-	_, ok := c.probation[address]
-	delete(c.probation, address)
-	return ok
-}
-
-// onProbation reports whether address is on probation.
-func (c *Cluster) onProbation(address string) bool {
-	c.blockMu.Lock()
-	defer c.blockMu.Unlock()
-	_, ok := c.probation[address]
-	return ok
-}
-
-// probations returns a copy of the addresses on probation.
-func (c *Cluster) probations() map[string]probation {
-	c.blockMu.Lock()
-	defer c.blockMu.Unlock()
-	return maps.Clone(c.probation)
-}
-
-// probationPassed makes the members at address, whose link came up on
-// probation, eligible again: what an unblock does (onBlockEvent), now
-// that remote's unblock has long been applied.
-func (c *Cluster) probationPassed(address string) {
-	c.log.Info("cluster: member on probation reachable again; eligible again", "address", address)
-	c.onBlockEvent(remote.BlockEvent{Blocked: false, Keys: []string{address}})
+	c.blockMu.Unlock()
 }

@@ -13,10 +13,10 @@ import (
 )
 
 // reachTiming turns the reachability vote on over fastTiming.
-func reachTiming(blockFor time.Duration) func(*cluster.Config) {
+func reachTiming() func(*cluster.Config) {
 	return func(c *cluster.Config) {
 		fastTiming(c)
-		c.Reachability = cluster.ReachabilityConfig{After: 200 * time.Millisecond, BlockFor: blockFor}
+		c.Reachability = cluster.ReachabilityConfig{After: 200 * time.Millisecond}
 	}
 }
 
@@ -47,29 +47,30 @@ func startStrangerAt(t *testing.T, reg cluster.Provider, tune func(*cluster.Conf
 }
 
 // A member the provider lists but the others cannot connect to is
-// blocked by the vote of the two that cannot reach it, and its share of
+// suspended by the vote of the two that cannot reach it, and its share of
 // the identities moves to them: every request succeeds, none on it.
-// Without the vote its identities time out for as long as it stays
-// listed. It blocks nobody itself: its own report is one vote of three.
-func TestReachabilityBlocksAMemberTheOthersCannotReach(t *testing.T) {
+// Without the vote its identities fail for as long as it stays listed. It
+// suspends nobody itself: its own report is one vote of three.
+func TestReachabilitySuspendsAMemberTheOthersCannotReach(t *testing.T) {
 	reg := fastRegistry(t)
-	a := startMemberWith(t, reg, reachTiming(time.Minute), counterKind())
-	b := startMemberWith(t, reg, reachTiming(time.Minute), counterKind())
+	a := startMemberWith(t, reg, reachTiming(), counterKind())
+	b := startMemberWith(t, reg, reachTiming(), counterKind())
 	unreachable := make(chan *cluster.MemberUnreachable, 8)
 	for _, n := range []node{a, b} {
 		actor.Subscribe(n.sys.EventStream(), func(ev *cluster.MemberUnreachable) { unreachable <- ev })
 	}
-	x := startStranger(t, reg, reachTiming(time.Minute))
+	x := startStranger(t, reg, reachTiming())
 	awaitMembers(t, 3, a, b)
 
-	select {
-	case ev := <-unreachable:
-		require.Equal(t, x.sys.Address(), ev.Address)
-		require.Equal(t, 2, ev.Votes)
-		require.Equal(t, 3, ev.Members)
-		require.Equal(t, time.Minute, ev.BlockFor)
-	case <-time.After(wait):
-		t.Fatal("the member nobody reaches was never voted unreachable")
+	for range 2 { // on a and on b
+		select {
+		case ev := <-unreachable:
+			require.Equal(t, x.sys.Address(), ev.Address)
+			require.Equal(t, 2, ev.Votes)
+			require.Equal(t, 3, ev.Members)
+		case <-time.After(wait):
+			t.Fatal("the member nobody reaches was never voted unreachable on both")
+		}
 	}
 	ctx := ctxWait(t)
 	for i := range 40 {
@@ -80,97 +81,42 @@ func TestReachabilityBlocksAMemberTheOthersCannotReach(t *testing.T) {
 			require.NotEqual(t, x.sys.Address(), who.Member)
 		}
 	}
-	require.True(t, remote.Get(a.sys).BlockList().IsBlocked(x.sys.Address()))
-	require.True(t, remote.Get(b.sys).BlockList().IsBlocked(x.sys.Address()))
-	require.Empty(t, remote.Get(x.sys).BlockList().Blocked(), "one vote of three blocks nobody")
+	require.True(t, cluster.Review13Suspended(a.c, x.sys.Address()))
+	require.True(t, cluster.Review13Suspended(b.c, x.sys.Address()))
+	require.Empty(t, remote.Get(a.sys).BlockList().Blocked(), "the vote does not touch remote's block list")
+	require.False(t, cluster.Review13Suspended(x.c, a.sys.Address()), "one vote of three suspends nobody")
+	require.False(t, cluster.Review13Suspended(x.c, b.sys.Address()), "one vote of three suspends nobody")
 }
 
-// A block the vote made ends after BlockFor on every member that applied
-// it, and a member still unreachable is voted out again once its link has
-// been down for After since.
-func TestReachabilityBlockEndsAfterBlockFor(t *testing.T) {
+// A member still unreachable stays out: each new incarnation it rejoins
+// as after its eviction is judged and evicted in turn, and it owns
+// nothing meanwhile, so the grains that took over its share keep running
+// (a block that ended by timer made it an owner again at each end: its
+// share was handed back to it, stopped here, and failed until the next
+// vote).
+func TestReachabilityKeepsAnUnreachableMemberOutWithoutHandingBack(t *testing.T) {
 	reg := fastRegistry(t)
-	a := startMemberWith(t, reg, reachTiming(300*time.Millisecond), counterKind())
-	b := startMemberWith(t, reg, reachTiming(300*time.Millisecond), counterKind())
-	type change struct {
-		on      string
-		blocked bool
-	}
-	changes := make(chan change, 64)
-	for _, n := range []node{a, b} {
-		on := n.sys.Address()
-		actor.Subscribe(n.sys.EventStream(), func(ev *remote.BlockEvent) { changes <- change{on, ev.Blocked} })
-	}
-	x := startStranger(t, reg, reachTiming(300*time.Millisecond))
+	a := startMemberWith(t, reg, reachTiming(), counterKind())
+	b := startMemberWith(t, reg, reachTiming(), counterKind())
+	suspended := make(chan *cluster.MemberUnreachable, 8)
+	actor.Subscribe(a.sys.EventStream(), func(ev *cluster.MemberUnreachable) { suspended <- ev })
+	x := startStranger(t, reg, reachTiming())
 	awaitMembers(t, 3, a, b)
-	_ = x
-
-	// Each of a and b: blocked, unblocked, blocked again.
-	seen := map[string][]bool{}
-	deadline := time.After(wait)
-	for len(seen[a.sys.Address()]) < 3 || len(seen[b.sys.Address()]) < 3 {
-		select {
-		case c := <-changes:
-			if s := seen[c.on]; len(s) < 3 {
-				seen[c.on] = append(s, c.blocked)
-			}
-		case <-deadline:
-			t.Fatalf("block changes seen: %v", seen)
-		}
+	select {
+	case <-suspended:
+	case <-time.After(wait):
+		t.Fatal("x was never suspended")
 	}
-	require.Equal(t, []bool{true, false, true}, seen[a.sys.Address()])
-	require.Equal(t, []bool{true, false, true}, seen[b.sys.Address()])
-}
-
-// blockChanges records remote's block list changes on each node, in order.
-func blockChanges(nodes ...node) <-chan [2]any {
-	ch := make(chan [2]any, 256)
-	for _, n := range nodes {
-		on := n.sys.Address()
-		actor.Subscribe(n.sys.EventStream(), func(ev *remote.BlockEvent) { ch <- [2]any{on, ev.Blocked} })
-	}
-	return ch
-}
-
-// When a vote's block ends, the member is on probation: remote lets its
-// link up, but it owns nothing until the link comes up. A member still
-// unreachable is blocked again without having been an owner in between,
-// so the grains that took over its share keep running. Unblocked
-// outright, it was an owner again at once and its share was handed back
-// to it (stopped here) at every BlockFor, to fail until the next vote.
-func TestReachabilityProbationHandsNothingBack(t *testing.T) {
-	reg := fastRegistry(t)
-	tune := reachTiming(300 * time.Millisecond)
-	a := startMemberWith(t, reg, tune, counterKind())
-	b := startMemberWith(t, reg, tune, counterKind())
-	changes := blockChanges(a)
-	x := startStranger(t, reg, tune)
-	awaitMembers(t, 3, a, b)
-	waitBlock := func(want bool) {
-		t.Helper()
-		deadline := time.After(wait)
-		for {
-			select {
-			case c := <-changes:
-				if c[1] == want {
-					return
-				}
-			case <-deadline:
-				t.Fatalf("a's block of x never became %v", want)
-			}
-		}
-	}
-	waitBlock(true)
 	ctx := ctxWait(t)
 	var ids []cluster.Identity
 	for i := range 40 {
 		id := cluster.NewIdentity("counter", string(rune('a'+i%26))+string(rune('a'+i/26)))
-		who, err := cluster.Request[*Identity](ctx, a.c, id, &WhoAmI{})
+		_, err := cluster.Request[*Identity](ctx, a.c, id, &WhoAmI{})
 		require.NoError(t, err)
-		require.NotEqual(t, x.sys.Address(), who.Member)
 		ids = append(ids, id)
 	}
 	terminated := make(chan *cluster.ActivationTerminated, 256)
+	incarnations := make(chan string, 64)
 	for _, n := range []node{a, b} {
 		self := n.c.Self().Key()
 		actor.Subscribe(n.sys.EventStream(), func(ev *cluster.ActivationTerminated) {
@@ -179,49 +125,74 @@ func TestReachabilityProbationHandsNothingBack(t *testing.T) {
 			}
 		})
 	}
-	waitBlock(false) // the block ended: probation
-	waitBlock(true)  // still unreachable: blocked again
+	actor.Subscribe(a.sys.EventStream(), func(ev *cluster.TopologyChanged) {
+		for _, m := range ev.Members {
+			if m.Address == x.sys.Address() {
+				incarnations <- m.Key()
+			}
+		}
+	})
+	// Three more incarnations of x come and are evicted (each rejoin
+	// after an eviction is a new key in a's views).
+	seen := map[string]bool{}
+	deadline := time.After(wait)
+	for len(seen) < 3 {
+		select {
+		case k := <-incarnations:
+			seen[k] = true
+		case <-deadline:
+			t.Fatalf("x's incarnations seen: %v", seen)
+		}
+	}
 	for _, id := range ids {
-		_, err := cluster.Request[*Identity](ctx, a.c, id, &WhoAmI{})
+		who, err := cluster.Request[*Identity](ctx, a.c, id, &WhoAmI{})
 		require.NoError(t, err)
+		require.NotEqual(t, x.sys.Address(), who.Member)
 	}
 	select {
 	case ev := <-terminated:
-		t.Fatalf("%s was handed back to the member on probation (stopped on %s)", ev.Identity, ev.Member)
+		t.Fatalf("%s was handed back to the unreachable member (stopped on %s)", ev.Identity, ev.Member)
 	default:
 	}
+	require.True(t, cluster.Review13Suspended(a.c, x.sys.Address()))
 }
 
-// A member on probation whose link comes up is an owner again: here the
+// A suspended member whose link comes up is an owner again: here the
 // stranger is replaced, at the same address, by a member of the right
-// system, which the probation's probe reaches; identities are activated
-// on it again.
-func TestReachabilityProbationReadmitsAReachableMember(t *testing.T) {
+// system, which the probes reach; MemberReachable is published and
+// identities are activated on it again.
+func TestReachabilityReadmitsAReachableMember(t *testing.T) {
 	reg := fastRegistry(t)
-	tune := reachTiming(300 * time.Millisecond)
+	tune := reachTiming()
 	a := startMemberWith(t, reg, tune, counterKind())
 	b := startMemberWith(t, reg, tune, counterKind())
-	changes := blockChanges(a)
+	events := make(chan any, 16)
+	actor.Subscribe(a.sys.EventStream(), func(ev *cluster.MemberUnreachable) { events <- ev })
+	actor.Subscribe(a.sys.EventStream(), func(ev *cluster.MemberReachable) { events <- ev })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
 	x := startStrangerAt(t, reg, tune, addr, "elsewhere")
 	awaitMembers(t, 3, a, b)
-	deadline := time.After(wait)
-	for blocked := false; !blocked; {
+	next := func() any {
+		t.Helper()
 		select {
-		case c := <-changes:
-			blocked = c[1] == true
-		case <-deadline:
-			t.Fatal("x was never blocked")
+		case ev := <-events:
+			return ev
+		case <-time.After(wait):
+			t.Fatal("no reachability event")
+			return nil
 		}
 	}
+	require.IsType(t, &cluster.MemberUnreachable{}, next())
 	require.NoError(t, x.sys.Shutdown(ctxWait(t)))
 	fixed := startStrangerAt(t, reg, tune, addr, "shop")
 	require.Equal(t, addr, fixed.sys.Address())
+	ev := next()
+	require.IsType(t, &cluster.MemberReachable{}, ev)
+	require.Equal(t, addr, ev.(*cluster.MemberReachable).Address)
 
-	// Readmitted once a probe connects: some identity lands on it.
 	ctx := ctxWait(t)
 	for i := 0; ; i++ {
 		require.Less(t, i, 100000, "no identity ever landed on the readmitted member")
@@ -232,4 +203,14 @@ func TestReachabilityProbationReadmitsAReachableMember(t *testing.T) {
 			break
 		}
 	}
+}
+
+// blockChanges records remote's block list changes on each node, in order.
+func blockChanges(nodes ...node) <-chan [2]any {
+	ch := make(chan [2]any, 256)
+	for _, n := range nodes {
+		on := n.sys.Address()
+		actor.Subscribe(n.sys.EventStream(), func(ev *remote.BlockEvent) { ch <- [2]any{on, ev.Blocked} })
+	}
+	return ch
 }

@@ -76,7 +76,8 @@ func FuzzClusterWire(f *testing.F) {
 				// Its reachability report, counted as the vote counts it:
 				// only the view's members are ever judged.
 				reports := map[string]reachReport{m.MemberKey: {keys: m.Unreachable, at: tv}}
-				out, _ := votedUnreachable(t2.Members, mB.Key(), m.Unreachable, reports, tv, func(string) bool { return false })
+				never := func(string) bool { return false }
+				out, _ := votedUnreachable(t2.Members, mB.Key(), m.Unreachable, reports, tv, never, never)
 				for _, o := range out {
 					require.Contains(t, t2.Members, o)
 				}

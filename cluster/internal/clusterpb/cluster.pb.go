@@ -484,13 +484,10 @@ func (x *ActivationTerminated) GetTokenSeq() uint64 {
 // BlockNotice tells the other members that a member was put on the block
 // list, so every member refuses it and drops it from owner selection.
 type BlockNotice struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	MemberKey string                 `protobuf:"bytes,1,opt,name=member_key,json=memberKey,proto3" json:"member_key,omitempty"`
-	MemberId  string                 `protobuf:"bytes,2,opt,name=member_id,json=memberId,proto3" json:"member_id,omitempty"`
-	Address   string                 `protobuf:"bytes,3,opt,name=address,proto3" json:"address,omitempty"`
-	// block_for_nanos: a block the reachability vote made ends after this
-	// long on every member that applied it (0: until unblocked by hand).
-	BlockForNanos int64 `protobuf:"varint,4,opt,name=block_for_nanos,json=blockForNanos,proto3" json:"block_for_nanos,omitempty"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MemberKey     string                 `protobuf:"bytes,1,opt,name=member_key,json=memberKey,proto3" json:"member_key,omitempty"`
+	MemberId      string                 `protobuf:"bytes,2,opt,name=member_id,json=memberId,proto3" json:"member_id,omitempty"`
+	Address       string                 `protobuf:"bytes,3,opt,name=address,proto3" json:"address,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -546,16 +543,9 @@ func (x *BlockNotice) GetAddress() string {
 	return ""
 }
 
-func (x *BlockNotice) GetBlockForNanos() int64 {
-	if x != nil {
-		return x.BlockForNanos
-	}
-	return 0
-}
-
-// ReachProbe asks nothing: a member sends it to the placement actor of a
-// member whose reachability-vote block has ended, so that remote connects
-// to it and the link shows whether it is reachable again.
+// ReachProbe asks nothing: a member sends it every tick to the placement
+// actor of a member the reachability vote keeps out, so that remote
+// connects to it and the link shows whether it is reachable again.
 type ReachProbe struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -689,13 +679,12 @@ const file_cluster_internal_clusterpb_cluster_proto_rawDesc = "" +
 	"\x06pid_id\x18\x05 \x01(\tR\x05pidId\x12\x1f\n" +
 	"\vtoken_epoch\x18\x06 \x01(\x04R\n" +
 	"tokenEpoch\x12\x1b\n" +
-	"\ttoken_seq\x18\a \x01(\x04R\btokenSeq\"\x8b\x01\n" +
+	"\ttoken_seq\x18\a \x01(\x04R\btokenSeq\"c\n" +
 	"\vBlockNotice\x12\x1d\n" +
 	"\n" +
 	"member_key\x18\x01 \x01(\tR\tmemberKey\x12\x1b\n" +
 	"\tmember_id\x18\x02 \x01(\tR\bmemberId\x12\x18\n" +
-	"\aaddress\x18\x03 \x01(\tR\aaddress\x12&\n" +
-	"\x0fblock_for_nanos\x18\x04 \x01(\x03R\rblockForNanos\"\f\n" +
+	"\aaddress\x18\x03 \x01(\tR\aaddress\"\f\n" +
 	"\n" +
 	"ReachProbe\":\n" +
 	"\n" +
