@@ -32,7 +32,7 @@ var (
 	chaosSteps   = flag.Int("chaos.steps", 1000, "fault steps per chaos run")
 	chaosRandom  = flag.Int("chaos.random", 0, "run this many random seeds instead of the fixed ones")
 	chaosBeyondP = flag.Bool("chaos.beyondp", false, "with -chaos.seed or -chaos.random: runs with pauses beyond P")
-	chaosReach   = flag.Bool("chaos.reach", false, "turn the reachability vote on (cluster.Config.Reachability: After 100ms, BlockFor 1s)")
+	chaosReach   = flag.Bool("chaos.reach", false, "turn the reachability vote on (cluster.Config.Reachability: After 100ms)")
 	chaosTiming  = flag.String("chaos.timing", "drift,registry,link",
 		"the timing faults applied (drawn all the same, so the schedule stays): any of drift, registry, link, comma-separated, or none")
 )
@@ -241,7 +241,7 @@ func runChaos(t *testing.T, seed uint64, beyondP bool) {
 		testkit.ConfigureCluster(func(c *cluster.Config) {
 			c.Rand = rand.NewPCG(seed, randN.Add(1))
 			if *chaosReach {
-				c.Reachability = cluster.ReachabilityConfig{After: 100 * time.Millisecond, BlockFor: time.Second}
+				c.Reachability = cluster.ReachabilityConfig{After: 100 * time.Millisecond}
 			}
 		}))
 	tcp.Store(tc)
