@@ -2,9 +2,11 @@ package cluster_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
 	"github.com/fraktor-go/fraktor/remote"
 )
@@ -13,9 +15,10 @@ import (
 // operator's and the vote never touches it; an unblock by hand lifts the
 // hand's block only, and leaves a suspension to the vote, which lifts it
 // once the member is reachable. Here x, suspended by a and b, is blocked
-// by hand on a; fixed (replaced at its address by a member of the right
-// system), b lifts it while a keeps it blocked and suspended; unblocked by
-// hand on a, a's probe reaches it and a lifts it too.
+// by hand on a (which tells b: b blocks it too); fixed (replaced at its
+// address by a member of the right system), it stays blocked and
+// suspended on both; unblocked by hand on both, their probes reach it and
+// both lift it.
 func TestReview13HandBlockDuringProbationIsNotLifted(t *testing.T) {
 	reg := fastRegistry(t)
 	tune := reachTiming()
@@ -28,16 +31,30 @@ func TestReview13HandBlockDuringProbationIsNotLifted(t *testing.T) {
 	awaitReach(t, events, a.sys.Address(), true)
 	awaitReach(t, events, b.sys.Address(), true)
 
-	remote.Get(a.sys).BlockList().Block(addr) // the operator, on a
+	told := make(chan struct{}, 4)
+	actor.Subscribe(b.sys.EventStream(), func(ev *remote.BlockEvent) {
+		if ev.Blocked {
+			told <- struct{}{}
+		}
+	})
+	remote.Get(a.sys).BlockList().Block(addr) // the operator, on a; a tells b
+	select {
+	case <-told:
+	case <-time.After(wait):
+		t.Fatal("b never heard of the block")
+	}
 	require.NoError(t, x.sys.Shutdown(ctxWait(t)))
 	fixed := startStrangerAt(t, reg, tune, addr, "shop")
 	require.Equal(t, addr, fixed.sys.Address())
+	awaitMembers(t, 3, fixed)
+	for _, n := range []node{a, b} {
+		require.True(t, remote.Get(n.sys).BlockList().IsBlocked(addr), "the vote lifted the hand's block")
+		require.True(t, cluster.Review13Suspended(n.c, addr), "lifted while blocked by hand")
+	}
 
-	awaitReach(t, events, b.sys.Address(), false) // b reaches it: lifted there
-	require.True(t, remote.Get(a.sys).BlockList().IsBlocked(addr), "the vote lifted the hand's block")
-	require.True(t, cluster.Review13Suspended(a.c, addr), "a lifted a member it cannot reach (blocked by hand)")
-
-	remote.Get(a.sys).BlockList().Unblock(addr) // the operator again
+	for _, n := range []node{a, b} { // the operator again
+		remote.Get(n.sys).BlockList().Unblock(addr)
+	}
 	awaitReach(t, events, a.sys.Address(), false)
-	require.False(t, cluster.Review13Suspended(a.c, addr))
+	awaitReach(t, events, b.sys.Address(), false)
 }
