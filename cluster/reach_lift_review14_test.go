@@ -1,0 +1,112 @@
+package cluster_test
+
+import (
+	"crypto/x509"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fraktor-go/fraktor/actor"
+	"github.com/fraktor-go/fraktor/cluster"
+	"github.com/fraktor-go/fraktor/remote"
+)
+
+// review14Gate is a VerifyPeer hook that refuses the peers at the addresses it
+// names, on both sides of every handshake: a link that fails for some
+// members only (a firewall rule, a certificate some peers refuse).
+type review14Gate struct {
+	mu     sync.Mutex
+	refuse map[string]bool
+}
+
+func (g *review14Gate) set(addrs ...string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.refuse = map[string]bool{}
+	for _, a := range addrs {
+		g.refuse[a] = true
+	}
+}
+
+func (g *review14Gate) verify(p remote.Peer, _ *x509.Certificate) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.refuse[p.Address] {
+		return fmt.Errorf("gate: %s refused", p.Address)
+	}
+	return nil
+}
+
+// startReview14Gated starts a member of the "shop" system whose handshakes pass g.
+func startReview14Gated(t *testing.T, reg cluster.Provider, tune func(*cluster.Config), g *review14Gate) node {
+	t.Helper()
+	return startMemberFull(t, reg, func(*cluster.Config) {}, func(c *actor.SystemConfig) {
+		ccfg := cluster.Config{Name: "shop", Provider: reg, Kinds: []cluster.Kind{counterKind()}}
+		tune(&ccfg)
+		rcfg := remote.DefaultConfig()
+		rcfg.ListenAddress = "127.0.0.1:0"
+		rcfg.SystemName = "shop"
+		rcfg.Serializers = serializers(t)
+		rcfg.ReconnectBackoffMin = 5 * time.Millisecond
+		rcfg.ReconnectBackoffMax = 50 * time.Millisecond
+		rcfg.VerifyPeer = g.verify
+		c.Extensions = []actor.ExtensionInstaller{remote.Install(rcfg), cluster.Install(ccfg)}
+	})
+}
+
+// Five members; x refuses a, b and c but not d. The vote of a, b and c (3
+// of 5) suspends x on all four, d included, though d's link to x is up.
+// When x lets a, b and c in again their links come up and they lift x;
+// d's link never went down, so it has no "connected" event after the
+// suspension, and the suspension's up flag (set only by such an event)
+// stays false on d: d keeps x out of owner selection for ever, while
+// the others route x's share to it; d acknowledges no view to x, so x's
+// barrier (it joined a view with d in it) never clears for d either.
+func TestReview14MemberWhoseLinkNeverWentDownLiftsTheSuspension(t *testing.T) {
+	reg := fastRegistry(t)
+	tune := reachTiming()
+	a := startMemberWith(t, reg, tune, counterKind())
+	b := startMemberWith(t, reg, tune, counterKind())
+	c := startMemberWith(t, reg, tune, counterKind())
+	d := startMemberWith(t, reg, tune, counterKind())
+	nodes := []node{a, b, c, d}
+	unreachable := make(chan string, 64)
+	reachable := make(chan string, 64)
+	for _, n := range nodes {
+		on := n.sys.Address()
+		actor.Subscribe(n.sys.EventStream(), func(*cluster.MemberUnreachable) { unreachable <- on })
+		actor.Subscribe(n.sys.EventStream(), func(*cluster.MemberReachable) { reachable <- on })
+	}
+	g := &review14Gate{}
+	g.set(a.sys.Address(), b.sys.Address(), c.sys.Address())
+	x := startReview14Gated(t, reg, tune, g)
+	awaitMembers(t, 5, a, b, c, d)
+
+	got := map[string]bool{}
+	deadline := time.After(wait)
+	for len(got) < 4 {
+		select {
+		case on := <-unreachable:
+			got[on] = true
+		case <-deadline:
+			t.Fatalf("x suspended only on %v", got)
+		}
+	}
+	require.True(t, cluster.Review14Suspended(d.c, x.sys.Address()), "d counts the reports of a, b and c")
+
+	g.set() // x reachable by every member again
+	lifted := map[string]bool{}
+	deadline = time.After(wait)
+	for len(lifted) < 4 {
+		select {
+		case on := <-reachable:
+			lifted[on] = true
+		case <-deadline:
+			t.Fatalf("x reachable by all, yet lifted only on %v (d is %s); suspended on d: %v",
+				lifted, d.sys.Address(), cluster.Review14Suspended(d.c, x.sys.Address()))
+		}
+	}
+}
