@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"crypto/x509"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -40,6 +41,12 @@ func (g *review14Gate) verify(p remote.Peer, _ *x509.Certificate) error {
 	return nil
 }
 
+// lifted is a MemberReachable seen on member on.
+type lifted struct {
+	on string
+	at time.Time
+}
+
 // startReview14Gated starts a member of the "shop" system whose handshakes pass g.
 func startReview14Gated(t *testing.T, reg cluster.Provider, tune func(*cluster.Config), g *review14Gate) node {
 	t.Helper()
@@ -74,11 +81,11 @@ func TestReview14MemberWhoseLinkNeverWentDownLiftsTheSuspension(t *testing.T) {
 	d := startMemberWith(t, reg, tune, counterKind())
 	nodes := []node{a, b, c, d}
 	unreachable := make(chan string, 64)
-	reachable := make(chan string, 64)
+	reachable := make(chan lifted, 64)
 	for _, n := range nodes {
 		on := n.sys.Address()
 		actor.Subscribe(n.sys.EventStream(), func(*cluster.MemberUnreachable) { unreachable <- on })
-		actor.Subscribe(n.sys.EventStream(), func(*cluster.MemberReachable) { reachable <- on })
+		actor.Subscribe(n.sys.EventStream(), func(ev *cluster.MemberReachable) { reachable <- lifted{on, ev.At} })
 	}
 	g := &review14Gate{}
 	g.set(a.sys.Address(), b.sys.Address(), c.sys.Address())
@@ -97,16 +104,103 @@ func TestReview14MemberWhoseLinkNeverWentDownLiftsTheSuspension(t *testing.T) {
 	}
 	require.True(t, cluster.Review14Suspended(d.c, x.sys.Address()), "d counts the reports of a, b and c")
 
+	healed := time.Now()
 	g.set() // x reachable by every member again
-	lifted := map[string]bool{}
+	done := map[string]bool{}
 	deadline = time.After(wait)
-	for len(lifted) < 4 {
+	for len(done) < 4 {
 		select {
-		case on := <-reachable:
-			lifted[on] = true
+		case ev := <-reachable:
+			if !ev.at.Before(healed) { // a lift before the heal does not count
+				done[ev.on] = true
+			}
 		case <-deadline:
 			t.Fatalf("x reachable by all, yet lifted only on %v (d is %s); suspended on d: %v",
-				lifted, d.sys.Address(), cluster.Review14Suspended(d.c, x.sys.Address()))
+				done, d.sys.Address(), cluster.Review14Suspended(d.c, x.sys.Address()))
 		}
 	}
+}
+
+// Five members; x refuses the other four, which suspend it (4 of 5),
+// and each incarnation it rejoins as is voted out in turn. Then x lets a
+// in: a's link comes up while b, c and d still cannot reach x and keep
+// voting each incarnation out. The design (reachability.go) keeps a
+// suspended address's next incarnation out until the vote has judged
+// it, but the count for an incarnation that just came in is 0 (nobody's
+// link to it has been down for After yet), which lift takes as the vote
+// no longer holding: a makes every new incarnation an owner at once,
+// handing x's share back to it (x cannot activate it: b, c and d send it
+// no acknowledgement), and suspends it again After later.
+func TestReview14NewIncarnationIsNotLiftedBeforeTheVoteJudgedIt(t *testing.T) {
+	reg := fastRegistry(t)
+	tune := reachTiming()
+	a := startMemberWith(t, reg, tune, counterKind())
+	b := startMemberWith(t, reg, tune, counterKind())
+	c := startMemberWith(t, reg, tune, counterKind())
+	d := startMemberWith(t, reg, tune, counterKind())
+	nodes := []node{a, b, c, d}
+	unreachable := make(chan string, 64)
+	for _, n := range nodes {
+		on := n.sys.Address()
+		actor.Subscribe(n.sys.EventStream(), func(*cluster.MemberUnreachable) { unreachable <- on })
+	}
+	g := &review14Gate{}
+	g.set(a.sys.Address(), b.sys.Address(), c.sys.Address(), d.sys.Address())
+	x := startReview14Gated(t, reg, tune, g)
+	awaitMembers(t, 5, a, b, c, d)
+	got := map[string]bool{}
+	deadline := time.After(wait)
+	for len(got) < 4 {
+		select {
+		case on := <-unreachable:
+			got[on] = true
+		case <-deadline:
+			t.Fatalf("x suspended only on %v", got)
+		}
+	}
+
+	connected := make(chan struct{}, 1)
+	actor.Subscribe(a.sys.EventStream(), func(ev *remote.Event) {
+		if ev.Kind == remote.EventConnected && ev.Peer.Address == x.sys.Address() {
+			select {
+			case connected <- struct{}{}:
+			default:
+			}
+		}
+	})
+	events := make(chan string, 64)
+	actor.Subscribe(a.sys.EventStream(), func(ev *cluster.TopologyChanged) {
+		for _, m := range ev.Left {
+			if m.Address == x.sys.Address() {
+				events <- "left " + m.Key()
+			}
+		}
+	})
+	actor.Subscribe(a.sys.EventStream(), func(ev *cluster.MemberReachable) { events <- "lifted " + ev.Member })
+	actor.Subscribe(a.sys.EventStream(), func(ev *cluster.MemberUnreachable) { events <- "suspended " + ev.Member })
+	g.set(b.sys.Address(), c.sys.Address(), d.sys.Address())
+	select {
+	case <-connected:
+	case <-time.After(wait):
+		t.Fatal("a's link to x never came up")
+	}
+	// Three incarnations of x voted out by b, c and d (a counts their
+	// reports too): a keeps x out all along.
+	var seen []string
+	for leaves := 0; leaves < 3; {
+		select {
+		case ev := <-events:
+			seen = append(seen, ev)
+			if strings.HasPrefix(ev, "left ") {
+				leaves++
+			}
+		case <-time.After(wait):
+			t.Fatalf("x's incarnations stopped being voted out: %v", seen)
+		}
+	}
+	for _, ev := range seen {
+		require.False(t, strings.HasPrefix(ev, "lifted "),
+			"a made x an owner while b, c and d still voted each incarnation out: %v", seen)
+	}
+	require.True(t, cluster.Review14Suspended(a.c, x.sys.Address()))
 }
