@@ -50,11 +50,17 @@ type lifted struct {
 // startReview14Gated starts a member of the "shop" system whose handshakes pass g.
 func startReview14Gated(t *testing.T, reg cluster.Provider, tune func(*cluster.Config), g *review14Gate) node {
 	t.Helper()
+	return startReview14GatedAt(t, reg, tune, g, "127.0.0.1:0")
+}
+
+// startReview14GatedAt is startReview14Gated listening on listen.
+func startReview14GatedAt(t *testing.T, reg cluster.Provider, tune func(*cluster.Config), g *review14Gate, listen string) node {
+	t.Helper()
 	return startMemberFull(t, reg, func(*cluster.Config) {}, func(c *actor.SystemConfig) {
 		ccfg := cluster.Config{Name: "shop", Provider: reg, Kinds: []cluster.Kind{counterKind()}}
 		tune(&ccfg)
 		rcfg := remote.DefaultConfig()
-		rcfg.ListenAddress = "127.0.0.1:0"
+		rcfg.ListenAddress = listen
 		rcfg.SystemName = "shop"
 		rcfg.Serializers = serializers(t)
 		rcfg.ReconnectBackoffMin = 5 * time.Millisecond
