@@ -125,6 +125,14 @@ func TestReview14MemberWhoseLinkNeverWentDownLiftsTheSuspension(t *testing.T) {
 				done, d.sys.Address(), cluster.Review14Suspended(d.c, x.sys.Address()))
 		}
 	}
+	// Every identity can be activated again, x's share included (on
+	// reach, x's share stays "handover barrier: waiting for" d).
+	ctx := ctxWait(t)
+	for i := range 60 {
+		id := cluster.NewIdentity("counter", fmt.Sprint("s", i))
+		_, err := cluster.Request[*Identity](ctx, a.c, id, &WhoAmI{})
+		require.NoError(t, err, "%s from a", id)
+	}
 }
 
 // Five members; x refuses the other four, which suspend it (4 of 5),
