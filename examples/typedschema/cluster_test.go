@@ -321,8 +321,11 @@ func TestSchemaBigMessages(t *testing.T) {
 	}
 }
 
-// TestSchemaProto2 runs the proto2 service with its required fields
-// missing: an empty request and a reply without its required sequence.
+// TestSchemaProto2: the proto2 service with its required fields missing.
+// A request without them (a nil one included: it is an empty Entry) cannot
+// be encoded and fails at once with remote.ErrSerialize, and a reply
+// without them reaches the caller as a *GrainError of CodeInternal naming
+// the field, wherever the grain runs.
 func TestSchemaProto2(t *testing.T) {
 	tc := newCluster(t)
 	owners(t, tc, legacypb.LedgerV2KindName)
@@ -330,10 +333,15 @@ func TestSchemaProto2(t *testing.T) {
 		for _, oid := range ids {
 			id := fmt.Sprintf("%s-p2-%d", oid, m)
 			l := legacypb.NewLedgerV2Client(tc.Node(m), id)
-			p, err := l.PostEntry(callCtx(t), nil)
-			t.Logf("%s from %d: PostEntry(nil): %v, %v", id, m, p, err)
-			p, err = l.Lookup(callCtx(t), &legacypb.Lookup{Account: proto.String("nobody")})
-			t.Logf("%s from %d: Lookup: %v, %v", id, m, p, err)
+			_, err := l.PostEntry(callCtx(t), nil)
+			if !errors.Is(err, remote.ErrSerialize) || !strings.Contains(err.Error(), "required field acme.legacy.Entry.account not set") {
+				t.Fatalf("%s from %d: PostEntry(nil): %v, want remote.ErrSerialize", id, m, err)
+			}
+			_, err = l.Lookup(callCtx(t), &legacypb.Lookup{Account: proto.String("nobody")})
+			var ge *cluster.GrainError
+			if !errors.As(err, &ge) || ge.Code != cluster.CodeInternal || !strings.Contains(ge.Message, "reply acme.legacy.Posted: ") || !strings.Contains(ge.Message, "required field acme.legacy.Posted.sequence not set") {
+				t.Fatalf("%s from %d: Lookup of an unknown account: %v, want a GrainError %s", id, m, err, cluster.CodeInternal)
+			}
 		}
 	}
 }
