@@ -205,9 +205,9 @@ var (
 			}
 			for _, want := range []string{
 				"func NewOrdersClient(c *cluster.Cluster, id string) *OrdersClient",
-				"Get(ctx cluster.GrainContext, req *tv1.A) (*tv1.B, error)",
+				"Get(ctx cluster.GrainContext, req *v1.A) (*v1.B, error)",
 				"Put(ctx cluster.GrainContext, req *o.X) (*emptypb.Empty, error)",
-				`tv1 "example.com/t/v1"`,
+				`v1 "example.com/t/v1"`,
 			} {
 				if !strings.Contains(gen["v1/tv1grain/a"+fileSuffix], want) {
 					t.Errorf("a%s lacks %q\n%s", fileSuffix, want, listing(gen))
@@ -237,6 +237,15 @@ func TestPackageSuffixRefused(t *testing.T) {
 		if !strings.Contains(errText, want) {
 			t.Errorf("%s: protoc said %q, want %q", opt, errText, want)
 		}
+	}
+	// Go package fo with the suffix r would be package for.
+	src, files = writeProtos(t, map[string]string{
+		"a.proto": "syntax = \"proto3\";\npackage t.v1;\noption go_package = \"example.com/t/fo\";\nmessage A {}\nservice S { rpc Get(A) returns (A); }\n",
+	})
+	_, errText := protocGen(t, bin, src, "paths=source_relative", "paths=source_relative,package_suffix=r", files...)
+	const want = `protoc-gen-fraktor-grain: a.proto: package_suffix "r" makes its grain package name for a Go keyword`
+	if !strings.Contains(errText, want) {
+		t.Errorf("protoc said %q, want %q", errText, want)
 	}
 }
 
