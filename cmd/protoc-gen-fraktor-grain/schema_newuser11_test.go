@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -267,5 +268,32 @@ func TestRefusedOutputClash(t *testing.T) {
 	}
 	if len(got) != 0 {
 		t.Fatalf("generated %v despite the error", keys(got))
+	}
+}
+
+// TestCompilesRuntimeNames: methods named like what the runtime and the
+// generated code use (Send, Kind, Init, Receive, Stop, Client, Identity,
+// Context, Error, Grain, Dispatch, Register) and like the optional hooks
+// (Activated, Deactivating, ReceiveMessage) build and vet. A grain with a
+// method named like a hook cannot implement that hook (one Go method per
+// name): docs/typed-grains.md says so.
+func TestCompilesRuntimeNames(t *testing.T) {
+	var msgs, rpcs strings.Builder
+	for i, name := range []string{"Send", "Kind", "Init", "Receive", "Stop", "Client", "Identity", "Context", "Error",
+		"Grain", "Dispatch", "Register", "Activated", "Deactivating", "ReceiveMessage", "send_message"} {
+		msgs.WriteString("message M" + strconv.Itoa(i) + " {}\n")
+		rpcs.WriteString("rpc " + name + "(M" + strconv.Itoa(i) + ") returns (M0);\n")
+	}
+	gen := compileProtos(t, map[string]string{
+		"a.proto": "syntax = \"proto3\";\npackage t.v1;\noption go_package = \"example.com/t/v1;tv1\";\n" + msgs.String() +
+			"service Orders {\n" + rpcs.String() + "}\n",
+	})
+	for _, want := range []string{
+		"ReceiveMessage(ctx cluster.GrainContext, req *M14) (*M0, error)",
+		"func (x *OrdersClient) SendMessage(ctx context.Context, req *M15) (*M0, error)",
+	} {
+		if !strings.Contains(gen["v1/a"+fileSuffix], want) {
+			t.Errorf("generated code lacks %q\n%s", want, listing(gen))
+		}
 	}
 }

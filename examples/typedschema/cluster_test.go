@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -283,7 +284,8 @@ func TestSchemaNilAndEmptyRequests(t *testing.T) {
 // TestSchemaBigMessages: a 1 MiB request and reply work wherever the grain
 // runs; a request larger than a frame fails at once with
 // remote.ErrFrameTooLarge for a grain on the other member, and so does a
-// small request whose reply is larger than a frame.
+// small request whose reply is larger than a frame, after the method ran
+// (once: the call is not retried).
 func TestSchemaBigMessages(t *testing.T) {
 	tc := newCluster(t)
 	owners(t, tc, ordersv1.OrdersKindName)
@@ -313,9 +315,14 @@ func TestSchemaBigMessages(t *testing.T) {
 			if local && err != nil || !local && !errors.Is(err, remote.ErrFrameTooLarge) {
 				t.Fatalf("Echo 5 MiB request (grain local: %v): %v", local, err)
 			}
+			n, _ := echoes.LoadOrStore(cluster.NewIdentity(ordersv1.OrdersKindName, id).String(), new(atomic.Int32))
+			before := n.(*atomic.Int32).Load()
 			_, err = c.Echo(callCtx(t), &ordersv1.Blob{GrowTo: 5 << 20})
 			if local && err != nil || !local && !errors.Is(err, remote.ErrFrameTooLarge) {
 				t.Fatalf("Echo with a 5 MiB reply (grain local: %v): %v after %v", local, err, time.Since(start))
+			}
+			if runs := n.(*atomic.Int32).Load() - before; runs != 1 {
+				t.Fatalf("Echo with a 5 MiB reply (grain local: %v) ran %d times, want once", local, runs)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -137,7 +138,12 @@ func (g *order) Client(_ cluster.GrainContext, req *wrapperspb.Int64Value) (*com
 		Lines: []string{"1 Main St"}, CountryCode: "CH", Geo: &commonv1.Address_Geo{Lat: 46.9, Lng: 7.4}}}, nil
 }
 
+// echoes counts the runs of Echo by order identity (its String).
+var echoes sync.Map
+
 func (g *order) Echo(_ cluster.GrainContext, req *ordersv1.Blob) (*ordersv1.Blob, error) {
+	n, _ := echoes.LoadOrStore(g.id.String(), new(atomic.Int32))
+	n.(*atomic.Int32).Add(1)
 	data := append([]byte(nil), req.GetData()...)
 	if n := int(req.GetGrowTo()); n > len(data) {
 		data = append(data, make([]byte, n-len(data))...)
