@@ -165,7 +165,7 @@ func TestSchemaCallsFromOutside(t *testing.T) {
 				entry := &legacypb.Entry{Account: proto.String("acc"), Cents: proto.Int64(500), Kind: legacypb.Entry_DEBIT.Enum()}
 				proto.SetExtension(entry, legacypb.E_SourceSystem, "mainframe")
 				posted, err := l.PostEntry(ctx, entry)
-				if err != nil || posted.GetSequence() != 1 || posted.GetLine()[0].GetBalance() != -500 {
+				if err != nil || posted.GetSequence() != 1 || posted.GetLine()[0].GetBalance() != -500 || posted.GetLine()[0].GetAccount() != "acc@mainframe" {
 					t.Fatalf("PostEntry: %v, %v", posted, err)
 				}
 				if posted, err = l.Lookup(ctx, &legacypb.Lookup{Account: proto.String("acc")}); err != nil || posted.GetLine()[0].GetBalance() != -500 {

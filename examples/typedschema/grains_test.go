@@ -254,8 +254,12 @@ func (l *ledger) PostEntry(_ cluster.GrainContext, req *legacypb.Entry) (*legacy
 	}
 	l.lines[req.GetAccount()] += cents
 	l.seq++
+	account := req.GetAccount()
+	if proto.HasExtension(req, legacypb.E_SourceSystem) {
+		account += "@" + proto.GetExtension(req, legacypb.E_SourceSystem).(string)
+	}
 	return &legacypb.Posted{Sequence: proto.Uint64(l.seq), Line: []*legacypb.Posted_Line{{
-		Account: proto.String(req.GetAccount()), Balance: proto.Int64(l.lines[req.GetAccount()])}}}, nil
+		Account: proto.String(account), Balance: proto.Int64(l.lines[req.GetAccount()])}}}, nil
 }
 
 // Lookup forgets the required sequence when the account is unknown.
