@@ -297,3 +297,33 @@ func TestCompilesRuntimeNames(t *testing.T) {
 		}
 	}
 }
+
+// TestPackageSuffixNames: with package_suffix, a message named like a
+// service's generated client (refused without it: TestRefused/message-clash)
+// is in another Go package than the client, and both build; two services
+// of the grain package whose generated names meet are still refused.
+func TestPackageSuffixNames(t *testing.T) {
+	bin := buildPlugins(t)
+	const head = "syntax = \"proto3\";\npackage t.v1;\noption go_package = \"example.com/t/v1;tv1\";\nmessage A {}\n"
+	src, files := writeProtos(t, map[string]string{
+		"v1/a.proto": head + "message SClient {}\nservice S { rpc Get(A) returns (SClient); }\n",
+	})
+	gen, errText := protocGen(t, bin, src, "module="+genModule, "module="+genModule+",package_suffix=grain", files...)
+	if errText != "" {
+		t.Fatal(errText)
+	}
+	if !strings.Contains(gen["v1/tv1grain/a"+fileSuffix], "func (x *SClient) Get(ctx context.Context, req *v1.A) (*v1.SClient, error)") {
+		t.Fatalf("generated:\n%s", listing(gen))
+	}
+	vetModule(t, gen)
+
+	src, files = writeProtos(t, map[string]string{
+		"v1/a.proto": head + "service S { rpc Get(A) returns (A); }\n",
+		"v1/b.proto": "syntax = \"proto3\";\npackage t.v1;\noption go_package = \"example.com/t/v1;tv1\";\nimport \"v1/a.proto\";\nservice s { rpc Get(A) returns (A); }\n",
+	})
+	_, errText = protocGen(t, bin, src, "module="+genModule, "module="+genModule+",package_suffix=grain", files...)
+	const want = `its generated SKindName would clash with the generated code of service t.v1.S in Go package "example.com/t/v1/tv1grain"`
+	if !strings.Contains(errText, want) {
+		t.Fatalf("protoc said %q, want %q", errText, want)
+	}
+}
