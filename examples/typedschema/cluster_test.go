@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -42,10 +43,34 @@ func callCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// ids are enough order IDs that each member owns some: every call below
-// is made from both members, so it reaches a grain on the caller's member
-// and one on the other (checked by owners).
-var ids = []string{"o1", "o2", "o3", "o4", "o5", "o6", "o7", "o8"}
+// spread returns n IDs of kind (prefix0, prefix1, ...), n/2 owned by each
+// member in member 0's view: each test calls them from both members, so
+// its calls reach a grain on the caller's member and one on the other.
+func spread(t *testing.T, tc *testkit.TestCluster, kind, prefix string, n int) []string {
+	t.Helper()
+	top, ok := tc.Node(0).Topology()
+	if !ok || len(top.Members) != 2 {
+		t.Fatalf("view %v, want 2 members", top.Members)
+	}
+	ring := cluster.DefaultHashConfig().Strategy().Build(top)
+	per := map[string]int{}
+	var out []string
+	for i := 0; len(out) < n; i++ {
+		if i > 100*n {
+			t.Fatalf("%d IDs of %s: owners %v", i, kind, per)
+		}
+		id := prefix + strconv.Itoa(i)
+		m, err := ring.Owner(cluster.NewIdentity(kind, id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if per[m.Address] < n/2 {
+			per[m.Address]++
+			out = append(out, id)
+		}
+	}
+	return out
+}
 
 // owner returns the address of the member where order id runs (activating
 // it).
@@ -61,29 +86,13 @@ func owner(t *testing.T, tc *testkit.TestCluster, id string) string {
 	return a.(string)
 }
 
-// owners fails the test unless the orders of ids are spread over both
-// members, so that the calls cross the wire for some of them (the other
-// services' identities are placed by the same hash of kind and ID).
-func owners(t *testing.T, tc *testkit.TestCluster, _ string) {
-	t.Helper()
-	seen := map[string]bool{}
-	for _, id := range ids {
-		seen[owner(t, tc, id)] = true
-	}
-	if len(seen) != 2 {
-		t.Fatalf("the orders %v are all on %v: no remote call", ids, seen)
-	}
-}
-
 // TestSchemaCallsFromOutside: every method of every service, called with
 // the generated clients from both members (the grain on the caller's
 // member for some IDs, on the other for the rest).
 func TestSchemaCallsFromOutside(t *testing.T) {
 	tc := newCluster(t)
-	owners(t, tc, ordersv1.OrdersKindName)
 	for m := range 2 {
-		for _, oid := range ids {
-			id := fmt.Sprintf("%s-from-%d", oid, m)
+		for _, id := range spread(t, tc, ordersv1.OrdersKindName, fmt.Sprintf("from%d-", m), 8) {
 			t.Run(id, func(t *testing.T) {
 				ctx := callCtx(t)
 				c := ordersv1.NewOrdersClient(tc.Node(m), id)
@@ -183,7 +192,7 @@ func TestSchemaCallsFromOutside(t *testing.T) {
 // the same member for some pairs and on different ones for others.
 func TestSchemaCallsFromInside(t *testing.T) {
 	tc := newCluster(t)
-	owners(t, tc, ordersv1.OrdersKindName)
+	ids := spread(t, tc, ordersv1.OrdersKindName, "inside-", 8)
 	for m := range 2 {
 		for i, oid := range ids {
 			ctx := callCtx(t)
@@ -209,11 +218,10 @@ func TestSchemaCallsFromInside(t *testing.T) {
 // is restarted (its state is gone) and answers the next call.
 func TestSchemaErrors(t *testing.T) {
 	tc := newCluster(t)
-	owners(t, tc, ordersv1.OrdersKindName)
 	for m := range 2 {
-		for _, oid := range ids {
+		for _, id := range spread(t, tc, ordersv1.OrdersKindName, fmt.Sprintf("err%d-", m), 8) {
 			ctx := callCtx(t)
-			c := ordersv1.NewOrdersClient(tc.Node(m), fmt.Sprintf("%s-err-%d", oid, m))
+			c := ordersv1.NewOrdersClient(tc.Node(m), id)
 			if _, err := c.Init(ctx, &ordersv1.CreateOrder{}); err != nil {
 				t.Fatal(err)
 			}
@@ -247,11 +255,9 @@ func TestSchemaErrors(t *testing.T) {
 // wherever the grain runs.
 func TestSchemaNilAndEmptyRequests(t *testing.T) {
 	tc := newCluster(t)
-	owners(t, tc, ordersv1.OrdersKindName)
 	for m := range 2 {
-		for _, oid := range ids {
+		for _, id := range spread(t, tc, ordersv1.OrdersKindName, fmt.Sprintf("nil%d-", m), 8) {
 			ctx := callCtx(t)
-			id := fmt.Sprintf("%s-nil-%d", oid, m)
 			c := ordersv1.NewOrdersClient(tc.Node(m), id)
 			if o, err := c.Init(ctx, nil); err != nil || o.GetStatus() != ordersv1.Status_STATUS_OPEN {
 				t.Fatalf("Init(nil): %v, %v", o, err)
@@ -288,12 +294,11 @@ func TestSchemaNilAndEmptyRequests(t *testing.T) {
 // (once: the call is not retried).
 func TestSchemaBigMessages(t *testing.T) {
 	tc := newCluster(t)
-	owners(t, tc, ordersv1.OrdersKindName)
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	ids := [2][]string{spread(t, tc, ordersv1.OrdersKindName, "big0-", 4), spread(t, tc, ordersv1.OrdersKindName, "big1-", 4)}
 	for m := range 2 {
-		for _, oid := range ids {
+		for _, id := range ids[m] {
 			ctx := callCtx(t)
-			id := fmt.Sprintf("%s-big-%d", oid, m)
 			c := ordersv1.NewOrdersClient(tc.Node(m), id)
 			b, err := c.Echo(ctx, &ordersv1.Blob{Data: big})
 			if err != nil || !bytes.Equal(b.GetData(), big) {
@@ -305,10 +310,11 @@ func TestSchemaBigMessages(t *testing.T) {
 			}
 		}
 	}
+	placed := map[bool]int{}
 	for m := range 2 {
-		for _, oid := range ids {
-			id := fmt.Sprintf("%s-big-%d", oid, m)
+		for _, id := range ids[m] {
 			local := owner(t, tc, id) == tc.Address(m)
+			placed[local]++
 			c := ordersv1.NewOrdersClient(tc.Node(m), id)
 			start := time.Now()
 			_, err := c.Echo(callCtx(t), &ordersv1.Blob{Data: make([]byte, 5<<20)})
@@ -326,6 +332,9 @@ func TestSchemaBigMessages(t *testing.T) {
 			}
 		}
 	}
+	if placed[true] == 0 || placed[false] == 0 {
+		t.Fatalf("grains on the caller's member / on the other: %d / %d, want both", placed[true], placed[false])
+	}
 }
 
 // TestSchemaProto2: the proto2 service with its required fields missing.
@@ -335,10 +344,8 @@ func TestSchemaBigMessages(t *testing.T) {
 // the field, wherever the grain runs.
 func TestSchemaProto2(t *testing.T) {
 	tc := newCluster(t)
-	owners(t, tc, legacypb.LedgerV2KindName)
 	for m := range 2 {
-		for _, oid := range ids {
-			id := fmt.Sprintf("%s-p2-%d", oid, m)
+		for _, id := range spread(t, tc, legacypb.LedgerV2KindName, fmt.Sprintf("p2-%d-", m), 8) {
 			l := legacypb.NewLedgerV2Client(tc.Node(m), id)
 			_, err := l.PostEntry(callCtx(t), nil)
 			if !errors.Is(err, remote.ErrSerialize) || !strings.Contains(err.Error(), "required field acme.legacy.Entry.account not set") {
