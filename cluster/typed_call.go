@@ -69,8 +69,10 @@ func (m *GrainMessages) register(s *remote.Serializers) error {
 // reply): make methods that change state idempotent, or key them by a
 // request ID. A nil protobuf message pointer is sent as an
 // empty message; a req that is nil without a type fails at once with
-// remote.ErrUnknownType, wherever the grain runs. On a nil c (Get found no
-// cluster) it fails with ErrNotInstalled. Generated clients call it.
+// remote.ErrUnknownType, wherever the grain runs, and so does a message
+// whose required (proto2) fields are not set, with remote.ErrSerialize:
+// it could not be encoded. On a nil c (Get found no cluster) it fails
+// with ErrNotInstalled. Generated clients call it.
 func Call[T any](ctx context.Context, c *Cluster, id Identity, req any) (T, error) {
 	req = emptyIfNil(req)
 	if c != nil {
@@ -113,7 +115,9 @@ func GrainReply[T any](reply any) (T, error) {
 // (future.PipeTo(ctx.Self())), so no worker waits. The future completes
 // with the reply, or fails with *GrainError (the grain method's error) or
 // Request's errors; ErrTimeout after timeout (Config.RequestTimeout when
-// timeout ≤ 0); on a nil c it has failed with ErrNotInstalled. A local
+// timeout ≤ 0); on a nil c it has failed with ErrNotInstalled, and for a
+// req whose required (proto2) fields are not set with remote.ErrSerialize,
+// as Call's. A local
 // grain's turn may wait for the caller's Result, as with RequestFuture.
 // Generated clients' XxxFuture methods call it.
 func CallFuture(c *Cluster, id Identity, req any, timeout time.Duration) *actor.Future {

@@ -32,7 +32,9 @@ import (
 type DeferredReply[T any] struct{ d *deferred }
 
 // Reply sends reply, or err (as a *GrainError, like a method's returned
-// error), to the caller; a nil message arrives as an empty one. It reports
+// error), to the caller; a nil message arrives as an empty one, and one
+// whose required (proto2) fields are not set as a *GrainError of
+// CodeInternal naming them, as a method's reply does. It reports
 // whether this call sent it (false: it was sent or abandoned already).
 func (r *DeferredReply[T]) Reply(reply T, err error) bool {
 	if err != nil {
