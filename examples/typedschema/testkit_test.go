@@ -14,6 +14,7 @@ import (
 	commonv1 "github.com/fraktor-go/fraktor/examples/typedschema/common/v1"
 	legacypb "github.com/fraktor-go/fraktor/examples/typedschema/legacy"
 	ordersv1 "github.com/fraktor-go/fraktor/examples/typedschema/orders/v1"
+	"github.com/fraktor-go/fraktor/remote"
 	"github.com/fraktor-go/fraktor/testkit"
 )
 
@@ -117,5 +118,20 @@ func TestSchemaLedgerInTestkit(t *testing.T) {
 	_, err = testkit.CallGrain[*legacypb.Posted](g, &legacypb.Lookup{Account: proto.String("nobody")})
 	if !errors.As(err, &ge) || ge.Code != cluster.CodeInternal || !strings.Contains(ge.Message, "acme.legacy.Posted.sequence") {
 		t.Fatalf("Lookup of an unknown account: %v", err)
+	}
+}
+
+// TestCallGrainRefusesIncompleteProto2Request: a proto2 request with a
+// required field unset (a nil one, an Entry without its cents) is refused
+// with remote.ErrSerialize naming the field, as cluster.Call refuses it
+// wherever the grain runs; before, the testkit handed it to the grain.
+func TestCallGrainRefusesIncompleteProto2Request(t *testing.T) {
+	g := testkit.NewGrain(t, legacypb.LedgerV2Kind(func(cluster.Identity) legacypb.LedgerV2Grain { return &ledger{} }),
+		cluster.NewIdentity(legacypb.LedgerV2KindName, "l"))
+	for _, req := range []*legacypb.Entry{{Account: proto.String("a")}, nil} {
+		_, err := testkit.CallGrain[*legacypb.Posted](g, req)
+		if !errors.Is(err, remote.ErrSerialize) || !strings.Contains(err.Error(), "acme.legacy.Entry") {
+			t.Fatalf("CallGrain(%v): %v, want remote.ErrSerialize naming the message", req, err)
+		}
 	}
 }
