@@ -2,6 +2,7 @@ package actor_test
 
 import (
 	"runtime"
+	"runtime/metrics"
 	"testing"
 	"time"
 	"weak"
@@ -74,4 +75,55 @@ func TestNewuser10WatcherDoesNotKeepStoppedWatchees(t *testing.T) {
 		return true
 	}, 5*time.Second, time.Millisecond, "a stopped watchee is still reachable")
 	runtime.KeepAlive(watcher)
+}
+
+// liveHeap is the live heap after two GCs.
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// A stopped actor keeps no mailbox ring. Its PID keeps its cell (a PID
+// caches the cell it reached), and PIDs are held long after their actor
+// stopped: by callers, by caches of bounded count (the cluster's PidCache,
+// the remote extension's target cache). The ring an actor's backlog grew
+// stayed with the cell: 512 KiB for an actor that once had 16,384 messages
+// queued, kept by each such PID, so a bound in entries was none in bytes.
+func TestNewuser10StoppedActorGivesItsRingBack(t *testing.T) {
+	sys, err := actor.NewSystem(actor.SystemConfig{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sys.Shutdown(t.Context()) })
+	root := sys.Root()
+
+	const backlog = 20000
+	gate, done := make(chan struct{}), make(chan struct{})
+	n := 0
+	pid := root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch c.Message().(type) {
+		case string:
+			<-gate
+		case int:
+			if n++; n == backlog {
+				close(done)
+			}
+		}
+	}))
+	root.Send(pid, "block")
+	for i := range backlog {
+		root.Send(pid, i)
+	}
+	close(gate)
+	<-done
+	require.NoError(t, root.StopFuture(pid).Wait())
+
+	held := liveHeap() // the stopped actor's PID is still held here
+	runtime.KeepAlive(pid)
+	pid = nil
+	dropped := liveHeap()
+	kept := int64(held) - int64(dropped)
+	t.Logf("a stopped actor's PID keeps %d bytes", kept)
+	require.Less(t, kept, int64(64<<10), "a stopped actor keeps its mailbox ring (%d bytes kept by its PID)", kept)
 }
