@@ -11,15 +11,20 @@ import (
 	"github.com/fraktor-go/fraktor/cluster"
 )
 
-// round runs one round of churn: member r%3 leaves and comes back (under a
-// new member ID every fourth round; killed rather than shut down every
-// eighth, from the sixth on), then every member calls grains (most
-// of them new identities) while one member's connections are reset, then
-// plain actors are spawned, watched across members, asked, stopped and
-// sent to after their stop.
+// round runs one round of churn. Member 0 is one system for the whole
+// run: every third round, from the second on, it is cut off the registry
+// until it fences itself and rejoins as a new incarnation. Members 1 and 2
+// take turns to leave and come back (under a new member ID every fourth
+// round; killed rather than shut down every eighth, from the sixth on).
+// Then every member calls grains (most of them new identities) while one
+// member's connections are reset, and plain actors are spawned, watched
+// across members, asked, stopped and sent to after their stop.
 func (h *harness) round(r, ids int) {
 	h.t.Helper()
-	h.replace(r%3, r%4 == 3, r%8 == 5)
+	if r%3 == 1 {
+		h.fence(0)
+	}
+	h.replace(1+r%2, r%4 == 3, r%8 == 5)
 
 	var wg sync.WaitGroup
 	half := make(chan struct{})

@@ -4,7 +4,9 @@
 // churn through them: many grain identities, most used once and
 // passivated; requests and Sends; members leaving and coming back as new
 // incarnations of the same member ID or under new IDs, now and then killed
-// instead; connections reset; plain actors spawned, watched across
+// instead; one member living through the whole run, cut off the registry
+// until it fences and rejoins as a new incarnation of the same system;
+// connections reset; plain actors spawned, watched across
 // members, asked and stopped; requests timing out; dead letters; abandoned
 // futures. Between an early checkpoint and the last one, each taken once
 // the cluster is quiet and after two GCs, it compares the goroutines (by

@@ -208,7 +208,7 @@ type harness struct {
 type churnStats struct {
 	requests, requestFailures, sends, timeouts, abandoned int
 	spawned, terminated, deadLettersSent, resets          int
-	restarts, newIDs, crashes                             int
+	restarts, newIDs, crashes, fences                     int
 }
 
 func newHarness(t *testing.T) *harness {
@@ -332,6 +332,36 @@ func (h *harness) replace(i int, newID, crash bool) {
 	}
 	h.members[i] = m
 	h.awaitConverged()
+}
+
+// fence cuts member i off the registry until it fences itself, then heals
+// the cut: the member, a system that lives on, rejoins as a new
+// incarnation (and retires the fenced one).
+func (h *harness) fence(i int) {
+	h.t.Helper()
+	m := h.members[i]
+	es := m.sys.EventStream()
+	fenced := make(chan struct{}, 1)
+	sub := actor.Subscribe(es, func(*cluster.Fenced) {
+		select {
+		case fenced <- struct{}{}:
+		default:
+		}
+	})
+	defer es.Unsubscribe(sub)
+	key := m.c.Self().Key()
+	h.reg.Partition(key)
+	select {
+	case <-fenced:
+	case <-time.After(30 * time.Second):
+		h.t.Fatalf("soak: %s did not fence", key)
+	}
+	h.reg.Heal(key)
+	h.stats.fences++
+	h.awaitConverged()
+	if m.c.Self().Key() == key {
+		h.t.Fatalf("soak: %s rejoined as the same incarnation", key)
+	}
 }
 
 func (h *harness) abandon(f *actor.Future) {

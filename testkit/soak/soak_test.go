@@ -55,9 +55,9 @@ func TestSoak(t *testing.T) {
 	t.Logf("%v (%v)", last, time.Since(start).Round(time.Millisecond))
 	s := h.stats
 	t.Logf("churn: %d rounds, %d requests (%d failed), %d sends, %d timed out, %d futures abandoned, "+
-		"%d actors spawned, %d Terminated, %d dead letters sent, %d connection ends reset, %d restarts, %d new member IDs, %d crashes",
+		"%d actors spawned, %d Terminated, %d dead letters sent, %d connection ends reset, %d restarts, %d new member IDs, %d crashes, %d fenced and rejoined",
 		rounds, s.requests, s.requestFailures, s.sends, s.timeouts, s.abandoned,
-		s.spawned, s.terminated, s.deadLettersSent, s.resets, s.restarts, s.newIDs, s.crashes)
+		s.spawned, s.terminated, s.deadLettersSent, s.resets, s.restarts, s.newIDs, s.crashes, s.fences)
 
 	between := rounds - early
 	for _, g := range growth(first.byCreator, last.byCreator) {
