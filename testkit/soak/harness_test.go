@@ -212,7 +212,9 @@ type churnStats struct {
 }
 
 func newHarness(t *testing.T) *harness {
-	reg, err := cluster.NewMemoryRegistry(testkit.FastRegistry())
+	rcfg := testkit.FastRegistry()
+	rcfg.ReleasedRetention = *soakReleased
+	reg, err := cluster.NewMemoryRegistry(rcfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ var (
 	// noise (GC timing, pools); the reachable stopped systems are the
 	// precise check of what the heap figure found.
 	soakHeapPerRound = flag.Int("soak.heapPerRound", 0, "TestSoak: fail when the live heap grows by more than this many bytes per round between the checkpoints (0: only report it)")
+	soakReleased     = flag.Duration("soak.released", 0, "TestSoak: the registry's ReleasedRetention (0: its default, 10 min): a long run shorter than that keeps every released marker it made")
 	soakProfile      = flag.String("soak.heapprofile", "", "TestSoak: write heap profiles of the running cluster at the checkpoints to this path with .early and .late appended (use with -test.memprofilerate=1)")
 )
 
