@@ -87,8 +87,9 @@ type MPSC[T any] struct {
 // InlineMPSC is an MPSC queue whose first segment, of two slots, lives inside
 // the queue itself: a queue that rarely holds more than two values (an
 // actor's system queue: Started, then Stop) allocates nothing for them. The inline
-// segment is used once, like any other, and never reused; Pop clears its
-// consumed values when it moves past it.
+// segment is used once, like any other, and never reused; when Pop moves
+// past it, it clears the segment's consumed values and cuts its link to the
+// next one, so that the queue's owner keeps nothing it has consumed.
 type InlineMPSC[T any] struct {
 	MPSC[T]
 	seg   segment[T]
