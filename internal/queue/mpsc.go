@@ -171,18 +171,27 @@ func (q *MPSC[T]) Pop() (T, bool) {
 		// cut, or the queue's owner (an actor's cell) kept its first values
 		// and, through the link, every segment linked since with the values
 		// in them, for good (TestNewuser10InlineSegmentReleasedWhenLeft).
-		// Cutting the link is safe: both inline slots were claimed, so a
-		// producer still holding the inline segment as its tail claims
+		// Cutting the link is safe once the tail has left the inline
+		// segment: both inline slots were claimed, so a producer that
+		// still holds the inline segment from an earlier load claims
 		// nothing there; it may link a new empty segment to it (the CAS
 		// from nil), which it then leaves for the real tail (its CAS of
-		// tail fails), and that one segment stays garbage linked here.
-		// A Mark at the inline segment's end then reads an empty or nil
-		// next: the consumer that cut the link took over what followed.
+		// the tail from the inline segment fails: the tail only moves
+		// forward), and that one segment stays garbage linked here. The
+		// producer that linked next may not have moved the tail yet, so
+		// the consumer moves it first (the same CAS that producer makes):
+		// cut while the tail was still the inline segment, a second
+		// producer linked another segment there and made it the tail,
+		// and what it and later ones pushed was never popped
+		// (TestInlineCutKeepsValuesOfALateTailMove). A Mark at the inline
+		// segment's end then reads an empty or nil next: the consumer
+		// that cut the link took over what followed.
 		if len(seg.slots) == inlineSlots {
 			var zero T
 			for i := q.zeroed; i < q.hidx; i++ {
 				seg.slots[i].val = zero
 			}
+			q.tail.CompareAndSwap(seg, next)
 			seg.next.Store(nil)
 		}
 		q.head, q.hidx, q.zeroed, seg = next, 0, 0, next
