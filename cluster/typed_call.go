@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"sync"
 	"time"
@@ -68,10 +69,19 @@ func (m *GrainMessages) register(s *remote.Serializers) error {
 // reply): make methods that change state idempotent, or key them by a
 // request ID. A nil protobuf message pointer is sent as an
 // empty message; a req that is nil without a type fails at once with
-// remote.ErrUnknownType, wherever the grain runs. On a nil c (Get found no
-// cluster) it fails with ErrNotInstalled. Generated clients call it.
+// remote.ErrUnknownType, wherever the grain runs, and so does a message
+// whose required (proto2) fields are not set, with remote.ErrSerialize:
+// it could not be encoded. On a nil c (Get found no cluster) it fails
+// with ErrNotInstalled. Generated clients call it.
 func Call[T any](ctx context.Context, c *Cluster, id Identity, req any) (T, error) {
-	res, err := c.request(ctx, id, emptyIfNil(req))
+	req = emptyIfNil(req)
+	if c != nil {
+		if err := checkInitialized(req); err != nil {
+			var zero T
+			return zero, err
+		}
+	}
+	res, err := c.request(ctx, id, req)
 	if err != nil {
 		var zero T
 		return zero, err
@@ -105,25 +115,68 @@ func GrainReply[T any](reply any) (T, error) {
 // (future.PipeTo(ctx.Self())), so no worker waits. The future completes
 // with the reply, or fails with *GrainError (the grain method's error) or
 // Request's errors; ErrTimeout after timeout (Config.RequestTimeout when
-// timeout ≤ 0); on a nil c it has failed with ErrNotInstalled. A local
+// timeout ≤ 0); on a nil c it has failed with ErrNotInstalled, and for a
+// req whose required (proto2) fields are not set with remote.ErrSerialize,
+// as Call's. A local
 // grain's turn may wait for the caller's Result, as with RequestFuture.
 // Generated clients' XxxFuture methods call it.
 func CallFuture(c *Cluster, id Identity, req any, timeout time.Duration) *actor.Future {
 	if c == nil {
 		return actor.FailedFuture(ErrNotInstalled)
 	}
+	req = emptyIfNil(req)
+	if err := checkInitialized(req); err != nil {
+		// A future of the system: a grain's ReenterAfter on it runs.
+		f := c.root.NewFuture(0)
+		f.Complete(nil, err)
+		return f
+	}
 	if c.det != nil {
-		return c.futureDetached(id, emptyIfNil(req), timeout, true)
+		return c.futureDetached(id, req, timeout, true)
 	}
 	// The mapping may run where the grain's answer completes the request
 	// (warm_call.go: a worker, a remote reader): a type check and an
 	// allocation, which cannot block or panic.
-	return c.requestFuture(id, emptyIfNil(req), timeout, func(res any, err error) (any, error) {
+	return c.requestFuture(id, req, timeout, func(res any, err error) (any, error) {
 		if ge, ok := res.(*clusterpb.GrainError); ok && err == nil {
 			return nil, &GrainError{Code: ge.Code, Message: ge.Message}
 		}
 		return res, err
 	})
+}
+
+// checkInitialized returns the error remote's serializer gives for msg
+// when msg is a protobuf message with a required field (proto2) that is
+// not set, wrapping remote.ErrSerialize: such a message cannot be encoded.
+// Call and CallFuture refuse it wherever the grain runs, so the same call
+// does not reach a grain on the caller's member and fail for one on
+// another (TestTypedGrainProto2RequiredFields). A message without
+// required fields is checked by a flag of its type: no allocation.
+func checkInitialized(msg any) error {
+	m, ok := msg.(proto.Message)
+	if !ok {
+		return nil
+	}
+	if err := proto.CheckInitialized(m); err != nil {
+		return fmt.Errorf("%w: proto %q: %w", remote.ErrSerialize, m.ProtoReflect().Descriptor().FullName(), err)
+	}
+	return nil
+}
+
+// checkedReply returns reply, the reply of grain id's method, or a
+// GrainError of CodeInternal naming the field when reply is a protobuf
+// message with a required field (proto2) that is not set: it could not
+// reach a caller on another member (remote could not encode it), and a
+// caller on the grain's member gets the same error.
+func checkedReply(id Identity, reply any) any {
+	m, ok := reply.(proto.Message)
+	if !ok {
+		return reply
+	}
+	if err := proto.CheckInitialized(m); err != nil {
+		return &clusterpb.GrainError{Code: CodeInternal, Message: wireText(fmt.Sprintf("grain %s: reply %s: %v", id, m.ProtoReflect().Descriptor().FullName(), err))}
+	}
+	return reply
 }
 
 // emptyIfNil returns msg, or a new empty message of its type when msg is a

@@ -32,7 +32,9 @@ import (
 type DeferredReply[T any] struct{ d *deferred }
 
 // Reply sends reply, or err (as a *GrainError, like a method's returned
-// error), to the caller; a nil message arrives as an empty one. It reports
+// error), to the caller; a nil message arrives as an empty one, and one
+// whose required (proto2) fields are not set as a *GrainError of
+// CodeInternal naming them, as a method's reply does. It reports
 // whether this call sent it (false: it was sent or abandoned already).
 func (r *DeferredReply[T]) Reply(reply T, err error) bool {
 	if err != nil {
@@ -42,7 +44,7 @@ func (r *DeferredReply[T]) Reply(reply T, err error) bool {
 	// returns does (generated Dispatch) and as it would after crossing the
 	// wire; sent as is, a caller on this member would get a nil pointer
 	// with a nil error.
-	return r.d.send(emptyIfNil(reply))
+	return r.d.send(checkedReply(r.d.id, emptyIfNil(reply)))
 }
 
 // DeferReply marks the request the method is handling as answered later
@@ -63,7 +65,7 @@ func DeferReply[T any](ctx GrainContext) *DeferredReply[T] {
 		return &DeferredReply[T]{d: &deferred{done: true}}
 	}
 	if t.deferred == nil {
-		d := &deferred{sys: t.System(), to: t.Sender()}
+		d := &deferred{sys: t.System(), to: t.Sender(), id: t.id}
 		if w := pendingOf(t.Context); w != nil {
 			// Pending work until sent: the activation is not idle.
 			d.w = w
@@ -80,6 +82,7 @@ type deferred struct {
 	done bool
 	sys  *actor.System
 	to   *actor.PID
+	id   Identity       // the grain's, for the error of a reply that cannot be sent
 	w    pendingCounter // the grain's, which counts it as pending work; nil when nothing does
 }
 

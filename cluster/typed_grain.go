@@ -247,7 +247,7 @@ func (g *typedGrain) request(ctx actor.Context, msg any) {
 	switch {
 	case ctx.Sender() == nil:
 	case err == nil:
-		ctx.Respond(reply)
+		ctx.Respond(checkedReply(g.ctx.id, reply))
 	default:
 		ctx.Respond(wireError(err))
 	}

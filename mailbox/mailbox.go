@@ -352,6 +352,10 @@ func (m *Mailbox[T]) drain() {
 		}
 		m.sys.Release()
 		m.user.Release()
+		// The ring a backlog grew is of no use any more; the owner's cell
+		// is kept by whoever holds its PID, and kept the ring with it
+		// (TestNewuser10StoppedActorGivesItsRingBack, actor).
+		m.user.Drop()
 		sm, um := m.sys.Mark(), m.user.Mark()
 		m.status.Store(statusClosed)
 		if !m.pending(sm, um) || !m.status.CompareAndSwap(statusClosed, statusDraining) {

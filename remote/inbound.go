@@ -107,7 +107,14 @@ func (r *Remote) deliverInbound(from Peer, dec *envelopeDecoder, w *wireEnvelope
 			r.deliver(from, w.envelope(msg))
 			return
 		}
-		dec.target = t
+		// A future takes one answer: remembered, it stayed reachable with
+		// that answer until the connection's next user message
+		// (TestNewuser10AnsweredFutureNotKeptByInboundCache).
+		if _, future := t.proc.(*actor.Future); future {
+			dec.target = nil
+		} else {
+			dec.target = t
+		}
 	}
 	if w.header != nil {
 		msg = &actor.MessageEnvelope{Header: w.header, Message: msg}

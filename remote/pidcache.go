@@ -55,16 +55,36 @@ func (c *targetCache) init() { c.seed = maphash.MakeSeed() }
 
 // get returns the live local process named ref (whose address is this
 // node's), or false when there is none.
+//
+// A future is not cached: it takes one answer, and a cached one stayed
+// reachable from its slot, with that answer, until another target hashed
+// there, long after its caller dropped it
+// (TestNewuser10AnsweredFutureNotKeptByInboundCache). A slot whose process
+// stopped and whose name names nothing now is emptied for the same reason.
 func (c *targetCache) get(sys actor.Host, ref PIDRef) (*target, bool) {
 	s := &c.slots[maphash.String(c.seed, ref.ID)&(pidCacheSlots-1)]
-	if t := s.Load(); t != nil && t.pid.ID == ref.ID && t.pid.Address == ref.Address && !sys.ProcessStopped(t.proc) {
-		return t, true
+	old := s.Load()
+	if old != nil && old.pid.ID == ref.ID && old.pid.Address == ref.Address {
+		if !sys.ProcessStopped(old.proc) {
+			return old, true
+		}
+	} else {
+		old = nil // another target's slot: left as it is
 	}
 	p, ok := sys.Lookup(ref.ID)
 	if !ok {
+		if old != nil {
+			s.CompareAndSwap(old, nil)
+		}
 		return nil, false
 	}
 	t := &target{pid: actor.NewPID(ref.Address, ref.ID), proc: p}
+	if _, future := p.(*actor.Future); future {
+		if old != nil {
+			s.CompareAndSwap(old, nil)
+		}
+		return t, true
+	}
 	s.Store(t)
 	return t, true
 }

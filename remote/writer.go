@@ -239,6 +239,11 @@ func (ep *endpoint) writeBatch(c *conn, first *outItem) (*outItem, error) {
 	if has {
 		ep.held = cur
 		next = &ep.held
+	} else {
+		// Written or refused: held keeps no message, target or sender (a
+		// future, with its answer) alive until the next envelope
+		// (TestNewuser10AnsweredFutureNotKeptByInboundCache).
+		ep.held = outItem{}
 	}
 	var err error
 	if len(batch) > 0 {

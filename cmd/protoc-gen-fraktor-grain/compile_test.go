@@ -86,6 +86,15 @@ func compileProtos(t *testing.T, protos map[string]string) map[string]string {
 			}
 		}
 	}
+	vetModule(t, gen)
+	return gen
+}
+
+// vetModule writes files (name → content, paths under genModule) into a
+// Go module in a workspace with this repository and vets it, failing the
+// test when it does not build or vet.
+func vetModule(t *testing.T, gen map[string]string) {
+	t.Helper()
 	mod := t.TempDir()
 	for name, content := range gen {
 		if err := os.MkdirAll(filepath.Join(mod, filepath.Dir(name)), 0o755); err != nil {
@@ -112,7 +121,6 @@ func compileProtos(t *testing.T, protos map[string]string) map[string]string {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go vet of the generated code: %v\n%s\n%s", err, b, listing(gen))
 	}
-	return gen
 }
 
 // listing shows the generated files of this plugin with line numbers, for a

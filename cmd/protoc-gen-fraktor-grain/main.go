@@ -3,5 +3,6 @@ package main
 import "google.golang.org/protobuf/compiler/protogen"
 
 func main() {
-	protogen.Options{}.Run(generate)
+	var cfg config
+	protogen.Options{ParamFunc: cfg.set}.Run(func(gen *protogen.Plugin) error { return generateWith(gen, cfg) })
 }

@@ -87,12 +87,18 @@ type MPSC[T any] struct {
 // InlineMPSC is an MPSC queue whose first segment, of two slots, lives inside
 // the queue itself: a queue that rarely holds more than two values (an
 // actor's system queue: Started, then Stop) allocates nothing for them. The inline
-// segment is used once, like any other, and never reused.
+// segment is used once, like any other, and never reused; when Pop moves
+// past it, it clears the segment's consumed values and cuts its link to the
+// next one, so that the queue's owner keeps nothing it has consumed.
 type InlineMPSC[T any] struct {
 	MPSC[T]
 	seg   segment[T]
-	slots [2]slot[T]
+	slots [inlineSlots]slot[T]
 }
+
+// inlineSlots is the size of InlineMPSC's inline segment; no other segment
+// has this size (firstSegment is larger), which is how Pop knows it.
+const inlineSlots = 2
 
 // Init links the inline segment; call it once before use, where the queue
 // will stay (it must not be copied afterwards).
@@ -159,7 +165,35 @@ func (q *MPSC[T]) Pop() (T, bool) {
 			return zero, false
 		}
 		// The consumed segment becomes garbage as a whole (first moves on,
-		// so nothing keeps it reachable): no need to clear it.
+		// so nothing keeps it reachable): no need to clear it. But for
+		// InlineMPSC's own segment, which lives as long as the queue: its
+		// consumed values are cleared and its link to the next segment
+		// cut, or the queue's owner (an actor's cell) kept its first values
+		// and, through the link, every segment linked since with the values
+		// in them, for good (TestNewuser10InlineSegmentReleasedWhenLeft).
+		// Cutting the link is safe once the tail has left the inline
+		// segment: both inline slots were claimed, so a producer that
+		// still holds the inline segment from an earlier load claims
+		// nothing there; it may link a new empty segment to it (the CAS
+		// from nil), which it then leaves for the real tail (its CAS of
+		// the tail from the inline segment fails: the tail only moves
+		// forward), and that one segment stays garbage linked here. The
+		// producer that linked next may not have moved the tail yet, so
+		// the consumer moves it first (the same CAS that producer makes):
+		// cut while the tail was still the inline segment, a second
+		// producer linked another segment there and made it the tail,
+		// and what it and later ones pushed was never popped
+		// (TestInlineCutKeepsValuesOfALateTailMove). A Mark at the inline
+		// segment's end then reads an empty or nil next: the consumer
+		// that cut the link took over what followed.
+		if len(seg.slots) == inlineSlots {
+			var zero T
+			for i := q.zeroed; i < q.hidx; i++ {
+				seg.slots[i].val = zero
+			}
+			q.tail.CompareAndSwap(seg, next)
+			seg.next.Store(nil)
+		}
 		q.head, q.hidx, q.zeroed, seg = next, 0, 0, next
 		q.first.Store(next)
 	}

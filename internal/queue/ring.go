@@ -451,6 +451,16 @@ func (q *RingMPSC[T]) drop(r *ringSeg[T]) bool {
 	return true
 }
 
+// Drop gives the consumer's ring back, whatever its size, when it is empty
+// and last (see drop); a queue whose owner is gone calls it (a closed
+// mailbox), so that whoever still holds the owner does not hold its ring.
+// A later push starts a first ring, as the first push does. Consumer only.
+func (q *RingMPSC[T]) Drop() {
+	if r := q.headRing(); r != nil {
+		q.drop(r)
+	}
+}
+
 // Cap returns the number of slots of the ring the consumer reads (0 before
 // the first push). Consumer only; for tests and metrics.
 func (q *RingMPSC[T]) Cap() int {
