@@ -271,7 +271,7 @@ func newCluster(ctx context.Context, host actor.Host, cfg Config) (*Cluster, err
 	}
 	c.unsub = append(c.unsub, r.BlockList().Subscribe(c.onBlockEvent))
 	c.links.now = c.now
-	linkSub := c.sys.EventStream().SubscribeWithPredicate(c.onLinkEvent, isLinkEvent)
+	linkSub := c.sys.EventStream().SubscribeWithPredicate(c.links.record, isLinkEvent)
 	c.unsub = append(c.unsub, func() { c.sys.EventStream().Unsubscribe(linkSub) })
 	c.wg.Add(1)
 	go c.watchMembership(m)

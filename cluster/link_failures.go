@@ -34,7 +34,8 @@ const maxLinkFailures = 1024
 type linkFailures struct {
 	mu  sync.Mutex
 	m   map[string]linkDown
-	now func() time.Time // the system clock; nil: the link's time is not kept
+	up  map[string]struct{} // addresses whose last link event was a connection
+	now func() time.Time    // the system clock; nil: the link's time is not kept
 }
 
 // linkDown is an address's last failure, when its link went down and
@@ -74,11 +75,22 @@ func (l *linkFailures) record(ev any) {
 	defer l.mu.Unlock()
 	if e.Kind == remote.EventConnected {
 		delete(l.m, e.Peer.Address)
+		if l.up == nil {
+			l.up = make(map[string]struct{})
+		}
+		if _, ok := l.up[e.Peer.Address]; !ok && len(l.up) >= maxLinkFailures {
+			for a := range l.up { // any one: the bound only keeps the map small
+				delete(l.up, a)
+				break
+			}
+		}
+		l.up[e.Peer.Address] = struct{}{}
 		return
 	}
 	if e.Err == nil {
 		return
 	}
+	delete(l.up, e.Peer.Address)
 	if l.m == nil {
 		l.m = make(map[string]linkDown)
 	}
@@ -112,6 +124,15 @@ func (l *linkFailures) downFor(address string, now, from time.Time) (time.Durati
 		return 0, false
 	}
 	return now.Sub(later(d.since, from)), true
+}
+
+// connected reports whether the last link event of address was a
+// connection (none failed since).
+func (l *linkFailures) connected(address string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.up[address]
+	return ok
 }
 
 // later returns the later of a and b.

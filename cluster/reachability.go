@@ -6,7 +6,6 @@ import (
 
 	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster/internal/clusterpb"
-	"github.com/fraktor-go/fraktor/remote"
 )
 
 // The reachability vote (Config.Reachability). Membership and
@@ -25,8 +24,10 @@ import (
 // itself and the others wait out W, not its lease, before they activate
 // what it owned (rule 3). Remote is not told: its link stays open to
 // dials, a ReachProbe every tick makes remote dial it, and the suspension
-// is lifted once this member's own link to it has come up and the vote no
-// longer holds. The block machinery is the safe part already; this adds
+// is lifted once this member's own link to it is up, the vote no longer
+// holds, and the member has been in the view long enough to be judged
+// (After and three ticks). At an address with several incarnations in the
+// view, the latest is the one judged. The block machinery is the safe part already; this adds
 // only who decides, and when it ends.
 //
 // Why a majority of the whole view, reports counted only when received:
@@ -67,7 +68,6 @@ type reachState struct {
 // suspension is an address the vote keeps out of owner selection.
 type suspension struct {
 	evicted string    // the key of the last incarnation there evicted
-	up      bool      // this member's link to it came up since the last failure
 	gone    time.Time // when no member of the view was at the address any more (zero: one is)
 }
 
@@ -134,6 +134,8 @@ func (p *placementActor) recordReport(from string, keys []string, now time.Time)
 	keys = slices.DeleteFunc(slices.Clone(keys), func(k string) bool {
 		return !slices.ContainsFunc(p.core.view.Members, func(m Member) bool { return m.Key() == k })
 	})
+	slices.Sort(keys)
+	keys = slices.Compact(keys) // once each (TestReview14HostileReportIsBoundedByTheView)
 	p.reach.reports[from] = reachReport{keys: keys, at: now}
 }
 
@@ -224,8 +226,21 @@ func (p *placementActor) vote(ctx actor.Context, now time.Time) {
 		}
 	}
 	forget := time.Duration(forgetSuspendedAfter) * p.c.cfg.Reachability.After
-	for addr, s := range p.c.suspensions() {
-		i := slices.IndexFunc(members, func(m Member) bool { return m.Address == addr })
+	// A member is lifted only once it has been in the view long enough for
+	// its reports to come: before, its count is 0 whether it is reachable
+	// or not (TestReview14NewIncarnationIsNotLiftedBeforeTheVoteJudgedIt).
+	judgedAfter := p.c.cfg.Reachability.After + reportFresh*p.c.cfg.TickInterval
+	for addr := range p.c.suspensions() {
+		// The latest incarnation at the address is the one judged: an
+		// earlier one still listed (a crash's registration not yet
+		// expired) is not the member to let back in
+		// (TestReview14LiftReadmitsTheLiveIncarnationAtTheAddress).
+		i := -1
+		for j, m := range members {
+			if m.Address == addr && (i < 0 || m.Incarnation > members[i].Incarnation) {
+				i = j
+			}
+		}
 		if i < 0 {
 			if p.c.suspendedGone(addr, now, forget) {
 				p.c.log.Info("cluster: suspended address without a member for long; forgotten", "address", addr)
@@ -233,7 +248,11 @@ func (p *placementActor) vote(ctx actor.Context, now time.Time) {
 			continue
 		}
 		m := members[i]
-		if v, judged := votes[m.Key()]; s.up && judged && 2*v <= len(members) && !bl.IsBlocked(m.ID, m.Address) {
+		seen, known := p.reach.seen[m.Key()]
+		old := known && now.Sub(seen) >= judgedAfter
+		// This member's own link to it is up now (TestReview14MemberWhoseLinkNeverWentDownLiftsTheSuspension:
+		// a link that never went down brings no new connection).
+		if v, judged := votes[m.Key()]; old && judged && 2*v <= len(members) && p.c.links.connected(addr) && !bl.IsBlocked(m.ID, m.Address) {
 			if p.c.lift(m) {
 				p.c.log.Info("cluster: suspended member reachable again; eligible again", "member", m.Key(), "votes", v)
 				p.c.sys.EventStream().Publish(&MemberReachable{Member: m.Key(), Address: m.Address, At: now})
@@ -258,7 +277,6 @@ func (c *Cluster) suspend(m Member, now time.Time) bool {
 	}
 	evict := s.evicted != m.Key()
 	s.evicted = m.Key()
-	s.up = false
 	s.gone = time.Time{}
 	c.blockMu.Unlock()
 	if !had || !c.isBlockedMember(m.Key()) {
@@ -317,17 +335,4 @@ func (c *Cluster) suspensions() map[string]suspension {
 		out[a] = *s
 	}
 	return out
-}
-
-// onLinkEvent records a link event (linkFailures) and keeps the
-// suspended addresses' link state: up once a connection came up, down
-// again at the next failure.
-func (c *Cluster) onLinkEvent(ev any) {
-	c.links.record(ev)
-	e := ev.(*remote.Event)
-	c.blockMu.Lock()
-	if s, ok := c.suspended[e.Peer.Address]; ok {
-		s.up = e.Kind == remote.EventConnected
-	}
-	c.blockMu.Unlock()
 }
