@@ -909,6 +909,27 @@ func (c *Cluster) exclude(hit []Member, excluded bool) bool {
 		c.viewMu.Unlock()
 		return false
 	}
+	// Only members of the current view: a view installed since hit was
+	// read may have dropped some, whose keys would stay in c.blocked.
+	hit = slices.DeleteFunc(slices.Clone(hit), func(m Member) bool {
+		return !slices.ContainsFunc(v.topo.Members, func(o Member) bool { return o.Key() == m.Key() })
+	})
+	if len(hit) == 0 {
+		c.viewMu.Unlock()
+		return false
+	}
+	if !excluded {
+		// A member remote's block list names stays out, whoever puts it
+		// back: checked under viewMu, which a hand Block's exclusion
+		// takes after its key is in the list, so a lift racing it either
+		// sees the key or is undone by it (TestReview15LiftRacingHandBlockKeepsTheHandBlock).
+		bl := c.remote.BlockList()
+		hit = slices.DeleteFunc(slices.Clone(hit), func(m Member) bool { return bl.IsBlocked(m.ID, m.Address) })
+		if len(hit) == 0 {
+			c.viewMu.Unlock()
+			return false
+		}
+	}
 	c.blockMu.Lock()
 	for _, m := range hit {
 		if excluded {

@@ -251,7 +251,6 @@ func (p *placementActor) armTick(ctx actor.Context) {
 
 func (p *placementActor) install(ctx actor.Context, t Topology, released []Member, now time.Time) {
 	p.setLease()
-	p.reachView(t.Members, now)
 	first := !p.core.hasView
 	if first {
 		p.core.founded = foundedAt(p.m)
@@ -271,6 +270,7 @@ func (p *placementActor) install(ctx actor.Context, t Topology, released []Membe
 		p.c.log.Warn("cluster: view refused", "err", err)
 		return
 	}
+	p.reachView(t.Members, now) // a view refused as stale changes nothing of the vote
 	if first {
 		p.evictBlocked(t)
 	}
@@ -297,9 +297,15 @@ func (p *placementActor) install(ctx actor.Context, t Topology, released []Membe
 // long as it stays (TestClusterMemberRejoiningBesideBlockedMemberActivates).
 // Only a first view evicts, so a blocked member rejoins once per member
 // that joins, not in a loop.
+//
+// Only members remote's block list names: a member this one alone
+// suspends (reachability.go) is one no vote found unreachable, and only
+// the vote evicts for a suspension
+// (TestReview15RejoinDoesNotEvictAMemberOnlyThisOneSuspends).
 func (p *placementActor) evictBlocked(t Topology) {
+	bl := p.c.remote.BlockList()
 	for _, m := range t.Members {
-		if _, blocked := p.core.blocked[m.Key()]; blocked && m.Key() != p.core.selfKey {
+		if _, blocked := p.core.blocked[m.Key()]; blocked && m.Key() != p.core.selfKey && bl.IsBlocked(m.ID, m.Address) {
 			p.c.log.Info("cluster: evicting a blocked member of the first view", "member", m.Key())
 			p.c.evict(m)
 		}

@@ -2,11 +2,9 @@ package cluster_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fraktor-go/fraktor/actor"
 	"github.com/fraktor-go/fraktor/cluster"
 	"github.com/fraktor-go/fraktor/remote"
 )
@@ -15,7 +13,7 @@ import (
 // operator's and the vote never touches it; an unblock by hand lifts the
 // hand's block only, and leaves a suspension to the vote, which lifts it
 // once the member is reachable. Here x, suspended by a and b, is blocked
-// by hand on a (which tells b: b blocks it too); fixed (replaced at its
+// by hand on a and b; fixed (replaced at its
 // address by a member of the right system), it stays blocked and
 // suspended on both; unblocked by hand on both, their probes reach it and
 // both lift it.
@@ -31,17 +29,11 @@ func TestReview13HandBlockDuringProbationIsNotLifted(t *testing.T) {
 	awaitReach(t, events, a.sys.Address(), true)
 	awaitReach(t, events, b.sys.Address(), true)
 
-	told := make(chan struct{}, 4)
-	actor.Subscribe(b.sys.EventStream(), func(ev *remote.BlockEvent) {
-		if ev.Blocked {
-			told <- struct{}{}
-		}
-	})
-	remote.Get(a.sys).BlockList().Block(addr) // the operator, on a; a tells b
-	select {
-	case <-told:
-	case <-time.After(wait):
-		t.Fatal("b never heard of the block")
+	// The operator blocks it on both (a block by hand reaches the others
+	// only when the member is in the blocking member's view at that
+	// moment, and x, evicted by the vote, rejoins in a loop).
+	for _, n := range []node{a, b} {
+		remote.Get(n.sys).BlockList().Block(addr)
 	}
 	require.NoError(t, x.sys.Shutdown(ctxWait(t)))
 	fixed := startStrangerAt(t, reg, tune, addr, "shop")
