@@ -177,7 +177,7 @@ type Config struct {
 	// acknowledgement. Default 250 ms.
 	TickInterval time.Duration
 
-	// Reachability turns on the reachability vote: members block a member
+	// Reachability turns on the reachability vote: members suspend a member
 	// that most of the cluster cannot connect to, though the provider
 	// still lists it (a certificate the others refuse, a firewall, another
 	// SystemName). Off by default (Reachability.After 0).
