@@ -20,8 +20,10 @@ type (
 )
 
 // ActorRestarted is a user event the counter publishes from its Restarting
-// notice: fraktor-go's EventStream carries no lifecycle events of its own
-// (Hollywood's ActorRestartedEvent has no counterpart).
+// notice, with the reason it keeps: fraktor-go's EventStream carries no
+// start or stop events, and a supervisor's decision is an
+// *actor.SupervisionEvent (Hollywood's ActorRestartedEvent and
+// ActorMaxRestartsExceededEvent), which the program waits for below.
 type ActorRestarted struct {
 	PID    *actor.PID
 	Reason string
@@ -91,10 +93,20 @@ func runLocal() error {
 			events <- fmt.Sprintf("dead letter to %s: %T", e.PID.ID, e.Message)
 		}
 	}))
+	// The supervisor's decision to stop the counter (its fourth failure):
+	// Hollywood's ActorMaxRestartsExceededEvent.
+	gaveUp := make(chan struct{}, 1)
 	sub := sys.EventStream().Subscribe(func(ev any) {
-		switch ev.(type) {
+		switch e := ev.(type) {
 		case *ActorRestarted, *actor.DeadLetterEvent:
 			sys.Root().Send(monitor, ev)
+		case *actor.SupervisionEvent:
+			if e.Directive == actor.StopDirective {
+				select {
+				case gaveUp <- struct{}{}:
+				default:
+				}
+			}
 		}
 	})
 	defer sys.EventStream().Unsubscribe(sub)
@@ -142,6 +154,10 @@ func runLocal() error {
 	for i := 2; i <= 3; i++ {
 		fmt.Printf("  event: %s\n", <-events)
 	}
+	// The fourth failure's decision: a Stop right after the third restart
+	// could overtake the fourth Crash (a system message comes first), and
+	// that Crash would be a dead letter instead.
+	<-gaveUp
 	if err := sys.Root().StopFuture(pid).Wait(); err != nil { // already stopping: completes when it has
 		return err
 	}
