@@ -924,7 +924,7 @@ func (c *Cluster) exclude(hit []Member, excluded bool) bool {
 		// takes after its key is in the list, so a lift racing it either
 		// sees the key or is undone by it (TestReview15LiftRacingHandBlockKeepsTheHandBlock).
 		bl := c.remote.BlockList()
-		hit = slices.DeleteFunc(slices.Clone(hit), func(m Member) bool { return bl.IsBlocked(m.ID, m.Address) })
+		hit = slices.DeleteFunc(hit, func(m Member) bool { return bl.IsBlocked(m.ID, m.Address) }) // hit is exclude's own copy
 		if len(hit) == 0 {
 			c.viewMu.Unlock()
 			return false

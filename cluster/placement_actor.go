@@ -149,7 +149,7 @@ func (p *placementActor) Receive(ctx actor.Context) {
 	default:
 		p.c.relayed(ctx)
 	case *clusterpb.ReachProbe:
-		// Nothing to do: it made remote connect (tickVoteBlocks).
+		// Nothing to do: it made remote connect (vote probes suspended members).
 	case *clusterpb.BlockNotice:
 		// Block runs onBlockEvent on this goroutine: when the member is in
 		// the caller-side view, that marks it blocked and queues a
